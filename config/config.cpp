@@ -1,0 +1,321 @@
+#include "config/config.h"
+
+#include <charconv>
+#include <cmath>
+#include <regex>
+
+namespace gprof {
+namespace {
+
+const std::vector<ConfigKey> kConfigKeys = {
+    {"GPROF_OUTPUT_DIR", ConfigType::kString, "",
+     "Directory the injection library writes its dumps into (the launcher sets it from -o)."},
+    {"GPROF_LOG_LEVEL", ConfigType::kEnum, "warn",
+     "trace|debug|info|warn|error|off: what gprof prints to stderr inside the program."},
+    {"GPROF_CUDA", ConfigType::kBool, "1",
+     "1|0: collect CUDA API calls and GPU activity through CUPTI."},
+    {"GPROF_NVTX", ConfigType::kBool, "1", "1|0: collect NVTX ranges and marks."},
+    {"GPROF_API_FILTER", ConfigType::kSpec, "default",
+     "default|all|none, then ,+NAME or ,-NAME to add or drop single APIs "
+     "(e.g. default,+cudaGetDevice,-cudaEventQuery). default drops polling and getter calls."},
+    {"GPROF_ACTIVITY_BUFFER_KIB", ConfigType::kUint, "8192",
+     "Size of one CUPTI activity buffer in KiB (64..262144)."},
+    {"GPROF_ACTIVITY_POOL", ConfigType::kUint, "64",
+     "Most CUPTI activity buffers outstanding at once (2..65536). When all are in use, CUPTI "
+     "drops records and the drop is counted and reported."},
+    {"GPROF_HOST_BUFFER_MIB", ConfigType::kUint, "512",
+     "Most memory for host events (NVTX, API calls) per process, in MiB (1..65536). Events past "
+     "it are dropped and counted."},
+    {"GPROF_CUPTI_LIB", ConfigType::kString, "",
+     "Path of the libcupti to use. Default search: a libcupti already loaded, the toolkit gprof "
+     "was built with, $CUDA_HOME, then pip's nvidia-cuda-cupti wheels."},
+    {"GPROF_SCHEDULE", ConfigType::kSpec, "",
+     "torch.profiler schedule: skip_first=N,wait=N,warmup=N,active=N,repeat=N (any subset; "
+     "active>=1 turns windows on; repeat=0 cycles until exit)."},
+    {"GPROF_STEP", ConfigType::kSpec, "nvtx:ProfilerStep*",
+     "What ends a step: nvtx:GLOB (range or mark name), kernel:REGEX (each launch), api:NAME "
+     "(each call, e.g. api:cudaStreamSynchronize), time:DURATION (e.g. time:100ms)."},
+    {"GPROF_CAPTURE_RANGE", ConfigType::kEnum, "none",
+     "none|cudaProfilerApi|nvtx: collect only inside these ranges (as nsys --capture-range)."},
+    {"GPROF_NVTX_CAPTURE", ConfigType::kString, "",
+     "NAME[@DOMAIN]: the NVTX range that opens a capture when GPROF_CAPTURE_RANGE=nvtx."},
+    {"GPROF_CAPTURE_RANGE_END", ConfigType::kSpec, "stop",
+     "stop|repeat[:N]: after the first capture range stop collecting, or capture every range "
+     "(at most N)."},
+    {"GPROF_DELAY", ConfigType::kSpec, "0",
+     "Collect nothing for this long after start (e.g. 2s, 500ms)."},
+    {"GPROF_DURATION", ConfigType::kSpec, "0", "Stop collecting after this long (0 = no limit)."},
+};
+
+struct Parser {
+  const std::map<std::string, std::string>& env;
+  ParseResult result;
+
+  const std::string* Get(std::string_view key) const {
+    auto it = env.find(std::string(key));
+    return it == env.end() ? nullptr : &it->second;
+  }
+  void Error(std::string_view key, const std::string& value, std::string message) {
+    result.errors.push_back({std::string(key), value, std::move(message)});
+  }
+
+  void Bool(std::string_view key, bool* out) {
+    const std::string* v = Get(key);
+    if (v == nullptr) return;
+    if (*v == "1" || *v == "true" || *v == "on" || *v == "yes") *out = true;
+    else if (*v == "0" || *v == "false" || *v == "off" || *v == "no") *out = false;
+    else Error(key, *v, "expected 1 or 0 (also true/false, on/off, yes/no)");
+  }
+
+  void Uint(std::string_view key, uint32_t lo, uint32_t hi, uint32_t* out) {
+    const std::string* v = Get(key);
+    if (v == nullptr) return;
+    uint64_t n = 0;
+    auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
+    if (ec != std::errc() || end != v->data() + v->size() || n < lo || n > hi) {
+      Error(key, *v,
+            "expected a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
+      return;
+    }
+    *out = static_cast<uint32_t>(n);
+  }
+
+  void Duration(std::string_view key, uint64_t* out) {
+    const std::string* v = Get(key);
+    if (v == nullptr) return;
+    if (!ParseDurationNs(*v, out)) {
+      Error(key, *v, "expected a duration such as 2s, 1.5s, 250ms, 100us or 0");
+    }
+  }
+
+  void LogLevelKey() {
+    const std::string* v = Get("GPROF_LOG_LEVEL");
+    if (v == nullptr) return;
+    static const std::pair<const char*, LogLevel> kLevels[] = {
+        {"trace", LogLevel::kTrace}, {"debug", LogLevel::kDebug}, {"info", LogLevel::kInfo},
+        {"warn", LogLevel::kWarn},   {"error", LogLevel::kError}, {"off", LogLevel::kOff}};
+    for (const auto& [name, level] : kLevels) {
+      if (*v == name) {
+        result.config.log_level = level;
+        return;
+      }
+    }
+    Error("GPROF_LOG_LEVEL", *v, "expected one of trace, debug, info, warn, error, off");
+  }
+
+  void ApiFilterKey() {
+    const std::string* v = Get("GPROF_API_FILTER");
+    if (v == nullptr) return;
+    ApiFilter f;
+    size_t start = 0;
+    bool first = true;
+    while (start <= v->size()) {
+      size_t comma = v->find(',', start);
+      if (comma == std::string::npos) comma = v->size();
+      std::string item = v->substr(start, comma - start);
+      start = comma + 1;
+      if (first && (item == "default" || item == "all" || item == "none")) {
+        f.base = item == "all" ? ApiFilter::Base::kAll
+                 : item == "none" ? ApiFilter::Base::kNone
+                                  : ApiFilter::Base::kDefault;
+      } else if (item.size() > 1 && (item[0] == '+' || item[0] == '-')) {
+        (item[0] == '+' ? f.include : f.exclude).push_back(item.substr(1));
+      } else {
+        Error("GPROF_API_FILTER", *v,
+              "expected default|all|none followed by ,+NAME or ,-NAME items; bad item '" + item +
+                  "'");
+        return;
+      }
+      first = false;
+    }
+    result.config.api_filter = std::move(f);
+  }
+
+  void ScheduleKey() {
+    const std::string* v = Get("GPROF_SCHEDULE");
+    if (v == nullptr || v->empty()) return;
+    Schedule s;
+    size_t start = 0;
+    while (start <= v->size()) {
+      size_t comma = v->find(',', start);
+      if (comma == std::string::npos) comma = v->size();
+      const std::string item = v->substr(start, comma - start);
+      start = comma + 1;
+      const size_t eq = item.find('=');
+      const std::string name = item.substr(0, eq);
+      uint32_t* field = name == "skip_first" ? &s.skip_first
+                        : name == "wait"     ? &s.wait
+                        : name == "warmup"   ? &s.warmup
+                        : name == "active"   ? &s.active
+                        : name == "repeat"   ? &s.repeat
+                                             : nullptr;
+      uint64_t n = 0;
+      const char* num = item.data() + (eq == std::string::npos ? item.size() : eq + 1);
+      auto [end, ec] = std::from_chars(num, item.data() + item.size(), n);
+      if (field == nullptr || eq == std::string::npos || ec != std::errc() ||
+          end != item.data() + item.size() || n > 1'000'000'000) {
+        Error("GPROF_SCHEDULE", *v,
+              "expected comma-separated skip_first=N, wait=N, warmup=N, active=N, repeat=N; bad "
+              "item '" + item + "'");
+        return;
+      }
+      *field = static_cast<uint32_t>(n);
+    }
+    if (s.active == 0) {
+      Error("GPROF_SCHEDULE", *v, "active must be at least 1 (torch.profiler requires it)");
+      return;
+    }
+    result.config.schedule = s;
+  }
+
+  void StepKey() {
+    const std::string* v = Get("GPROF_STEP");
+    if (v == nullptr) return;
+    const size_t colon = v->find(':');
+    const std::string kind = v->substr(0, colon);
+    const std::string arg = colon == std::string::npos ? "" : v->substr(colon + 1);
+    StepSource s;
+    s.pattern = arg;
+    if (colon == std::string::npos || arg.empty()) {
+      Error("GPROF_STEP", *v, "expected nvtx:GLOB, kernel:REGEX, api:NAME or time:DURATION");
+      return;
+    }
+    if (kind == "nvtx") {
+      s.kind = StepSource::Kind::kNvtx;
+    } else if (kind == "kernel") {
+      s.kind = StepSource::Kind::kKernel;
+      try {
+        std::regex re(arg);
+      } catch (const std::regex_error& e) {
+        Error("GPROF_STEP", *v, std::string("kernel pattern is not a valid regex: ") + e.what());
+        return;
+      }
+    } else if (kind == "api") {
+      s.kind = StepSource::Kind::kApi;
+    } else if (kind == "time") {
+      s.kind = StepSource::Kind::kTime;
+      if (!ParseDurationNs(arg, &s.period_ns) || s.period_ns == 0) {
+        Error("GPROF_STEP", *v, "time step needs a positive duration, e.g. time:100ms");
+        return;
+      }
+    } else {
+      Error("GPROF_STEP", *v, "expected nvtx:GLOB, kernel:REGEX, api:NAME or time:DURATION");
+      return;
+    }
+    result.config.step = std::move(s);
+  }
+
+  void CaptureKeys() {
+    CaptureRange& c = result.config.capture;
+    if (const std::string* v = Get("GPROF_CAPTURE_RANGE")) {
+      if (*v == "none") c.kind = CaptureRange::Kind::kNone;
+      else if (*v == "cudaProfilerApi") c.kind = CaptureRange::Kind::kCudaProfilerApi;
+      else if (*v == "nvtx") c.kind = CaptureRange::Kind::kNvtx;
+      else Error("GPROF_CAPTURE_RANGE", *v, "expected none, cudaProfilerApi or nvtx");
+    }
+    if (const std::string* v = Get("GPROF_NVTX_CAPTURE")) {
+      const size_t at = v->rfind('@');
+      c.nvtx_name = v->substr(0, at);
+      c.nvtx_domain = at == std::string::npos ? "" : v->substr(at + 1);
+    }
+    if (c.kind == CaptureRange::Kind::kNvtx && c.nvtx_name.empty()) {
+      Error("GPROF_NVTX_CAPTURE", Get("GPROF_NVTX_CAPTURE") ? *Get("GPROF_NVTX_CAPTURE") : "",
+            "GPROF_CAPTURE_RANGE=nvtx needs the range name: NAME or NAME@DOMAIN");
+    }
+    if (const std::string* v = Get("GPROF_CAPTURE_RANGE_END")) {
+      uint64_t n = 0;
+      if (*v == "stop") {
+        c.repeat = false;
+      } else if (*v == "repeat") {
+        c.repeat = true;
+      } else if (v->rfind("repeat:", 0) == 0 &&
+                 std::from_chars(v->data() + 7, v->data() + v->size(), n).ptr ==
+                     v->data() + v->size() &&
+                 v->size() > 7 && n >= 1 && n <= 1'000'000'000) {
+        c.repeat = true;
+        c.repeat_count = static_cast<uint32_t>(n);
+      } else {
+        Error("GPROF_CAPTURE_RANGE_END", *v, "expected stop, repeat or repeat:N (N >= 1)");
+      }
+    }
+    Duration("GPROF_DELAY", &c.delay_ns);
+    Duration("GPROF_DURATION", &c.duration_ns);
+    if (c.kind != CaptureRange::Kind::kNone && result.config.schedule.enabled()) {
+      Error("GPROF_CAPTURE_RANGE", *Get("GPROF_CAPTURE_RANGE"),
+            "a capture range and GPROF_SCHEDULE cannot be combined; use one or the other");
+    }
+  }
+
+  void UnknownKeys() {
+    for (const auto& [key, value] : env) {
+      if (key.rfind("GPROF_", 0) != 0) continue;
+      bool known = false;
+      for (const ConfigKey& k : kConfigKeys) known = known || k.name == key;
+      if (!known) {
+        result.warnings.push_back("unknown setting " + key + "=" + value +
+                                  " ignored (gprof-run --help-env lists the settings)");
+      }
+    }
+  }
+};
+
+}  // namespace
+
+const std::vector<ConfigKey>& ConfigKeys() { return kConfigKeys; }
+
+bool ParseDurationNs(std::string_view text, uint64_t* ns) {
+  static const std::pair<std::string_view, double> kUnits[] = {
+      {"ns", 1.0}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"", 1e9}};
+  for (const auto& [suffix, scale] : kUnits) {
+    if (text.size() <= suffix.size() || text.substr(text.size() - suffix.size()) != suffix) {
+      continue;
+    }
+    const std::string_view number = text.substr(0, text.size() - suffix.size());
+    double value = 0;
+    auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+    if (ec != std::errc() || end != number.data() + number.size() || !(value >= 0) ||
+        !std::isfinite(value) || value * scale > 1e18) {
+      return false;
+    }
+    *ns = static_cast<uint64_t>(std::llround(value * scale));
+    return true;
+  }
+  return false;
+}
+
+std::string_view LogLevelName(LogLevel level) {
+  switch (level) {
+    case LogLevel::kTrace: return "trace";
+    case LogLevel::kDebug: return "debug";
+    case LogLevel::kInfo: return "info";
+    case LogLevel::kWarn: return "warn";
+    case LogLevel::kError: return "error";
+    case LogLevel::kOff: return "off";
+  }
+  return "warn";
+}
+
+ParseResult ParseConfig(const std::map<std::string, std::string>& env) {
+  Parser p{env, {}};
+  Config& c = p.result.config;
+  if (const std::string* v = p.Get("GPROF_OUTPUT_DIR")) c.output_dir = *v;
+  if (const std::string* v = p.Get("GPROF_CUPTI_LIB")) c.cupti_lib = *v;
+  p.LogLevelKey();
+  p.Bool("GPROF_CUDA", &c.cuda);
+  p.Bool("GPROF_NVTX", &c.nvtx);
+  p.ApiFilterKey();
+  p.Uint("GPROF_ACTIVITY_BUFFER_KIB", 64, 262144, &c.activity_buffer_kib);
+  p.Uint("GPROF_ACTIVITY_POOL", 2, 65536, &c.activity_pool_buffers);
+  p.Uint("GPROF_HOST_BUFFER_MIB", 1, 65536, &c.host_buffer_mib);
+  p.ScheduleKey();
+  p.StepKey();
+  p.CaptureKeys();
+  p.UnknownKeys();
+  return std::move(p.result);
+}
+
+std::string FormatError(const ConfigError& e) {
+  return e.key + "=" + e.value + ": " + e.message;
+}
+
+}  // namespace gprof

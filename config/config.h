@@ -1,0 +1,110 @@
+// Config: every GPROF_* setting, in one immutable struct, produced by one pure function from an
+// environment map. The launcher runs ParseConfig on the environment it is about to hand the
+// program (so a bad value fails before the program starts, exit 2); the injection library runs
+// the same function inside the program and, on errors, warns and keeps the defaults.
+//
+// The key table (kConfigKeys in config.cpp) is the single list of keys, defaults and help text;
+// `gprof-run --help-env` prints it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gprof {
+
+enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError, kOff };
+
+// Which CUDA API calls become ApiCall records.
+struct ApiFilter {
+  enum class Base { kDefault, kAll, kNone };
+  Base base = Base::kDefault;
+  std::vector<std::string> include;  // +name: always record (exact API name)
+  std::vector<std::string> exclude;  // -name: never record
+};
+
+// torch.profiler.schedule semantics (REFERENCE.md §2). active == 0 means "no schedule": the
+// whole run is one window.
+struct Schedule {
+  uint32_t skip_first = 0;
+  uint32_t wait = 0;
+  uint32_t warmup = 0;
+  uint32_t active = 0;
+  uint32_t repeat = 0;  // 0 = cycle until exit
+  bool enabled() const { return active > 0; }
+};
+
+// What marks a step boundary in an unmodified program.
+struct StepSource {
+  enum class Kind { kNvtx, kKernel, kApi, kTime };
+  Kind kind = Kind::kNvtx;
+  std::string pattern = "ProfilerStep*";  // NVTX: glob on range/mark name; kernel: ECMAScript
+                                          // regex on the name; api: exact API name
+  uint64_t period_ns = 0;                 // kTime only
+};
+
+// nsys-style capture ranges.
+struct CaptureRange {
+  enum class Kind { kNone, kCudaProfilerApi, kNvtx };
+  Kind kind = Kind::kNone;
+  std::string nvtx_name;    // --nvtx-capture NAME[@DOMAIN]: the NAME part
+  std::string nvtx_domain;  // the DOMAIN part ("" = default domain)
+  bool repeat = false;      // --capture-range-end=repeat[:N]
+  uint32_t repeat_count = 0;  // 0 = unlimited when repeat
+  uint64_t delay_ns = 0;      // --delay
+  uint64_t duration_ns = 0;   // --duration (0 = until the end)
+};
+
+struct Config {
+  std::string output_dir;  // where dumps go; "" = current directory
+  LogLevel log_level = LogLevel::kWarn;
+  bool cuda = true;        // collect CUDA API + GPU activity through CUPTI
+  bool nvtx = true;        // collect NVTX ranges and marks
+  ApiFilter api_filter;
+  uint32_t activity_buffer_kib = 8 * 1024;  // size of one CUPTI activity buffer
+  uint32_t activity_pool_buffers = 64;      // max buffers outstanding at once (bounded pool)
+  uint32_t host_buffer_mib = 512;           // cap on host-event memory per process
+  std::string cupti_lib;                    // explicit libcupti path ("" = search)
+  Schedule schedule;
+  StepSource step;
+  CaptureRange capture;
+};
+
+enum class ConfigType { kString, kBool, kUint, kEnum, kSpec };
+
+struct ConfigKey {
+  std::string_view name;       // GPROF_...
+  ConfigType type;
+  std::string_view default_value;
+  std::string_view help;
+};
+
+// The single table of keys.
+const std::vector<ConfigKey>& ConfigKeys();
+
+struct ConfigError {
+  std::string key;
+  std::string value;
+  std::string message;  // says what is allowed
+};
+
+struct ParseResult {
+  Config config;
+  std::vector<ConfigError> errors;    // invalid values (the default was kept for each)
+  std::vector<std::string> warnings;  // unknown GPROF_* keys and the like
+  bool ok() const { return errors.empty(); }
+};
+
+// Pure: reads only `env` (keys not starting with GPROF_ are ignored).
+ParseResult ParseConfig(const std::map<std::string, std::string>& env);
+
+// "GPROF_X=v: message" one-liners for printing.
+std::string FormatError(const ConfigError& e);
+
+// Helpers shared with the launcher's flag parsing.
+bool ParseDurationNs(std::string_view text, uint64_t* ns);  // "1.5s", "200ms", "10us", "3" (s)
+std::string_view LogLevelName(LogLevel level);
+
+}  // namespace gprof

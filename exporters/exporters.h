@@ -1,0 +1,49 @@
+// Exporters: turn a Profile (model/profile.h) into what users read. Build and run without CUDA.
+//   RenderTable     -> key_averages().table()-style text (REFERENCE.md §2)
+//   WriteTraceJson  -> Kineto-flavoured Chrome trace JSON, streamed to a file (§3, §4)
+//   CheckTrace      -> every violation of Perfetto's importer rules in a trace file (§4)
+// Exporters may throw; callers (the launcher) catch in main.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/profile.h"
+
+namespace gprof {
+
+struct TableOptions {
+  // torch sort keys: self_cpu_time_total, cpu_time_total, self_cuda_time_total, cuda_time_total,
+  // cpu_time (avg), cuda_time (avg), count; "auto" = self_cuda_time_total when the profile has GPU
+  // data, else self_cpu_time_total.
+  std::string sort_by = "auto";
+  int row_limit = -1;  // -1 = all rows
+};
+
+// The sort keys RenderTable accepts (for the launcher's flag validation and --help).
+const std::vector<std::string_view>& TableSortKeys();
+
+// Throws std::invalid_argument on an unknown sort key.
+std::string RenderTable(const Profile& profile, const TableOptions& options);
+
+struct TraceStats {
+  uint64_t events = 0;
+  uint64_t bytes = 0;
+};
+
+// Streams the trace to `path` (never builds the whole document in memory). Deterministic: same
+// profile, same bytes. Throws std::runtime_error on I/O errors.
+TraceStats WriteTraceJson(const Profile& profile, const std::string& path);
+
+struct TraceViolation {
+  std::string rule;     // short rule id, e.g. "nesting", "negative-ts", "flow-id-reused"
+  std::string message;  // what and where (event index / name / pid / tid)
+};
+
+// Reads a trace JSON file and reports every violation of REFERENCE.md §4. An unreadable or
+// unparsable file is reported as a violation too.
+std::vector<TraceViolation> CheckTrace(const std::string& path);
+
+}  // namespace gprof

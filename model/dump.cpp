@@ -1,0 +1,310 @@
+#include "model/dump.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <vector>
+
+namespace gprof {
+namespace {
+
+constexpr char kMagic[8] = {'G', 'P', 'R', 'O', 'F', 'D', 'M', 'P'};
+constexpr char kEndMagic[8] = {'G', 'P', 'R', 'O', 'F', 'E', 'N', 'D'};
+
+enum SectionTag : uint32_t {
+  kInfo = 1, kCounters, kStrings, kDomains, kThreads, kDevices, kRanges, kMarks, kApiCalls,
+  kLaunchConfigs, kKernels, kMemcpys, kMemsets, kSyncs, kMemoryOps, kOverheads, kSteps,
+  kEnd = 0xffffffffu,
+};
+
+constexpr uint64_t kFnvOffset = 1469598103934665603ull;
+constexpr uint64_t kFnvPrime = 1099511628211ull;
+
+uint64_t Fnv1a(uint64_t h, const void* data, size_t n) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * kFnvPrime;
+  return h;
+}
+
+// Appends to a FILE* while hashing. Errors are sticky and reported once at the end.
+class Sink {
+ public:
+  explicit Sink(FILE* f) : f_(f) {}
+  void Bytes(const void* data, size_t n) {
+    if (n == 0) return;
+    hash_ = Fnv1a(hash_, data, n);
+    if (std::fwrite(data, 1, n, f_) != n) ok_ = false;
+  }
+  template <typename T>
+  void Pod(const T& v) { Bytes(&v, sizeof v); }
+  void Str(const std::string& s) {
+    Pod(static_cast<uint32_t>(s.size()));
+    Bytes(s.data(), s.size());
+  }
+  template <typename T>
+  void Section(uint32_t tag, const std::vector<T>& v) {
+    static_assert(kIsRecord<T>);
+    Pod(tag);
+    Pod(static_cast<uint32_t>(sizeof(T)));
+    Pod(static_cast<uint64_t>(v.size()));
+    Bytes(v.data(), v.size() * sizeof(T));
+  }
+  void Blob(uint32_t tag, const std::string& blob) {
+    Pod(tag);
+    Pod(uint32_t{1});
+    Pod(static_cast<uint64_t>(blob.size()));
+    Bytes(blob.data(), blob.size());
+  }
+  uint64_t hash() const { return hash_; }
+  bool ok() const { return ok_; }
+
+ private:
+  FILE* f_;
+  uint64_t hash_ = kFnvOffset;
+  bool ok_ = true;
+};
+
+// A growable byte blob for the small variable-length sections.
+class BlobWriter {
+ public:
+  template <typename T>
+  void Pod(const T& v) { out_.append(reinterpret_cast<const char*>(&v), sizeof v); }
+  void Str(std::string_view s) {
+    Pod(static_cast<uint32_t>(s.size()));
+    out_.append(s.data(), s.size());
+  }
+  const std::string& str() const { return out_; }
+
+ private:
+  std::string out_;
+};
+
+class BlobReader {
+ public:
+  BlobReader(const char* p, size_t n) : p_(p), end_(p + n) {}
+  template <typename T>
+  bool Pod(T* v) {
+    if (static_cast<size_t>(end_ - p_) < sizeof(T)) return false;
+    std::memcpy(v, p_, sizeof(T));
+    p_ += sizeof(T);
+    return true;
+  }
+  bool Str(std::string* s) {
+    uint32_t n = 0;
+    if (!Pod(&n) || static_cast<size_t>(end_ - p_) < n) return false;
+    s->assign(p_, n);
+    p_ += n;
+    return true;
+  }
+  bool done() const { return p_ == end_; }
+
+ private:
+  const char* p_;
+  const char* end_;
+};
+
+std::string EncodeInfo(const ProfileInfo& i) {
+  BlobWriter w;
+  w.Pod(i.pid); w.Pod(i.parent_pid);
+  w.Str(i.program); w.Str(i.command_line); w.Str(i.hostname);
+  w.Pod(i.start_ns); w.Pod(i.end_ns);
+  w.Pod(i.rank); w.Pod(i.world_size);
+  w.Pod(i.cycle); w.Pod(i.first_step); w.Pod(i.last_step);
+  w.Pod(static_cast<uint8_t>(i.partial_window));
+  w.Str(i.gpu_status); w.Str(i.cupti_library);
+  return w.str();
+}
+
+bool DecodeInfo(BlobReader r, ProfileInfo* i) {
+  uint8_t partial = 0;
+  bool ok = r.Pod(&i->pid) && r.Pod(&i->parent_pid) && r.Str(&i->program) &&
+            r.Str(&i->command_line) && r.Str(&i->hostname) && r.Pod(&i->start_ns) &&
+            r.Pod(&i->end_ns) && r.Pod(&i->rank) && r.Pod(&i->world_size) && r.Pod(&i->cycle) &&
+            r.Pod(&i->first_step) && r.Pod(&i->last_step) && r.Pod(&partial) &&
+            r.Str(&i->gpu_status) && r.Str(&i->cupti_library) && r.done();
+  i->partial_window = partial != 0;
+  return ok;
+}
+
+std::string EncodeStrings(const StringTable& t) {
+  BlobWriter w;
+  w.Pod(static_cast<uint32_t>(t.size()));
+  for (StringId id = 0; id < t.size(); ++id) w.Str(t.Get(id));
+  return w.str();
+}
+
+bool DecodeStrings(BlobReader r, StringTable* t) {
+  uint32_t n = 0;
+  if (!r.Pod(&n)) return false;
+  std::string s;
+  for (uint32_t id = 0; id < n; ++id) {
+    if (!r.Str(&s)) return false;
+    // Ids must come back identical; a duplicate string would break that, so it is corruption.
+    if (t->Intern(s) != id) return false;
+  }
+  return r.done();
+}
+
+}  // namespace
+
+std::string WriteDump(const Profile& p, const std::string& path) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) return "cannot create " + tmp + ": " + std::strerror(errno);
+  std::vector<char> buffer(1 << 20);
+  std::setvbuf(f, buffer.data(), _IOFBF, buffer.size());
+
+  Sink s(f);
+  s.Bytes(kMagic, sizeof kMagic);
+  s.Pod(kDumpFormatVersion);
+  s.Pod(uint32_t{0});
+  s.Blob(kInfo, EncodeInfo(p.info));
+  s.Section(kCounters, std::vector<Counters>{p.counters});
+  s.Blob(kStrings, EncodeStrings(p.strings));
+  s.Section(kDomains, p.domains);
+  s.Section(kThreads, p.threads);
+  s.Section(kDevices, p.devices);
+  s.Section(kRanges, p.ranges);
+  s.Section(kMarks, p.marks);
+  s.Section(kApiCalls, p.api_calls);
+  s.Section(kLaunchConfigs, p.launch_configs);
+  s.Section(kKernels, p.kernels);
+  s.Section(kMemcpys, p.memcpys);
+  s.Section(kMemsets, p.memsets);
+  s.Section(kSyncs, p.syncs);
+  s.Section(kMemoryOps, p.memory_ops);
+  s.Section(kOverheads, p.overheads);
+  s.Section(kSteps, p.steps);
+  const uint64_t hash = s.hash();
+  s.Pod(static_cast<uint32_t>(kEnd));
+  s.Pod(uint32_t{0});
+  s.Pod(hash);
+  s.Bytes(kEndMagic, sizeof kEndMagic);
+
+  const bool write_ok = s.ok() && std::fflush(f) == 0;
+  const int saved_errno = errno;
+  const bool close_ok = std::fclose(f) == 0;
+  if (!write_ok || !close_ok) {
+    std::remove(tmp.c_str());
+    return "cannot write " + tmp + ": " + std::strerror(write_ok ? errno : saved_errno);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string err = std::strerror(errno);
+    std::remove(tmp.c_str());
+    return "cannot rename " + tmp + " to " + path + ": " + err;
+  }
+  return "";
+}
+
+namespace {
+
+template <typename T>
+bool TakeSection(const char* payload, uint32_t record_size, uint64_t count, std::vector<T>* out,
+                 std::string* why) {
+  if (record_size != sizeof(T)) {
+    *why = "record size " + std::to_string(record_size) + " where this build expects " +
+           std::to_string(sizeof(T));
+    return false;
+  }
+  out->resize(count);
+  std::memcpy(out->data(), payload, count * sizeof(T));
+  return true;
+}
+
+}  // namespace
+
+bool ReadDump(const std::string& path, Profile* p, std::string* error) {
+  auto fail = [&](const std::string& why) {
+    *error = path + ": " + why;
+    return false;
+  };
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail(std::string("cannot open: ") + std::strerror(errno));
+  const std::vector<char> data((std::istreambuf_iterator<char>(in)),
+                               std::istreambuf_iterator<char>());
+  constexpr size_t kHeader = sizeof kMagic + 8;
+  constexpr size_t kTrailer = 16 + sizeof kEndMagic;
+  if (data.size() < kHeader || std::memcmp(data.data(), kMagic, sizeof kMagic) != 0)
+    return fail("not a gprof-run dump (bad magic)");
+  uint32_t version = 0;
+  std::memcpy(&version, data.data() + sizeof kMagic, 4);
+  if (version > kDumpFormatVersion)
+    return fail("dump format version " + std::to_string(version) +
+                " is newer than this gprof-run understands (" +
+                std::to_string(kDumpFormatVersion) + "); use a newer gprof-run");
+  if (version != kDumpFormatVersion)
+    return fail("unsupported dump format version " + std::to_string(version));
+  if (data.size() < kHeader + kTrailer ||
+      std::memcmp(data.data() + data.size() - sizeof kEndMagic, kEndMagic, sizeof kEndMagic) != 0)
+    return fail("truncated (no end marker): the writing process probably died mid-write");
+
+  const size_t body_end = data.size() - kTrailer;
+  uint64_t stored_hash = 0;
+  std::memcpy(&stored_hash, data.data() + body_end + 8, 8);
+  if (Fnv1a(kFnvOffset, data.data(), body_end) != stored_hash)
+    return fail("corrupt (checksum mismatch)");
+
+  Profile result;
+  size_t pos = kHeader;
+  while (pos < body_end) {
+    if (body_end - pos < 16) return fail("corrupt (section header cut short)");
+    uint32_t tag = 0, record_size = 0;
+    uint64_t count = 0;
+    std::memcpy(&tag, data.data() + pos, 4);
+    std::memcpy(&record_size, data.data() + pos + 4, 4);
+    std::memcpy(&count, data.data() + pos + 8, 8);
+    pos += 16;
+    if (record_size == 0 || count > (body_end - pos) / record_size)
+      return fail("corrupt (section " + std::to_string(tag) + " runs past the end)");
+    const char* payload = data.data() + pos;
+    const size_t bytes = count * record_size;
+    pos += bytes;
+    std::string why;
+    bool ok = true;
+    std::vector<Counters> counters;
+    switch (tag) {
+      case kInfo: ok = DecodeInfo(BlobReader(payload, bytes), &result.info); break;
+      case kStrings:
+        result.strings = StringTable();
+        ok = DecodeStrings(BlobReader(payload, bytes), &result.strings);
+        break;
+      case kCounters:
+        ok = TakeSection(payload, record_size, count, &counters, &why) && counters.size() == 1;
+        if (ok) result.counters = counters[0];
+        break;
+      case kDomains: ok = TakeSection(payload, record_size, count, &result.domains, &why); break;
+      case kThreads: ok = TakeSection(payload, record_size, count, &result.threads, &why); break;
+      case kDevices: ok = TakeSection(payload, record_size, count, &result.devices, &why); break;
+      case kRanges: ok = TakeSection(payload, record_size, count, &result.ranges, &why); break;
+      case kMarks: ok = TakeSection(payload, record_size, count, &result.marks, &why); break;
+      case kApiCalls: ok = TakeSection(payload, record_size, count, &result.api_calls, &why); break;
+      case kLaunchConfigs:
+        ok = TakeSection(payload, record_size, count, &result.launch_configs, &why);
+        break;
+      case kKernels: ok = TakeSection(payload, record_size, count, &result.kernels, &why); break;
+      case kMemcpys: ok = TakeSection(payload, record_size, count, &result.memcpys, &why); break;
+      case kMemsets: ok = TakeSection(payload, record_size, count, &result.memsets, &why); break;
+      case kSyncs: ok = TakeSection(payload, record_size, count, &result.syncs, &why); break;
+      case kMemoryOps:
+        ok = TakeSection(payload, record_size, count, &result.memory_ops, &why);
+        break;
+      case kOverheads:
+        ok = TakeSection(payload, record_size, count, &result.overheads, &why);
+        break;
+      case kSteps: ok = TakeSection(payload, record_size, count, &result.steps, &why); break;
+      default: break;  // a section this version does not know: skip it (same format version)
+    }
+    if (!ok) {
+      return fail("corrupt (section " + std::to_string(tag) + (why.empty() ? "" : ": " + why) +
+                  ")");
+    }
+  }
+  *p = std::move(result);
+  return true;
+}
+
+}  // namespace gprof

@@ -1,0 +1,31 @@
+// The raw dump: one binary file per process and window, written by the injection library and
+// read by `gprof-run report`. Versioned, checksummed, written atomically (temp file + rename).
+//
+// Layout (little-endian):
+//   "GPROFDMP" u32 format_version u32 reserved
+//   sections: u32 tag, u32 record_size, u64 count, payload (count * record_size bytes, or a
+//             tag-specific byte blob when record_size == 1)
+//   trailer:  u32 tag kEnd, u32 0, u64 FNV-1a-64 of every byte before the trailer, "GPROFEND"
+// A reader rejects: a bad magic, a newer format version, a record size that does not match this
+// build's struct, a truncated file, a checksum mismatch.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "model/profile.h"
+
+namespace gprof {
+
+inline constexpr uint32_t kDumpFormatVersion = 1;
+inline constexpr const char* kDumpExtension = ".gpdump";
+
+// Writes `profile` to `path` atomically: into `path.tmp.<pid>`, then rename(). Returns "" on
+// success, otherwise a one-line description of what failed (errno text included).
+std::string WriteDump(const Profile& profile, const std::string& path);
+
+// Reads a dump. On failure returns false and sets `error` to a one-line message that names the
+// file and says what is wrong with it (truncated, corrupt, newer version, ...).
+bool ReadDump(const std::string& path, Profile* profile, std::string* error);
+
+}  // namespace gprof

@@ -1,0 +1,226 @@
+// Event records: the POD structs that the collector produces, the dump stores and the exporters
+// read. Nothing here depends on CUDA; CUPTI enums are copied into our own small enums by the
+// collector's decoder so the exporters build anywhere.
+//
+// Data flow: collector -> Profile (these records + strings) -> dump file -> Profile -> exporters.
+//
+// Every record is trivially copyable, has a fixed size (static_assert'ed) and is written to the dump
+// as raw little-endian bytes. Timestamps are CLOCK_REALTIME nanoseconds (CUPTI's clock on Linux).
+// Strings are ids into the profile's StringTable (0 is the empty string).
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+namespace gprof {
+
+using StringId = uint32_t;
+inline constexpr StringId kNoString = 0;
+
+// ---- Host side ------------------------------------------------------------------------------
+
+// Flags on a host range.
+enum RangeFlags : uint16_t {
+  kRangeOpenAtEnd = 1 << 0,  // never closed: closed at the end of the profile and flagged
+  kRangeStartEnd = 1 << 1,   // nvtxRangeStart/End (may cross threads), not push/pop
+  kRangeStep = 1 << 2,       // a ProfilerStep#N range synthesized by step detection
+};
+
+// An NVTX range (push/pop or start/end) on a host thread. 32 bytes.
+struct HostRange {
+  uint64_t start_ns;
+  uint64_t end_ns;
+  StringId name;
+  uint32_t tid;       // OS thread id that opened the range
+  uint16_t domain;    // index into Profile::domains (0 = default domain)
+  uint16_t flags;     // RangeFlags
+  uint32_t category;  // NVTX category id (0 = none)
+};
+static_assert(sizeof(HostRange) == 32);
+
+// An NVTX mark (instant). 24 bytes.
+struct HostMark {
+  uint64_t ts_ns;
+  StringId name;
+  uint32_t tid;
+  uint16_t domain;
+  uint16_t pad0;
+  uint32_t category;
+};
+static_assert(sizeof(HostMark) == 24);
+
+enum class ApiDomain : uint8_t { kRuntime = 1, kDriver = 2 };
+
+// A CUDA runtime or driver API call (enter/exit). 32 bytes.
+struct ApiCall {
+  uint64_t start_ns;
+  uint64_t end_ns;
+  uint32_t correlation_id;  // CUPTI correlation id; GPU records carry the same id
+  uint32_t tid;
+  uint16_t cbid;            // CUPTI callback id within its domain
+  ApiDomain domain;
+  uint8_t pad0;
+  int32_t return_code;      // cudaError_t / CUresult
+};
+static_assert(sizeof(ApiCall) == 32);
+
+// ---- GPU side -------------------------------------------------------------------------------
+
+// Launch attributes shared by many kernel executions, interned so that each Kernel record stays
+// small (Profile::launch_configs).
+struct LaunchConfig {
+  uint32_t grid[3];
+  uint32_t block[3];
+  uint32_t registers_per_thread;
+  uint32_t static_shared_bytes;
+  uint32_t dynamic_shared_bytes;
+  uint32_t context_id;
+  uint32_t graph_id;       // 0 when not launched from a graph
+  uint32_t device_id;
+  uint64_t graph_node_id;  // 0 when not launched from a graph
+};
+static_assert(sizeof(LaunchConfig) == 56);
+
+// One kernel execution. 32 bytes.
+struct Kernel {
+  uint64_t start_ns;
+  uint64_t end_ns;
+  uint32_t correlation_id;
+  StringId name;           // mangled name as reported by CUPTI
+  uint32_t launch_config;  // index into Profile::launch_configs
+  uint32_t stream_id;      // device id is in the launch config
+};
+static_assert(sizeof(Kernel) == 32);
+
+enum class CopyKind : uint8_t {  // mirrors CUpti_ActivityMemcpyKind
+  kUnknown = 0, kHtoD = 1, kDtoH = 2, kHtoA = 3, kAtoH = 4, kAtoA = 5, kAtoD = 6, kDtoA = 7,
+  kDtoD = 8, kHtoH = 9, kPtoP = 10,
+};
+enum class MemKind : uint8_t {  // mirrors CUpti_ActivityMemoryKind
+  kUnknown = 0, kPageable = 1, kPinned = 2, kDevice = 3, kArray = 4, kManaged = 5,
+  kDeviceStatic = 6, kManagedStatic = 7,
+};
+
+// A memcpy (including peer copies). 48 bytes.
+struct Memcpy {
+  uint64_t start_ns;
+  uint64_t end_ns;
+  uint64_t bytes;
+  uint32_t correlation_id;
+  uint32_t stream_id;
+  uint32_t context_id;
+  uint8_t device_id;
+  CopyKind kind;
+  MemKind src_kind;
+  MemKind dst_kind;
+  uint8_t src_device;  // peer copies only (else == device_id)
+  uint8_t dst_device;
+  uint8_t is_async;
+  uint8_t pad0;
+  uint32_t pad1;
+};
+static_assert(sizeof(Memcpy) == 48);
+
+// A memset. 40 bytes.
+struct Memset {
+  uint64_t start_ns;
+  uint64_t end_ns;
+  uint64_t bytes;
+  uint32_t correlation_id;
+  uint32_t stream_id;
+  uint32_t value;
+  uint8_t device_id;
+  MemKind mem_kind;
+  uint8_t is_async;
+  uint8_t pad0;
+};
+static_assert(sizeof(Memset) == 40);
+
+enum class SyncKind : uint8_t {  // mirrors CUpti_ActivitySynchronizationType
+  kUnknown = 0, kEventSynchronize = 1, kStreamWaitEvent = 2, kStreamSynchronize = 3,
+  kContextSynchronize = 4,
+};
+
+// A host-side synchronization as reported by CUPTI's SYNCHRONIZATION activity. 32 bytes.
+struct Sync {
+  uint64_t start_ns;
+  uint64_t end_ns;
+  uint32_t correlation_id;
+  uint32_t stream_id;   // 0xffffffff when not stream-specific
+  uint32_t context_id;
+  SyncKind kind;
+  uint8_t pad0[3];
+};
+static_assert(sizeof(Sync) == 32);
+
+enum class MemoryOpKind : uint8_t { kAlloc = 1, kFree = 2 };
+
+// A device/pinned allocation or free (CUPTI MEMORY2). 40 bytes.
+struct MemoryOp {
+  uint64_t ts_ns;
+  uint64_t address;
+  uint64_t bytes;
+  uint32_t correlation_id;
+  uint32_t stream_id;   // 0xffffffff for synchronous allocations
+  MemoryOpKind op;
+  MemKind mem_kind;
+  uint8_t device_id;
+  uint8_t is_async;     // stream-ordered (cudaMallocAsync / pools)
+  uint32_t pad0;
+};
+static_assert(sizeof(MemoryOp) == 40);
+
+enum class OverheadKind : uint8_t {  // subset of CUpti_ActivityOverheadKind we name
+  kUnknown = 0, kDriverCompiler = 1, kActivityBuffer = 2, kInstrumentation = 3, kResource = 4,
+  kRuntimeTrigger = 5, kLazyFunctionLoad = 6, kCommandBuffer = 7, kActivityBufferRequest = 8,
+  kOther = 255,
+};
+
+// CUPTI's own overhead (buffer requests, compilation, ...). 24 bytes.
+struct Overhead {
+  uint64_t start_ns;
+  uint64_t end_ns;
+  uint32_t tid;  // thread the overhead ran on (0 when device-side)
+  OverheadKind kind;
+  uint8_t pad0[3];
+};
+static_assert(sizeof(Overhead) == 24);
+
+// A step found by step detection (schedule windows). Shown as ProfilerStep#N. 24 bytes.
+struct Step {
+  uint64_t start_ns;
+  uint64_t end_ns;
+  uint32_t number;  // N in ProfilerStep#N
+  uint32_t tid;     // host thread the step boundary was seen on
+};
+static_assert(sizeof(Step) == 24);
+
+// ---- Process-level descriptions -------------------------------------------------------------
+
+struct ThreadInfo {
+  uint32_t tid;
+  StringId name;  // from nvtxNameOsThread, or kNoString
+};
+static_assert(sizeof(ThreadInfo) == 8);
+
+struct DeviceInfo {
+  uint32_t id;
+  StringId name;
+  uint64_t total_global_mem;
+  uint32_t compute_major;
+  uint32_t compute_minor;
+  uint32_t num_sms;
+  uint32_t max_threads_per_block;
+  uint32_t max_threads_per_sm;
+  uint32_t max_registers_per_block;
+  uint32_t max_registers_per_sm;
+  uint32_t max_shared_memory_per_block;
+  uint32_t max_shared_memory_per_sm;
+  uint32_t warp_size;
+};
+static_assert(sizeof(DeviceInfo) == 56);
+
+template <typename T>
+inline constexpr bool kIsRecord = std::is_trivially_copyable_v<T> && std::is_standard_layout_v<T>;
+
+}  // namespace gprof
