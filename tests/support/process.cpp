@@ -65,7 +65,7 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, const ProcessOpti
   std::map<std::string, std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     const char* eq = std::strchr(*e, '=');
-    if (eq != nullptr) env[std::string(*e, eq)] = eq + 1;
+    if (eq != nullptr) env[std::string(*e, static_cast<size_t>(eq - *e))] = eq + 1;
   }
   for (const auto& k : options.unset_env) env.erase(k);
   for (const auto& [k, v] : options.set_env) env[k] = v;

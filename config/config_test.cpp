@@ -1,0 +1,116 @@
+#include "config/config.h"
+
+#include <gtest/gtest.h>
+
+namespace gprof {
+namespace {
+
+TEST(Config, DefaultsWithEmptyEnvironment) {
+  const ParseResult r = ParseConfig({});
+  EXPECT_TRUE(r.ok());
+  EXPECT_TRUE(r.warnings.empty());
+  EXPECT_TRUE(r.config.cuda);
+  EXPECT_EQ(r.config.log_level, LogLevel::kWarn);
+  EXPECT_FALSE(r.config.schedule.enabled());
+  EXPECT_EQ(r.config.step.kind, StepSource::Kind::kNvtx);
+  EXPECT_EQ(r.config.step.pattern, "ProfilerStep*");
+  EXPECT_EQ(r.config.capture.kind, CaptureRange::Kind::kNone);
+}
+
+TEST(Config, EveryKeyHasHelpAndAParsableDefault) {
+  std::map<std::string, std::string> env;
+  for (const ConfigKey& k : ConfigKeys()) {
+    EXPECT_FALSE(k.help.empty()) << k.name;
+    if (!k.default_value.empty()) env[std::string(k.name)] = std::string(k.default_value);
+  }
+  const ParseResult r = ParseConfig(env);
+  for (const auto& e : r.errors) ADD_FAILURE() << FormatError(e);
+  EXPECT_TRUE(r.warnings.empty());
+}
+
+TEST(Config, BadValuesNameKeyValueAndWhatIsAllowedAndKeepDefault) {
+  const ParseResult r = ParseConfig({{"GPROF_ACTIVITY_POOL", "lots"}, {"GPROF_CUDA", "maybe"}});
+  ASSERT_EQ(r.errors.size(), 2u);
+  for (const auto& e : r.errors) {
+    const std::string line = FormatError(e);
+    EXPECT_NE(line.find(e.key), std::string::npos);
+    EXPECT_NE(line.find(e.value), std::string::npos);
+  }
+  EXPECT_NE(FormatError(r.errors[1]).find("from 2 to 65536"), std::string::npos);
+  EXPECT_EQ(r.errors[1].key, "GPROF_ACTIVITY_POOL");
+  EXPECT_EQ(r.config.activity_pool_buffers, 64u);
+  EXPECT_TRUE(r.config.cuda);
+}
+
+TEST(Config, UnknownGprofKeyWarnsOtherKeysIgnored) {
+  const ParseResult r = ParseConfig({{"GPROF_OUTPUT_DRI", "x"}, {"HOME", "/root"}});
+  EXPECT_TRUE(r.ok());
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("GPROF_OUTPUT_DRI"), std::string::npos);
+}
+
+TEST(Config, ScheduleParsesTorchFields) {
+  const ParseResult r =
+      ParseConfig({{"GPROF_SCHEDULE", "skip_first=1,wait=2,warmup=3,active=4,repeat=5"}});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.config.schedule.skip_first, 1u);
+  EXPECT_EQ(r.config.schedule.wait, 2u);
+  EXPECT_EQ(r.config.schedule.warmup, 3u);
+  EXPECT_EQ(r.config.schedule.active, 4u);
+  EXPECT_EQ(r.config.schedule.repeat, 5u);
+}
+
+TEST(Config, ScheduleRejectsZeroActiveAndUnknownFields) {
+  EXPECT_FALSE(ParseConfig({{"GPROF_SCHEDULE", "wait=1"}}).ok());
+  EXPECT_FALSE(ParseConfig({{"GPROF_SCHEDULE", "active=2,cooldown=1"}}).ok());
+  EXPECT_FALSE(ParseConfig({{"GPROF_SCHEDULE", "active=-1"}}).ok());
+}
+
+TEST(Config, StepSources) {
+  auto step = [](const std::string& v) { return ParseConfig({{"GPROF_STEP", v}}); };
+  EXPECT_EQ(step("kernel:^sgd_.*").config.step.kind, StepSource::Kind::kKernel);
+  EXPECT_EQ(step("api:cudaStreamSynchronize").config.step.pattern, "cudaStreamSynchronize");
+  EXPECT_EQ(step("time:250ms").config.step.period_ns, 250'000'000u);
+  EXPECT_FALSE(step("kernel:([").ok());
+  EXPECT_FALSE(step("time:0").ok());
+  EXPECT_FALSE(step("ProfilerStep").ok());
+}
+
+TEST(Config, CaptureRange) {
+  const ParseResult r = ParseConfig({{"GPROF_CAPTURE_RANGE", "nvtx"},
+                                     {"GPROF_NVTX_CAPTURE", "train@mydomain"},
+                                     {"GPROF_CAPTURE_RANGE_END", "repeat:3"},
+                                     {"GPROF_DELAY", "1.5s"}});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.config.capture.nvtx_name, "train");
+  EXPECT_EQ(r.config.capture.nvtx_domain, "mydomain");
+  EXPECT_TRUE(r.config.capture.repeat);
+  EXPECT_EQ(r.config.capture.repeat_count, 3u);
+  EXPECT_EQ(r.config.capture.delay_ns, 1'500'000'000u);
+  EXPECT_FALSE(ParseConfig({{"GPROF_CAPTURE_RANGE", "nvtx"}}).ok());
+  EXPECT_FALSE(ParseConfig({{"GPROF_CAPTURE_RANGE", "cudaProfilerApi"},
+                            {"GPROF_SCHEDULE", "active=1"}}).ok());
+}
+
+TEST(Config, ApiFilter) {
+  const ParseResult r = ParseConfig({{"GPROF_API_FILTER", "all,-cudaEventQuery,+cudaGetDevice"}});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.config.api_filter.base, ApiFilter::Base::kAll);
+  EXPECT_EQ(r.config.api_filter.exclude, std::vector<std::string>{"cudaEventQuery"});
+  EXPECT_EQ(r.config.api_filter.include, std::vector<std::string>{"cudaGetDevice"});
+  EXPECT_FALSE(ParseConfig({{"GPROF_API_FILTER", "everything"}}).ok());
+}
+
+TEST(Config, Durations) {
+  uint64_t ns = 0;
+  EXPECT_TRUE(ParseDurationNs("2", &ns));
+  EXPECT_EQ(ns, 2'000'000'000u);
+  EXPECT_TRUE(ParseDurationNs("100us", &ns));
+  EXPECT_EQ(ns, 100'000u);
+  EXPECT_FALSE(ParseDurationNs("-1s", &ns));
+  EXPECT_FALSE(ParseDurationNs("fast", &ns));
+  EXPECT_FALSE(ParseDurationNs("", &ns));
+}
+
+}  // namespace
+}  // namespace gprof

@@ -1,0 +1,156 @@
+#include "model/dump.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+namespace gprof {
+namespace {
+
+std::string TempPath(const char* tag) {
+  return testing::TempDir() + "/" + tag + "." + std::to_string(::getpid()) + kDumpExtension;
+}
+
+Profile SampleProfile() {
+  Profile p;
+  p.info.pid = 4242;
+  p.info.program = "train";
+  p.info.hostname = "host";
+  p.info.start_ns = 1'000;
+  p.info.end_ns = 9'000;
+  p.info.rank = 3;
+  p.info.cycle = 2;
+  p.info.first_step = 5;
+  p.info.last_step = 7;
+  p.info.partial_window = true;
+  p.info.gpu_status = "collected";
+  p.counters.cupti_dropped_records = 17;
+  p.counters.nvtx_unmatched_pops = 1;
+  const StringId fwd = p.strings.Intern("forward");
+  const StringId dom = p.strings.Intern("my-domain");
+  p.domains.push_back(dom);
+  p.threads.push_back({4242, p.strings.Intern("main")});
+  p.ranges.push_back({1'100, 2'000, fwd, 4242, 1, kRangeOpenAtEnd, 7});
+  p.marks.push_back({1'500, p.strings.Intern("checkpoint"), 4242, 0, 0, 0});
+  p.api_calls.push_back({1'200, 1'300, 11, 4242, 505, ApiDomain::kRuntime, 0, 0});
+  p.launch_configs.push_back({{4, 1, 1}, {256, 1, 1}, 32, 0, 128, 1, 0, 0, 0});
+  p.kernels.push_back({1'400, 1'900, 11, p.strings.Intern("_Z6matmulPfS_S_i"), 0, 7});
+  Memcpy m{};
+  m.start_ns = 2'000;
+  m.end_ns = 2'500;
+  m.bytes = 4096;
+  m.kind = CopyKind::kHtoD;
+  m.src_kind = MemKind::kPageable;
+  m.dst_kind = MemKind::kDevice;
+  p.memcpys.push_back(m);
+  p.steps.push_back({1'000, 3'000, 5, 4242});
+  return p;
+}
+
+TEST(Dump, RoundTripKeepsEveryField) {
+  const std::string path = TempPath("roundtrip");
+  const Profile in = SampleProfile();
+  ASSERT_EQ(WriteDump(in, path), "");
+  Profile out;
+  std::string error;
+  ASSERT_TRUE(ReadDump(path, &out, &error)) << error;
+  EXPECT_EQ(out.info.pid, 4242u);
+  EXPECT_EQ(out.info.program, "train");
+  EXPECT_EQ(out.info.rank, 3);
+  EXPECT_EQ(out.info.cycle, 2u);
+  EXPECT_EQ(out.info.last_step, 7u);
+  EXPECT_TRUE(out.info.partial_window);
+  EXPECT_EQ(out.info.gpu_status, "collected");
+  EXPECT_EQ(out.counters.cupti_dropped_records, 17u);
+  EXPECT_EQ(out.counters.nvtx_unmatched_pops, 1u);
+  ASSERT_EQ(out.ranges.size(), 1u);
+  EXPECT_EQ(out.strings.Get(out.ranges[0].name), "forward");
+  EXPECT_EQ(out.ranges[0].flags, kRangeOpenAtEnd);
+  EXPECT_EQ(out.strings.Get(out.domains.at(out.ranges[0].domain)), "my-domain");
+  ASSERT_EQ(out.kernels.size(), 1u);
+  EXPECT_EQ(out.strings.Get(out.kernels[0].name), "_Z6matmulPfS_S_i");
+  EXPECT_EQ(out.launch_configs.at(out.kernels[0].launch_config).block[0], 256u);
+  ASSERT_EQ(out.memcpys.size(), 1u);
+  EXPECT_EQ(out.memcpys[0].kind, CopyKind::kHtoD);
+  EXPECT_EQ(out.memcpys[0].src_kind, MemKind::kPageable);
+  EXPECT_EQ(out.api_calls.at(0).cbid, 505);
+  EXPECT_EQ(out.steps.at(0).number, 5u);
+  EXPECT_EQ(out.threads.at(0).tid, 4242u);
+  std::remove(path.c_str());
+}
+
+TEST(Dump, NoTemporaryFileIsLeftBehind) {
+  const std::string path = TempPath("atomic");
+  ASSERT_EQ(WriteDump(SampleProfile(), path), "");
+  std::ifstream tmp(path + ".tmp." + std::to_string(::getpid()));
+  EXPECT_FALSE(tmp.good());
+  std::remove(path.c_str());
+}
+
+TEST(Dump, WriteIntoMissingDirectoryFailsWithMessage) {
+  const std::string error = WriteDump(SampleProfile(), "/nonexistent-dir/x.gpdump");
+  EXPECT_NE(error.find("cannot create"), std::string::npos) << error;
+}
+
+std::string Bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void Rewrite(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+std::string ReadError(const std::string& path) {
+  Profile p;
+  std::string error;
+  EXPECT_FALSE(ReadDump(path, &p, &error));
+  return error;
+}
+
+TEST(Dump, RejectsTruncatedFile) {
+  const std::string path = TempPath("truncated");
+  ASSERT_EQ(WriteDump(SampleProfile(), path), "");
+  const std::string bytes = Bytes(path);
+  for (size_t keep : {size_t{0}, size_t{5}, size_t{40}, bytes.size() / 2, bytes.size() - 1}) {
+    Rewrite(path, bytes.substr(0, keep));
+    const std::string error = ReadError(path);
+    EXPECT_TRUE(error.find("truncated") != std::string::npos ||
+                error.find("bad magic") != std::string::npos)
+        << "kept " << keep << ": " << error;
+    EXPECT_NE(error.find(path), std::string::npos);
+  }
+  std::remove(path.c_str());
+}
+
+TEST(Dump, RejectsCorruptedByte) {
+  const std::string path = TempPath("corrupt");
+  ASSERT_EQ(WriteDump(SampleProfile(), path), "");
+  std::string bytes = Bytes(path);
+  bytes[bytes.size() / 2] ^= 0x5a;
+  Rewrite(path, bytes);
+  EXPECT_NE(ReadError(path).find("checksum"), std::string::npos);
+  std::remove(path.c_str());
+}
+
+TEST(Dump, RejectsNewerFormatVersion) {
+  const std::string path = TempPath("newer");
+  ASSERT_EQ(WriteDump(SampleProfile(), path), "");
+  std::string bytes = Bytes(path);
+  const uint32_t newer = kDumpFormatVersion + 1;
+  std::memcpy(bytes.data() + 8, &newer, 4);
+  Rewrite(path, bytes);
+  EXPECT_NE(ReadError(path).find("newer than this gprof-run"), std::string::npos);
+  std::remove(path.c_str());
+}
+
+TEST(Dump, RejectsMissingFile) {
+  EXPECT_NE(ReadError("/nonexistent.gpdump").find("cannot open"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gprof
