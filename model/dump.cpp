@@ -17,7 +17,7 @@ constexpr char kEndMagic[8] = {'G', 'P', 'R', 'O', 'F', 'E', 'N', 'D'};
 
 enum SectionTag : uint32_t {
   kInfo = 1, kCounters, kStrings, kDomains, kThreads, kDevices, kRanges, kMarks, kApiCalls,
-  kLaunchConfigs, kKernels, kMemcpys, kMemsets, kSyncs, kMemoryOps, kOverheads, kSteps,
+  kLaunchConfigs, kKernels, kMemcpys, kMemsets, kSyncs, kMemoryOps, kOverheads, kSteps, kApiNames,
   kEnd = 0xffffffffu,
 };
 
@@ -179,6 +179,7 @@ std::string WriteDump(const Profile& p, const std::string& path) {
   s.Section(kMemoryOps, p.memory_ops);
   s.Section(kOverheads, p.overheads);
   s.Section(kSteps, p.steps);
+  s.Section(kApiNames, p.api_names);
   const uint64_t hash = s.hash();
   s.Pod(static_cast<uint32_t>(kEnd));
   s.Pod(uint32_t{0});
@@ -296,6 +297,9 @@ bool ReadDump(const std::string& path, Profile* p, std::string* error) {
         ok = TakeSection(payload, record_size, count, &result.overheads, &why);
         break;
       case kSteps: ok = TakeSection(payload, record_size, count, &result.steps, &why); break;
+      case kApiNames:
+        ok = TakeSection(payload, record_size, count, &result.api_names, &why);
+        break;
       default: break;  // a section this version does not know: skip it (same format version)
     }
     if (!ok) {

@@ -37,6 +37,7 @@ Profile SampleProfile() {
   p.ranges.push_back({1'100, 2'000, fwd, 4242, 1, kRangeOpenAtEnd, 7});
   p.marks.push_back({1'500, p.strings.Intern("checkpoint"), 4242, 0, 0, 0});
   p.api_calls.push_back({1'200, 1'300, 11, 4242, 505, ApiDomain::kRuntime, 0, 0});
+  p.api_names.push_back({505, ApiDomain::kRuntime, 0, p.strings.Intern("cudaLaunchKernel")});
   p.launch_configs.push_back({{4, 1, 1}, {256, 1, 1}, 32, 0, 128, 1, 0, 0, 0});
   p.kernels.push_back({1'400, 1'900, 11, p.strings.Intern("_Z6matmulPfS_S_i"), 0, 7});
   Memcpy m{};
@@ -79,6 +80,7 @@ TEST(Dump, RoundTripKeepsEveryField) {
   EXPECT_EQ(out.memcpys[0].src_kind, MemKind::kPageable);
   EXPECT_EQ(out.api_calls.at(0).cbid, 505);
   EXPECT_EQ(out.steps.at(0).number, 5u);
+  EXPECT_EQ(out.strings.Get(out.api_names.at(0).name), "cudaLaunchKernel");
   EXPECT_EQ(out.threads.at(0).tid, 4242u);
   std::remove(path.c_str());
 }

@@ -55,6 +55,7 @@ struct Profile {
   std::vector<HostRange> ranges;
   std::vector<HostMark> marks;
   std::vector<ApiCall> api_calls;
+  std::vector<ApiName> api_names;  // (domain, cbid) -> name for every API in api_calls
   std::vector<LaunchConfig> launch_configs;
   std::vector<Kernel> kernels;
   std::vector<Memcpy> memcpys;

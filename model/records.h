@@ -64,6 +64,16 @@ struct ApiCall {
 };
 static_assert(sizeof(ApiCall) == 32);
 
+// Name of an API (domain, cbid) pair, so that exporters need no CUDA headers. One per distinct
+// (domain, cbid) seen in the profile (Profile::api_names).
+struct ApiName {
+  uint16_t cbid;
+  ApiDomain domain;
+  uint8_t pad0;
+  StringId name;
+};
+static_assert(sizeof(ApiName) == 8);
+
 // ---- GPU side -------------------------------------------------------------------------------
 
 // Launch attributes shared by many kernel executions, interned so that each Kernel record stays
