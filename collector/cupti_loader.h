@@ -1,0 +1,81 @@
+// Finding and loading libcupti at run time (dlopen, never linked: a missing libcupti must be a
+// message, not a load failure of the injection library), and the table of CUPTI entry points the
+// rest of the collector calls through.
+//
+// Threads: LoadCupti runs once, on the thread that calls StartGpuCollection (cold). The loaded
+// table is then read-only and may be used from any thread, including CUPTI callbacks.
+#pragma once
+
+#include <cupti.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gprof::collector {
+
+// Every CUPTI function the collector uses. All are resolved at load; one missing symbol makes the
+// whole load fail (a libcupti too old or too new to trust).
+struct CuptiApi {
+  decltype(&cuptiGetVersion) GetVersion = nullptr;
+  decltype(&cuptiGetResultString) GetResultString = nullptr;
+  decltype(&cuptiSubscribe_v2) Subscribe = nullptr;
+  decltype(&cuptiUnsubscribe) Unsubscribe = nullptr;
+  decltype(&cuptiEnableDomain) EnableDomain = nullptr;
+  decltype(&cuptiGetCallbackName) GetCallbackName = nullptr;
+  decltype(&cuptiActivityEnable) ActivityEnable = nullptr;
+  decltype(&cuptiActivityDisable) ActivityDisable = nullptr;
+  decltype(&cuptiActivitySetAttribute) ActivitySetAttribute = nullptr;
+  decltype(&cuptiActivityRegisterCallbacks) ActivityRegisterCallbacks = nullptr;
+  decltype(&cuptiActivityFlushAll) ActivityFlushAll = nullptr;
+  decltype(&cuptiActivityGetNextRecord) ActivityGetNextRecord = nullptr;
+  decltype(&cuptiActivityGetNumDroppedRecords) ActivityGetNumDroppedRecords = nullptr;
+  decltype(&cuptiFinalize) Finalize = nullptr;
+};
+
+// Where a candidate path came from, for the message that says which libcupti was used.
+enum class CuptiSource { kExplicit, kAlreadyLoaded, kBuildToolkit, kCudaHome, kPythonWheel };
+const char* CuptiSourceName(CuptiSource source);
+
+struct CuptiCandidate {
+  std::string path;
+  CuptiSource source;
+};
+
+// Inputs of the search, gathered from the process (CollectSearchInputs) or given by tests.
+struct CuptiSearchInputs {
+  std::string explicit_path;               // GPROF_CUPTI_LIB ("" = search)
+  std::string build_toolkit_root;          // GPROF_CUDA_TOOLKIT_ROOT at build time
+  std::string build_library_dir;           // GPROF_CUDA_LIBRARY_DIR at build time
+  std::string cuda_home;                   // $CUDA_HOME (or $CUDA_PATH)
+  std::vector<std::string> python_prefixes;  // running interpreter's prefix, VIRTUAL_ENV, CONDA_PREFIX
+};
+
+// Pure: the ordered list of files to try (the already-loaded libcupti is checked before these).
+// An explicit path is authoritative: when set, it is the only candidate.
+// Python prefixes expand through `list_site_packages` (prefix -> site-packages dirs) so tests can
+// run without a file system walk.
+std::vector<CuptiCandidate> CuptiCandidates(
+    const CuptiSearchInputs& inputs,
+    std::vector<std::string> (*list_site_packages)(const std::string& prefix));
+
+// Real site-packages lister: <prefix>/lib/python3*/site-packages and .../dist-packages.
+std::vector<std::string> ListSitePackages(const std::string& prefix);
+
+// Reads the process: config path, build-time paths, CUDA_HOME, VIRTUAL_ENV, CONDA_PREFIX, and the
+// prefix of the running interpreter when the program is Python (/proc/self/exe).
+CuptiSearchInputs CollectSearchInputs(const std::string& explicit_path);
+
+struct CuptiLoadResult {
+  bool ok = false;
+  CuptiApi api;
+  std::string path;            // the file that was loaded
+  CuptiSource source = CuptiSource::kExplicit;
+  std::string error;           // when !ok: one line, what was tried and why it failed
+};
+
+// Loads the first loadable candidate (after a libcupti.so.13 already in the process) and
+// resolves every symbol. Never throws; never dlcloses a library CUPTI may have hooked into.
+CuptiLoadResult LoadCupti(const CuptiSearchInputs& inputs);
+
+}  // namespace gprof::collector
