@@ -240,6 +240,12 @@ struct Parser {
     }
     Duration("GPROF_DELAY", &c.delay_ns);
     Duration("GPROF_DURATION", &c.duration_ns);
+    if ((c.delay_ns > 0 || c.duration_ns > 0) && result.config.schedule.enabled()) {
+      Error(c.delay_ns > 0 ? "GPROF_DELAY" : "GPROF_DURATION",
+            *Get(c.delay_ns > 0 ? "GPROF_DELAY" : "GPROF_DURATION"),
+            "--delay/--duration pick one time window and cannot be combined with GPROF_SCHEDULE; "
+            "use skip_first/wait in the schedule instead");
+    }
     if (c.kind != CaptureRange::Kind::kNone && result.config.schedule.enabled()) {
       Error("GPROF_CAPTURE_RANGE", *Get("GPROF_CAPTURE_RANGE"),
             "a capture range and GPROF_SCHEDULE cannot be combined; use one or the other");

@@ -88,6 +88,7 @@ TEST(Config, CaptureRange) {
   EXPECT_EQ(r.config.capture.repeat_count, 3u);
   EXPECT_EQ(r.config.capture.delay_ns, 1'500'000'000u);
   EXPECT_FALSE(ParseConfig({{"GPROF_CAPTURE_RANGE", "nvtx"}}).ok());
+  EXPECT_FALSE(ParseConfig({{"GPROF_DELAY", "2s"}, {"GPROF_SCHEDULE", "active=1"}}).ok());
   EXPECT_FALSE(ParseConfig({{"GPROF_CAPTURE_RANGE", "cudaProfilerApi"},
                             {"GPROF_SCHEDULE", "active=1"}}).ok());
 }

@@ -1,0 +1,94 @@
+// WindowTracker: turns step boundaries, capture-range starts/stops and the passing of time into
+// collection decisions and saved windows. Pure logic (no threads, no I/O, no CUDA) so every
+// schedule and capture case is unit-tested; the window thread (window_thread.h) owns one and
+// acts on what it returns.
+//
+// Steps. A step boundary begins step k (0-based). For end-of-step sources (kernel launch, API
+// call, time slice) the program start is the boundary of step 0 and each event begins the next
+// step, like torch's prof.step(). For NVTX sources each matching range start begins a step and the
+// time before the first one belongs to no step.
+//
+// Windows (torch.profiler.schedule semantics, REFERENCE.md §2): warmup collects and is discarded
+// when the first active step begins; the window covers the active steps and is saved when the
+// last active step ends; a window cut short by exit is saved as partial; one ended during warmup
+// saves nothing. Capture ranges (cudaProfilerStart/Stop, an NVTX range) and --delay/--duration
+// each define windows directly.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "config/config.h"
+#include "model/records.h"
+
+namespace gprof::collector {
+
+struct WindowSpan {
+  uint32_t cycle = 0;        // 0-based window number
+  uint32_t first_step = 0;   // schedule windows: first and last active step
+  uint32_t last_step = 0;
+  uint64_t start_ns = 0;     // keep events in [start_ns, end_ns)
+  uint64_t end_ns = 0;
+  bool partial = false;      // cut short by exit
+  std::vector<Step> steps;   // ProfilerStep#N spans inside the window
+};
+
+struct TrackerOutput {
+  bool change_collecting = false;  // when true, set collection to `collecting`
+  bool collecting = false;
+  bool discard = false;            // drop everything collected before `discard_before_ns`
+  uint64_t discard_before_ns = 0;
+  std::vector<WindowSpan> save;    // windows completed by this event, oldest first
+};
+
+class WindowTracker {
+ public:
+  WindowTracker(const Config& config, uint64_t start_ns);
+
+  // True when output is per window (schedule, capture range, delay/duration); false means one
+  // whole-run profile written at exit.
+  bool windowed() const { return windowed_; }
+  // The state at program start (collecting or not).
+  TrackerOutput Begin();
+  // A step boundary seen at `ts` on thread `tid` (from the configured step source).
+  TrackerOutput OnStepBoundary(uint64_t ts, uint32_t tid);
+  // cudaProfilerStart / an NVTX capture range opening, and their ends.
+  TrackerOutput OnCaptureStart(uint64_t ts);
+  TrackerOutput OnCaptureStop(uint64_t ts);
+  // Called periodically by the window thread: --delay/--duration and time-sliced steps.
+  TrackerOutput OnTime(uint64_t now);
+  // Program exit: saves a partly recorded window.
+  TrackerOutput OnExit(uint64_t ts);
+  // The next time OnTime must be called (UINT64_MAX when time does not matter).
+  uint64_t NextDeadline() const;
+
+ private:
+  TrackerOutput Boundary(uint64_t ts, uint32_t tid);
+  void OpenWindow(uint64_t ts, TrackerOutput* out);
+  void CloseWindow(uint64_t ts, bool partial, TrackerOutput* out);
+  bool AfterDelay(uint64_t ts) const { return ts >= start_ns_ + capture_.delay_ns; }
+
+  Schedule schedule_;
+  CaptureRange capture_;
+  StepSource::Kind step_kind_;
+  uint64_t step_period_ns_ = 0;
+  uint64_t start_ns_;
+  bool windowed_ = false;
+
+  // Steps.
+  int64_t step_ = -1;           // current step; -1 before the first boundary
+  uint64_t step_start_ns_ = 0;
+  uint32_t step_tid_ = 0;
+  uint64_t next_time_step_ns_ = UINT64_MAX;
+
+  // Current window.
+  bool collecting_ = false;
+  bool window_open_ = false;    // keeping events (active, capture, or delay window)
+  WindowSpan window_;
+  uint32_t windows_saved_ = 0;
+  uint32_t captures_started_ = 0;
+  bool capture_done_ = false;   // capture-range-end=stop reached, or repeat:N exhausted
+  uint64_t first_capture_ns_ = 0;
+};
+
+}  // namespace gprof::collector
