@@ -1,0 +1,126 @@
+"""Running programs for scripts/gpu-check: plain or under gprof-run, real GPU or stand-in.
+
+Every run gets a clean environment: no inherited GPROF_* keys and no CUDA/NVTX injection paths
+(a plain run must not be profiled by accident). On a real GPU the stand-in is never used: its
+library folder is removed from LD_LIBRARY_PATH. With --standin, LD_LIBRARY_PATH starts with
+<build>/tests/cudasim/lib and GPROF_CUPTI_LIB names its libcupti.so.13.
+"""
+
+import ctypes
+import glob
+import os
+import subprocess
+import time
+from dataclasses import dataclass, field
+
+
+@dataclass
+class RunResult:
+    argv: list
+    returncode: int
+    seconds: float
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+    out_dir: str = ""        # gprof-run output directory that was found ("" if none)
+    trace: str = ""          # trace.json inside it
+    dumps: list = field(default_factory=list)
+
+    def ok(self):
+        return self.returncode == 0 and not self.timed_out
+
+    def tail(self, lines=12):
+        text = (self.stdout + "\n" + self.stderr).strip().splitlines()
+        return "\n".join(text[-lines:])
+
+
+class Runner:
+    def __init__(self, build_dir, standin, work_dir, timeout_s=180):
+        self.build_dir = os.path.abspath(build_dir)
+        self.standin = standin
+        self.work_dir = work_dir
+        self.timeout_s = timeout_s
+        self.launcher = os.path.join(self.build_dir, "bin", "gprof-run")
+        self.standin_lib = os.path.join(self.build_dir, "tests", "cudasim", "lib")
+        self._counter = 0
+
+    def bin(self, name):
+        return os.path.join(self.build_dir, "bin", name)
+
+    def env(self, extra=None):
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("GPROF_")
+               and k not in ("CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH")}
+        paths = [p for p in env.get("LD_LIBRARY_PATH", "").split(":")
+                 if p and "cudasim" not in p]
+        if self.standin:
+            paths.insert(0, self.standin_lib)
+            env["GPROF_CUPTI_LIB"] = os.path.join(self.standin_lib, "libcupti.so.13")
+        if paths:
+            env["LD_LIBRARY_PATH"] = ":".join(paths)
+        else:
+            env.pop("LD_LIBRARY_PATH", None)
+        env.update(extra or {})
+        return env
+
+    def run(self, argv, extra_env=None, timeout_s=None):
+        start = time.perf_counter()
+        try:
+            p = subprocess.run(argv, env=self.env(extra_env), capture_output=True, text=True,
+                               errors="replace", timeout=timeout_s or self.timeout_s)
+            return RunResult(argv, p.returncode, time.perf_counter() - start, p.stdout, p.stderr)
+        except subprocess.TimeoutExpired as e:
+            out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+            err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+            return RunResult(argv, -9, time.perf_counter() - start, out, err, timed_out=True)
+        except OSError as e:
+            return RunResult(argv, 127, time.perf_counter() - start, "", str(e))
+
+    def profile(self, label, program_argv, extra_env=None, timeout_s=None):
+        """Runs `gprof-run -q -o <fresh dir> -- program...` and finds its trace.json."""
+        self._counter += 1
+        out_dir = os.path.join(self.work_dir, f"{self._counter:02d}-{label}")
+        argv = [self.launcher, "-q", "-o", out_dir, "--"] + list(program_argv)
+        r = self.run(argv, extra_env, timeout_s)
+        r.out_dir, r.trace, r.dumps = find_outputs(out_dir)
+        return r
+
+    def check_trace(self, trace):
+        """`gprof-run check TRACE` -> RunResult."""
+        return self.run([self.launcher, "check", trace], timeout_s=120)
+
+
+def find_outputs(out_dir):
+    """The directory gprof-run wrote (out_dir, or out_dir-N if it existed), its trace and dumps."""
+    candidates = [out_dir] + sorted(glob.glob(out_dir + "-*"))
+    for d in candidates:
+        traces = sorted(glob.glob(os.path.join(d, "**", "trace.json"), recursive=True))
+        if traces:
+            dumps = sorted(glob.glob(os.path.join(d, "**", "*.gpdump"), recursive=True))
+            return d, traces[0], dumps
+    return "", "", []
+
+
+def probe_gpu():
+    """(ok, text): whether cuInit succeeds here, and the devices or the reason it does not."""
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError as e:
+        return False, f"libcuda.so.1 not loadable ({e})"
+    rc = cuda.cuInit(0)
+    if rc != 0:
+        return False, f"cuInit failed with CUresult {rc}"
+    count = ctypes.c_int(0)
+    if cuda.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
+        return False, "cuInit succeeded but no CUDA device is visible"
+    names = []
+    for i in range(count.value):
+        dev = ctypes.c_int(0)
+        buf = ctypes.create_string_buffer(256)
+        if cuda.cuDeviceGet(ctypes.byref(dev), i) == 0 and \
+                cuda.cuDeviceGetName(buf, 256, dev) == 0:
+            names.append(buf.value.decode(errors="replace"))
+    version = ctypes.c_int(0)
+    cuda.cuDriverGetVersion(ctypes.byref(version))
+    v = version.value
+    return True, f"{count.value} device(s): {', '.join(names)}; driver CUDA {v // 1000}.{v % 1000 // 10}"
