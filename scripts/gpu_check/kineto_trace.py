@@ -150,26 +150,29 @@ class Trace:
     # ---- steps --------------------------------------------------------------------------------
 
     def steps(self):
-        """{step number: (start us, end us)} from ProfilerStep#N user annotations."""
-        out = {}
+        """[(step number, start us, end us)] from ProfilerStep#N user annotations. gprof-run may
+        write a step twice (the NVTX range itself and the step its step detection derived from
+        it), so one number can have several spans."""
+        out = []
         for e in self.events:
             if e.get("cat") != "user_annotation" or not is_complete(e):
                 continue
             m = STEP_RE.match(e.get("name", ""))
             if m:
-                out[int(m.group(1))] = (float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0)))
+                ts = float(e["ts"])
+                out.append((int(m.group(1)), ts, ts + float(e.get("dur", 0))))
         return out
 
     def kernels_by_step(self):
         """({step: Counter(kernel name)}, {step: {name: total GPU us}}, kernels outside steps).
 
-        A kernel belongs to the step whose range contains its launching API call; a kernel whose
-        launch is not in the trace falls back to its own start time (each measured step ends with
-        a device synchronize, so its kernels also run inside it)."""
-        steps = sorted(self.steps().items(), key=lambda kv: kv[1][0])
+        A kernel belongs to the narrowest step span that contains its launching API call; a
+        kernel whose launch is not in the trace falls back to its own start time (each measured
+        step ends with a device synchronize, so its kernels also run inside it)."""
+        spans = sorted(self.steps(), key=lambda s: s[2] - s[1])
 
         def step_at(ts):
-            for n, (a, b) in steps:
+            for n, a, b in spans:
                 if a <= ts <= b:
                     return n
             return None

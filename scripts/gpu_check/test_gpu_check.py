@@ -114,6 +114,17 @@ class StepsTest(TraceFiles):
         self.assertAlmostEqual(times[1]["b"], 6.0)
         self.assertEqual(outside, 1)
 
+    def test_narrowest_step_span_wins_when_a_step_is_written_twice(self):
+        t = Trace(self.write([
+            step(0, 0, 100), step(1, 100, 100),
+            step(1, 0, 200),  # a wider span with another number (e.g. from step detection)
+            api("cudaLaunchKernel", 1, 10), gpu("a", 1, 20),
+            api("cudaLaunchKernel", 2, 110), gpu("b", 2, 130),
+        ]))
+        names, _, _ = t.kernels_by_step()
+        self.assertEqual(dict(names[0]), {"a": 1})
+        self.assertEqual(dict(names[1]), {"b": 1})
+
     def test_compare_steps_passes_on_equal_and_fails_on_different_traces(self):
         r = Report("t")
         s = r.section("same")
