@@ -1,0 +1,42 @@
+// CorrelationIndex: links CUDA API calls and the GPU work they launched through CUPTI's
+// correlation id (launcher process only). Used by the table (a CPU op's CUDA total) and by the
+// trace (ac2g flows, gpu_user_annotation spans).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "model/profile.h"
+
+namespace gprof {
+
+enum class GpuKind : uint8_t { kKernel = 0, kMemcpy = 1, kMemset = 2 };
+
+struct GpuRef {
+  uint64_t start_ns;
+  uint64_t end_ns;
+  uint32_t correlation_id;
+  uint32_t index;  // into Profile::kernels / memcpys / memsets
+  uint32_t device_id;
+  uint32_t stream_id;
+  GpuKind kind;
+};
+
+class CorrelationIndex {
+ public:
+  explicit CorrelationIndex(const Profile& profile);
+  // GPU work with this correlation id, earliest first. Id 0 (CUPTI: none) matches nothing.
+  std::span<const GpuRef> Gpu(uint32_t correlation_id) const;
+  // Summed duration of that work (the launching call's CUDA total).
+  uint64_t GpuTimeNs(uint32_t correlation_id) const;
+  // Index into Profile::api_calls of the first call with this id, or -1.
+  int64_t ApiCall(uint32_t correlation_id) const;
+
+ private:
+  std::vector<GpuRef> gpu_;                          // sorted by (correlation, start)
+  std::vector<std::pair<uint32_t, uint32_t>> api_;  // (correlation, index), sorted
+};
+
+}  // namespace gprof

@@ -1,0 +1,21 @@
+// Number formatting for the exporters (launcher process only). Everything is integer arithmetic
+// on nanoseconds so that outputs are deterministic and golden files stable.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace gprof {
+
+// torch's _format_time: >= 1 s -> "1.234s", >= 1 ms -> "1.234ms", else "1.234us" (3 decimals,
+// rounded half up).
+std::string FormatDuration(uint64_t ns);
+
+// torch's _format_time_share: "12.34%" of `total`; "NaN" when total is 0 (torch prints the same).
+std::string FormatPercent(uint64_t part, uint64_t total);
+
+// Microseconds with exactly 3 decimals from integer nanoseconds: 1234567 -> "1234.567".
+// Writes into `out` (at least 24 bytes) and returns the number of characters written.
+size_t FormatMicros(uint64_t ns, char* out);
+
+}  // namespace gprof

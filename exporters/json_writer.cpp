@@ -1,0 +1,125 @@
+// JsonWriter (see json_writer.h).
+#include "exporters/json_writer.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "exporters/format.h"
+#include "exporters/utf8.h"
+
+namespace gprof {
+
+JsonWriter::JsonWriter(const std::string& path) : path_(path), buf_(kBufferSize) {
+  file_ = std::fopen(path.c_str(), "wb");
+  if (file_ == nullptr) {
+    throw std::runtime_error("cannot write trace '" + path + "': " + std::strerror(errno));
+  }
+}
+
+JsonWriter::~JsonWriter() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+void JsonWriter::Flush() {
+  if (used_ == 0) return;
+  if (std::fwrite(buf_.data(), 1, used_, file_) != used_) {
+    throw std::runtime_error("cannot write trace '" + path_ + "': " + std::strerror(errno));
+  }
+  written_ += used_;
+  used_ = 0;
+}
+
+JsonWriter& JsonWriter::WriteThrough(std::string_view s) {
+  Flush();
+  if (std::fwrite(s.data(), 1, s.size(), file_) != s.size()) {
+    throw std::runtime_error("cannot write trace '" + path_ + "': " + std::strerror(errno));
+  }
+  written_ += s.size();
+  return *this;
+}
+
+JsonWriter& JsonWriter::Uint(uint64_t v) {
+  char* p = Reserve(24);
+  used_ = static_cast<size_t>(std::to_chars(p, p + 24, v).ptr - buf_.data());
+  return *this;
+}
+
+JsonWriter& JsonWriter::Int(int64_t v) {
+  char* p = Reserve(24);
+  used_ = static_cast<size_t>(std::to_chars(p, p + 24, v).ptr - buf_.data());
+  return *this;
+}
+
+JsonWriter& JsonWriter::Micros(uint64_t ns) {
+  char* p = Reserve(32);
+  used_ += FormatMicros(ns, p);
+  return *this;
+}
+
+JsonWriter& JsonWriter::Fixed(double v, int decimals) {
+  if (!std::isfinite(v)) v = 0;  // "nan"/"inf" are not JSON
+  char* p = Reserve(400);
+  const auto r = std::to_chars(p, p + 400, v, std::chars_format::fixed, decimals);
+  used_ = static_cast<size_t>(r.ptr - buf_.data());
+  return *this;
+}
+
+JsonWriter& JsonWriter::String(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  Char('"');
+  size_t i = 0;
+  while (i < s.size()) {
+    // Copy the longest run that needs no escaping in one go (the common case: the whole name).
+    size_t j = i;
+    while (j < s.size()) {
+      const unsigned char c = static_cast<unsigned char>(s[j]);
+      if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) break;
+      ++j;
+    }
+    if (j > i) Raw(s.substr(i, j - i));
+    i = j;
+    if (i == s.size()) break;
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == '"' || c == '\\') {
+      Char('\\').Char(static_cast<char>(c));
+      ++i;
+    } else if (c < 0x20) {
+      switch (c) {
+        case '\n': Raw("\\n"); break;
+        case '\t': Raw("\\t"); break;
+        case '\r': Raw("\\r"); break;
+        default: {
+          const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+          Raw(std::string_view(esc, 6));
+        }
+      }
+      ++i;
+    } else {
+      const size_t n = Utf8SequenceLength(s, i);
+      if (n == 0) {
+        Raw("\xEF\xBF\xBD");
+        ++i;
+      } else {
+        Raw(s.substr(i, n));
+        i += n;
+      }
+    }
+  }
+  return Char('"');
+}
+
+uint64_t JsonWriter::Close() {
+  Flush();
+  std::FILE* f = file_;
+  file_ = nullptr;
+  if (std::fclose(f) != 0) {
+    throw std::runtime_error("cannot write trace '" + path_ + "': " + std::strerror(errno));
+  }
+  return written_;
+}
+
+}  // namespace gprof

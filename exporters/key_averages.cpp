@@ -1,0 +1,156 @@
+// KeyAverages (see key_averages.h).
+//
+// Start/end ranges (kRangeStartEnd) may begin on one thread and end on another, so they are not
+// part of any thread's push/pop stack: they never become a parent or a child, their CPU total is
+// their duration and their Self CPU is 0 (the thread time inside them is already owned by the
+// events that ran on the threads; counting it again would make "Self CPU time total" exceed the
+// real CPU time). Their CUDA total is the GPU time launched by API calls that ran entirely inside
+// them on the thread that opened them.
+// Synchronization records are waits that the synchronizing API call already owns: CPU total =
+// wait time, Self CPU 0, no CUDA time.
+#include "exporters/key_averages.h"
+
+#include <algorithm>
+#include <map>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+
+#include "exporters/correlation_index.h"
+#include "exporters/names.h"
+
+namespace gprof {
+namespace {
+
+constexpr std::string_view kStepGroup = "ProfilerStep*";
+
+uint64_t Dur(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
+
+struct HostNode {
+  uint64_t start;
+  uint64_t end;
+  uint8_t order;  // steps (0) enclose ranges (1) enclose API calls (2) at equal times
+  uint32_t index;
+  const std::string* name;
+  int64_t parent = -1;
+  uint64_t children_ns = 0;
+  uint64_t cuda_ns = 0;
+};
+
+std::string RangeGroupName(std::string_view name, uint16_t flags) {
+  if ((flags & kRangeStep) || name.rfind("ProfilerStep#", 0) == 0) return std::string(kStepGroup);
+  return std::string(name);
+}
+
+}  // namespace
+
+std::vector<EventStats> KeyAverages(const Profile& p) {
+  std::map<std::string, EventStats, std::less<>> rows;
+  const auto add = [&](const std::string& name, uint64_t self_cpu, uint64_t cpu, uint64_t self_cuda,
+                       uint64_t cuda) {
+    auto it = rows.find(name);
+    if (it == rows.end()) it = rows.emplace(name, EventStats{name}).first;
+    EventStats& e = it->second;
+    e.count += 1;
+    e.self_cpu_ns += self_cpu;
+    e.cpu_total_ns += cpu;
+    e.self_cuda_ns += self_cuda;
+    e.cuda_total_ns += cuda;
+  };
+
+  const CorrelationIndex corr(p);
+  NameCache names(p);
+
+  // Names of host nodes live here so that HostNode stays small.
+  std::vector<std::string> range_names(p.ranges.size());
+  const std::string step_name(kStepGroup);
+
+  std::unordered_map<uint32_t, std::vector<HostNode>> by_thread;
+  for (uint32_t i = 0; i < p.steps.size(); ++i) {
+    const Step& s = p.steps[i];
+    by_thread[s.tid].push_back({s.start_ns, s.end_ns, 0, i, &step_name});
+  }
+  for (uint32_t i = 0; i < p.ranges.size(); ++i) {
+    const HostRange& r = p.ranges[i];
+    range_names[i] = RangeGroupName(p.strings.Get(r.name), r.flags);
+    if (r.flags & kRangeStartEnd) continue;
+    by_thread[r.tid].push_back({r.start_ns, r.end_ns, 1, i, &range_names[i]});
+  }
+  for (uint32_t i = 0; i < p.api_calls.size(); ++i) {
+    const ApiCall& c = p.api_calls[i];
+    HostNode n{c.start_ns, c.end_ns, 2, i, &names.ApiCallName(c)};
+    n.cuda_ns = corr.GpuTimeNs(c.correlation_id);
+    by_thread[c.tid].push_back(n);
+  }
+
+  for (auto& [tid, nodes] : by_thread) {
+    std::sort(nodes.begin(), nodes.end(), [](const HostNode& a, const HostNode& b) {
+      return std::make_tuple(a.start, b.end, a.order, a.index) <
+             std::make_tuple(b.start, a.end, b.order, b.index);
+    });
+    std::vector<size_t> stack;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      HostNode& n = nodes[i];
+      while (!stack.empty() && nodes[stack.back()].end <= n.start) stack.pop_back();
+      // A partial overlap (possible only between a step and a range) is not nesting: the event
+      // becomes a child of the innermost open event that contains it, or a root.
+      while (!stack.empty() && nodes[stack.back()].end < n.end) stack.pop_back();
+      if (!stack.empty()) {
+        n.parent = static_cast<int64_t>(stack.back());
+        nodes[stack.back()].children_ns += Dur(n.start, n.end);
+      }
+      stack.push_back(i);
+    }
+    // Children follow their parents in this order, so a reverse pass sees every subtree complete.
+    for (size_t i = nodes.size(); i-- > 0;) {
+      if (nodes[i].parent >= 0) nodes[static_cast<size_t>(nodes[i].parent)].cuda_ns += nodes[i].cuda_ns;
+    }
+    for (const HostNode& n : nodes) {
+      const uint64_t d = Dur(n.start, n.end);
+      add(*n.name, d > n.children_ns ? d - n.children_ns : 0, d, 0, n.cuda_ns);
+    }
+  }
+
+  // Start/end ranges: see the file comment.
+  std::unordered_map<uint32_t, std::vector<const ApiCall*>> calls_by_thread;
+  for (const ApiCall& c : p.api_calls) calls_by_thread[c.tid].push_back(&c);
+  for (auto& [tid, calls] : calls_by_thread) {
+    std::sort(calls.begin(), calls.end(),
+              [](const ApiCall* a, const ApiCall* b) { return a->start_ns < b->start_ns; });
+  }
+  for (uint32_t i = 0; i < p.ranges.size(); ++i) {
+    const HostRange& r = p.ranges[i];
+    if (!(r.flags & kRangeStartEnd)) continue;
+    uint64_t cuda = 0;
+    if (auto it = calls_by_thread.find(r.tid); it != calls_by_thread.end()) {
+      const auto& calls = it->second;
+      auto c = std::lower_bound(calls.begin(), calls.end(), r.start_ns,
+                                [](const ApiCall* a, uint64_t t) { return a->start_ns < t; });
+      for (; c != calls.end() && (*c)->start_ns < r.end_ns; ++c) {
+        if ((*c)->end_ns <= r.end_ns) cuda += corr.GpuTimeNs((*c)->correlation_id);
+      }
+    }
+    add(range_names[i], 0, Dur(r.start_ns, r.end_ns), 0, cuda);
+  }
+
+  for (const Sync& s : p.syncs) add(std::string(SyncName(s.kind)), 0, Dur(s.start_ns, s.end_ns), 0, 0);
+  for (const Kernel& k : p.kernels) {
+    const uint64_t d = Dur(k.start_ns, k.end_ns);
+    add(names.KernelName(k.name), 0, 0, d, d);
+  }
+  for (const Memcpy& m : p.memcpys) {
+    const uint64_t d = Dur(m.start_ns, m.end_ns);
+    add(MemcpyName(m), 0, 0, d, d);
+  }
+  for (const Memset& m : p.memsets) {
+    const uint64_t d = Dur(m.start_ns, m.end_ns);
+    add(MemsetName(m), 0, 0, d, d);
+  }
+
+  std::vector<EventStats> out;
+  out.reserve(rows.size());
+  for (auto& [name, e] : rows) out.push_back(std::move(e));
+  return out;
+}
+
+}  // namespace gprof

@@ -1,0 +1,37 @@
+// Greedy nesting lane packer (see lane_packer.h).
+#include "exporters/lane_packer.h"
+
+#include <algorithm>
+#include <numeric>
+#include <tuple>
+
+namespace gprof {
+
+std::vector<uint32_t> PackNestedLanes(const std::vector<LaneInterval>& in) {
+  std::vector<uint32_t> order(in.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const LaneInterval& x = in[a];
+    const LaneInterval& y = in[b];
+    return std::make_tuple(x.start, y.end, x.order, x.id, a) <
+           std::make_tuple(y.start, x.end, y.order, y.id, b);
+  });
+  std::vector<uint32_t> lane(in.size(), 0);
+  std::vector<std::vector<uint64_t>> stacks;  // per lane: ends of the open slices
+  for (uint32_t i : order) {
+    const uint64_t start = in[i].start;
+    const uint64_t end = std::max(in[i].end, start);
+    size_t k = 0;
+    for (; k < stacks.size(); ++k) {
+      auto& st = stacks[k];
+      while (!st.empty() && st.back() <= start) st.pop_back();
+      if (st.empty() || end <= st.back()) break;
+    }
+    if (k == stacks.size()) stacks.emplace_back();
+    stacks[k].push_back(end);
+    lane[i] = static_cast<uint32_t>(k);
+  }
+  return lane;
+}
+
+}  // namespace gprof

@@ -1,0 +1,214 @@
+// RenderTable: torch's key_averages().table() text from KeyAverages (launcher process only).
+#include "exporters/table.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "exporters/exporters.h"
+#include "exporters/format.h"
+#include "exporters/key_averages.h"
+#include "exporters/utf8.h"
+
+namespace gprof {
+namespace {
+
+constexpr size_t kColumnWidth = 12;  // torch's DEFAULT_COLUMN_WIDTH
+constexpr size_t kSpacing = 2;
+
+// Characters (code points) in a valid UTF-8 string, which is what the terminal shows.
+size_t DisplayLength(std::string_view s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+std::string Printable(std::string_view name) {
+  std::string s = RepairUtf8(name);
+  for (char& c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = '?';
+  }
+  return s;
+}
+
+// Prefix of valid UTF-8 `s` holding `chars` code points.
+std::string_view PrefixChars(std::string_view s, size_t chars) {
+  size_t i = 0;
+  for (size_t n = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
+      if (n == chars) break;
+      ++n;
+    }
+  }
+  return s.substr(0, i);
+}
+
+void Cell(std::string& line, std::string_view text, size_t width) {
+  const size_t len = DisplayLength(text);
+  if (len < width) line.append(width - len, ' ');
+  line += text;
+  line.append(kSpacing, ' ');
+}
+
+uint64_t SortValue(const EventStats& e, std::string_view key) {
+  const uint64_t n = std::max<uint64_t>(e.count, 1);
+  if (key == "self_cpu_time_total") return e.self_cpu_ns;
+  if (key == "cpu_time_total") return e.cpu_total_ns;
+  if (key == "self_cuda_time_total" || key == "self_device_time_total") return e.self_cuda_ns;
+  if (key == "cuda_time_total" || key == "device_time_total") return e.cuda_total_ns;
+  if (key == "cpu_time") return e.cpu_total_ns / n;
+  if (key == "cuda_time" || key == "device_time") return e.cuda_total_ns / n;
+  return e.count;  // "count"
+}
+
+std::string CounterLine(uint64_t n, const char* what) { return std::to_string(n) + " " + what; }
+
+}  // namespace
+
+const std::vector<std::string_view>& TableSortKeys() {
+  static const std::vector<std::string_view> keys = {
+      "auto",          "self_cpu_time_total", "cpu_time_total",         "self_cuda_time_total",
+      "cuda_time_total", "cpu_time",          "cuda_time",              "count",
+      "self_device_time_total", "device_time_total", "device_time"};
+  return keys;
+}
+
+size_t NameColumnWidth(const std::vector<std::string_view>& names) {
+  size_t longest = 0;
+  for (std::string_view n : names) longest = std::max(longest, DisplayLength(Printable(n)));
+  return std::min(longest + 4, kMaxNameColumnWidth);
+}
+
+std::string TableName(std::string_view name, size_t width) {
+  std::string s = Printable(name);
+  if (DisplayLength(s) <= width) return s;
+  return std::string(PrefixChars(s, width - 3)) + "...";
+}
+
+std::vector<std::string> ProfileNotes(const Profile& p) {
+  std::vector<std::string> notes;
+  const ProfileInfo& i = p.info;
+  if (i.cycle != 0 || i.first_step != 0 || i.last_step != 0 || i.partial_window) {
+    std::string s = "Profile window: cycle " + std::to_string(i.cycle) + ", steps " +
+                    std::to_string(i.first_step) + ".." + std::to_string(i.last_step);
+    if (i.partial_window) s += " (partial: the program exited before the active window ended)";
+    notes.push_back(std::move(s));
+  }
+  const Counters& c = p.counters;
+  if (c.cupti_dropped_records) {
+    notes.push_back(CounterLine(c.cupti_dropped_records,
+        "GPU activity records dropped by CUPTI: GPU rows and CUDA totals are too low "
+        "(raise GPROF_ACTIVITY_BUFFER_KIB / GPROF_ACTIVITY_POOL)"));
+  }
+  if (c.cupti_buffers_refused) {
+    notes.push_back(CounterLine(c.cupti_buffers_refused,
+        "CUPTI buffer requests refused (buffer pool full): GPU records were lost, CUDA times are "
+        "too low (raise GPROF_ACTIVITY_POOL)"));
+  }
+  if (c.host_events_dropped) {
+    notes.push_back(CounterLine(c.host_events_dropped,
+        "host events dropped (host buffer full): CPU rows and counts are too low "
+        "(raise GPROF_HOST_BUFFER_MIB)"));
+  }
+  if (c.nvtx_unmatched_pops) {
+    notes.push_back(CounterLine(c.nvtx_unmatched_pops,
+        "NVTX pops/ends with no open range: the program's push/pop calls do not pair up, so "
+        "some ranges may be missing or cut"));
+  }
+  if (c.nvtx_ranges_open_at_end) {
+    notes.push_back(CounterLine(c.nvtx_ranges_open_at_end,
+        "NVTX ranges still open at the end of the profile: they were closed there, so their "
+        "times stop at the profile's end"));
+  }
+  if (c.records_unknown_kind) {
+    notes.push_back(CounterLine(c.records_unknown_kind,
+        "activity records of kinds gprof-run does not decode were skipped"));
+  }
+  if (c.gpu_records_uncorrelated) {
+    notes.push_back(CounterLine(c.gpu_records_uncorrelated,
+        "GPU records whose launching API call is missing: their time counts in the GPU rows but "
+        "not in any CPU op's CUDA total"));
+  }
+  if (c.cupti_errors) {
+    notes.push_back(CounterLine(c.cupti_errors,
+        "CUPTI calls failed during the run: the GPU part of the profile may be incomplete "
+        "(run with GPROF_LOG_LEVEL=info for details)"));
+  }
+  return notes;
+}
+
+std::string RenderTable(const Profile& profile, const TableOptions& options) {
+  const auto& keys = TableSortKeys();
+  if (std::find(keys.begin(), keys.end(), options.sort_by) == keys.end()) {
+    std::string msg = "unknown sort key '" + options.sort_by + "'; expected one of:";
+    for (std::string_view k : keys) msg += " " + std::string(k);
+    throw std::invalid_argument(msg);
+  }
+  const bool gpu = profile.HasGpuData();
+  std::string key = options.sort_by;
+  if (key == "auto") key = gpu ? "self_cuda_time_total" : "self_cpu_time_total";
+
+  std::vector<EventStats> events = KeyAverages(profile);
+  // Descending, stable over the name order KeyAverages returns: deterministic ties.
+  std::stable_sort(events.begin(), events.end(), [&](const EventStats& a, const EventStats& b) {
+    return SortValue(a, key) > SortValue(b, key);
+  });
+
+  uint64_t self_cpu_total = 0, self_cuda_total = 0;
+  std::vector<std::string_view> names;
+  for (const EventStats& e : events) {
+    self_cpu_total += e.self_cpu_ns;
+    self_cuda_total += e.self_cuda_ns;
+    names.push_back(e.name);
+  }
+  const size_t name_width = NameColumnWidth(names);
+
+  std::vector<std::string> header = {"Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total",
+                                     "CPU time avg"};
+  if (gpu) {
+    for (const char* h : {"Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg"}) header.push_back(h);
+  }
+  header.push_back("# of Calls");
+
+  std::string sep;
+  sep.append(name_width, '-').append(kSpacing, ' ');
+  for (size_t i = 1; i < header.size(); ++i) sep.append(kColumnWidth, '-').append(kSpacing, ' ');
+
+  std::string out;
+  const auto line = [&](const std::string& l) { out += l; out += '\n'; };
+  line(sep);
+  {
+    std::string l;
+    Cell(l, header[0], name_width);
+    for (size_t i = 1; i < header.size(); ++i) Cell(l, header[i], kColumnWidth);
+    line(l);
+  }
+  line(sep);
+  size_t shown = 0;
+  for (const EventStats& e : events) {
+    if (options.row_limit >= 0 && shown == static_cast<size_t>(options.row_limit)) break;
+    ++shown;
+    const uint64_t n = std::max<uint64_t>(e.count, 1);
+    std::string l;
+    Cell(l, TableName(e.name, name_width), name_width);
+    Cell(l, FormatPercent(e.self_cpu_ns, self_cpu_total), kColumnWidth);
+    Cell(l, FormatDuration(e.self_cpu_ns), kColumnWidth);
+    Cell(l, FormatPercent(e.cpu_total_ns, self_cpu_total), kColumnWidth);
+    Cell(l, FormatDuration(e.cpu_total_ns), kColumnWidth);
+    Cell(l, FormatDuration(e.cpu_total_ns / n), kColumnWidth);
+    if (gpu) {
+      Cell(l, FormatDuration(e.self_cuda_ns), kColumnWidth);
+      Cell(l, FormatPercent(e.self_cuda_ns, self_cuda_total), kColumnWidth);
+      Cell(l, FormatDuration(e.cuda_total_ns), kColumnWidth);
+      Cell(l, FormatDuration(e.cuda_total_ns / n), kColumnWidth);
+    }
+    Cell(l, std::to_string(e.count), kColumnWidth);
+    line(l);
+  }
+  line(sep);
+  line("Self CPU time total: " + FormatDuration(self_cpu_total));
+  if (gpu) line("Self CUDA time total: " + FormatDuration(self_cuda_total));
+  for (const std::string& note : ProfileNotes(profile)) line(note);
+  return out;
+}
+
+}  // namespace gprof
