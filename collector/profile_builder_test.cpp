@@ -1,0 +1,216 @@
+// Unit tests for ProfileBuilder: push/pop pairing per thread and domain, start/end across threads,
+// unmatched pops, ranges open at the end, marks, registered strings, wide-char names, threads.
+// Records are built in memory exactly as the NVTX hooks write them.
+#include "collector/profile_builder.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "collector/nvtx_records.h"
+
+namespace gprof::collector {
+namespace {
+
+class Builder : public ::testing::Test {
+ protected:
+  void Begin(HostRecordType type, uint32_t tid, uint64_t ts, const std::string& name,
+             uint16_t domain = 0, uint64_t id = 0, uint32_t category = 0) {
+    NvtxBeginPayload p{};
+    p.ts_ns = ts;
+    p.id = id;
+    p.category = category;
+    p.domain = domain;
+    p.encoding = NvtxNameEncoding::kUtf8;
+    std::vector<char> bytes(sizeof p + name.size());
+    std::memcpy(bytes.data(), &p, sizeof p);
+    std::memcpy(bytes.data() + sizeof p, name.data(), name.size());
+    builder_.Add(tid, type, bytes.data(), static_cast<uint32_t>(bytes.size()));
+  }
+  void Push(uint32_t tid, uint64_t ts, const std::string& name, uint16_t domain = 0) {
+    Begin(HostRecordType::kNvtxPush, tid, ts, name, domain);
+  }
+  void End(HostRecordType type, uint32_t tid, uint64_t ts, uint16_t domain = 0, uint64_t id = 0) {
+    NvtxEndPayload p{};
+    p.ts_ns = ts;
+    p.id = id;
+    p.domain = domain;
+    builder_.Add(tid, type, &p, sizeof p);
+  }
+  void Pop(uint32_t tid, uint64_t ts, uint16_t domain = 0) {
+    End(HostRecordType::kNvtxPop, tid, ts, domain);
+  }
+  std::string Name(StringId id) const { return std::string(profile_.strings.Get(id)); }
+  const HostRange* Find(const std::string& name) const {
+    for (const HostRange& r : profile_.ranges) {
+      if (Name(r.name) == name) return &r;
+    }
+    return nullptr;
+  }
+
+  NvtxRegistrySnapshot registry_{{"", "train-domain"}, {"", "registered step"}, {}, {{11, "loader"}}};
+  Profile profile_;
+  ProfileBuilder builder_{registry_, &profile_};
+};
+
+TEST_F(Builder, PushPopNestsPerThread) {
+  Push(1, 100, "step");
+  Push(1, 110, "forward");
+  Push(2, 115, "load");  // another thread interleaved
+  Pop(1, 150);           // forward
+  Push(1, 160, "backward");
+  Pop(2, 170);           // load
+  Pop(1, 190);           // backward
+  Pop(1, 200);           // step
+  builder_.Finish(1000);
+
+  ASSERT_EQ(profile_.ranges.size(), 4u);
+  const HostRange* step = Find("step");
+  const HostRange* fwd = Find("forward");
+  const HostRange* bwd = Find("backward");
+  const HostRange* load = Find("load");
+  ASSERT_TRUE(step && fwd && bwd && load);
+  EXPECT_EQ(step->start_ns, 100u);
+  EXPECT_EQ(step->end_ns, 200u);
+  EXPECT_EQ(fwd->start_ns, 110u);
+  EXPECT_EQ(fwd->end_ns, 150u);
+  EXPECT_EQ(bwd->start_ns, 160u);
+  EXPECT_EQ(bwd->end_ns, 190u);
+  EXPECT_EQ(load->tid, 2u);
+  EXPECT_EQ(load->end_ns, 170u);
+  EXPECT_EQ(profile_.counters.nvtx_unmatched_pops, 0u);
+  EXPECT_EQ(profile_.counters.nvtx_ranges_open_at_end, 0u);
+  // Parents come before their children.
+  EXPECT_EQ(Name(profile_.ranges[0].name), "step");
+}
+
+TEST_F(Builder, DomainsHaveTheirOwnStacks) {
+  Push(1, 100, "outer", 0);
+  Push(1, 110, "in-domain", 1);
+  Pop(1, 120, 0);  // pops "outer", not the domain range
+  Pop(1, 130, 1);
+  builder_.Finish(1000);
+  const HostRange* outer = Find("outer");
+  const HostRange* inner = Find("in-domain");
+  ASSERT_TRUE(outer && inner);
+  EXPECT_EQ(outer->end_ns, 120u);
+  EXPECT_EQ(inner->end_ns, 130u);
+  EXPECT_EQ(inner->domain, 1u);
+  ASSERT_EQ(profile_.domains.size(), 2u);
+  EXPECT_EQ(Name(profile_.domains[1]), "train-domain");
+}
+
+TEST_F(Builder, StartEndPairsAcrossThreadsWhateverTheVisitOrder) {
+  End(HostRecordType::kNvtxEnd, 2, 500, 0, 42);  // visited first: thread 2's buffer
+  Begin(HostRecordType::kNvtxStart, 1, 100, "async work", 0, 42);
+  builder_.Finish(1000);
+  ASSERT_EQ(profile_.ranges.size(), 1u);
+  const HostRange& r = profile_.ranges[0];
+  EXPECT_EQ(Name(r.name), "async work");
+  EXPECT_EQ(r.start_ns, 100u);
+  EXPECT_EQ(r.end_ns, 500u);
+  EXPECT_EQ(r.tid, 1u);
+  EXPECT_TRUE(r.flags & kRangeStartEnd);
+  EXPECT_FALSE(r.flags & kRangeOpenAtEnd);
+}
+
+TEST_F(Builder, UnmatchedPopAndEndAreCountedNotRecorded) {
+  Pop(1, 50);
+  Push(1, 100, "a");
+  Pop(1, 110);
+  Pop(1, 120);
+  End(HostRecordType::kNvtxEnd, 1, 130, 0, 999);
+  builder_.Finish(1000);
+  EXPECT_EQ(profile_.counters.nvtx_unmatched_pops, 3u);
+  ASSERT_EQ(profile_.ranges.size(), 1u);
+  EXPECT_EQ(Name(profile_.ranges[0].name), "a");
+}
+
+TEST_F(Builder, OpenRangesAreClosedAtTheEndAndFlagged) {
+  Push(1, 100, "never popped");
+  Push(1, 200, "inner also open");
+  Begin(HostRecordType::kNvtxStart, 3, 300, "never ended", 0, 7);
+  Push(2, 400, "closed");
+  Pop(2, 450);
+  builder_.Finish(1000);
+  EXPECT_EQ(profile_.counters.nvtx_ranges_open_at_end, 3u);
+  for (const char* name : {"never popped", "inner also open", "never ended"}) {
+    const HostRange* r = Find(name);
+    ASSERT_TRUE(r) << name;
+    EXPECT_EQ(r->end_ns, 1000u) << name;
+    EXPECT_TRUE(r->flags & kRangeOpenAtEnd) << name;
+  }
+  EXPECT_TRUE(Find("never ended")->flags & kRangeStartEnd);
+  EXPECT_FALSE(Find("closed")->flags & kRangeOpenAtEnd);
+}
+
+TEST_F(Builder, MarksKeepNameDomainAndCategory) {
+  Begin(HostRecordType::kNvtxMark, 5, 300, "checkpoint", 1, 0, 9);
+  builder_.Finish(1000);
+  ASSERT_EQ(profile_.marks.size(), 1u);
+  EXPECT_EQ(Name(profile_.marks[0].name), "checkpoint");
+  EXPECT_EQ(profile_.marks[0].ts_ns, 300u);
+  EXPECT_EQ(profile_.marks[0].tid, 5u);
+  EXPECT_EQ(profile_.marks[0].domain, 1u);
+  EXPECT_EQ(profile_.marks[0].category, 9u);
+}
+
+TEST_F(Builder, WideNamesBecomeUtf8) {
+  const std::wstring wide = L"gr\u00fc\u00dfe \u6b65 \U0001F680";
+  NvtxBeginPayload p{};
+  p.ts_ns = 10;
+  p.encoding = NvtxNameEncoding::kWide;
+  std::vector<char> bytes(sizeof p + wide.size() * sizeof(wchar_t));
+  std::memcpy(bytes.data(), &p, sizeof p);
+  std::memcpy(bytes.data() + sizeof p, wide.data(), wide.size() * sizeof(wchar_t));
+  builder_.Add(1, HostRecordType::kNvtxPush, bytes.data(), static_cast<uint32_t>(bytes.size()));
+  Pop(1, 20);
+  builder_.Finish(100);
+  ASSERT_EQ(profile_.ranges.size(), 1u);
+  EXPECT_EQ(Name(profile_.ranges[0].name), "gr\xc3\xbc\xc3\x9f" "e \xe6\xad\xa5 \xf0\x9f\x9a\x80");
+}
+
+TEST_F(Builder, RegisteredStringsResolveThroughTheRegistry) {
+  NvtxBeginPayload p{};
+  p.ts_ns = 10;
+  p.encoding = NvtxNameEncoding::kRegistered;
+  p.registered = 1;
+  builder_.Add(1, HostRecordType::kNvtxPush, &p, sizeof p);
+  Pop(1, 20);
+  builder_.Finish(100);
+  ASSERT_EQ(profile_.ranges.size(), 1u);
+  EXPECT_EQ(Name(profile_.ranges[0].name), "registered step");
+}
+
+TEST_F(Builder, TruncatedNamesDoNotEndInAPartialUtf8Sequence) {
+  Push(1, 10, std::string("ab\xe6\xad", 4));  // cut inside a 3-byte sequence
+  Pop(1, 20);
+  builder_.Finish(100);
+  ASSERT_EQ(profile_.ranges.size(), 1u);
+  EXPECT_EQ(Name(profile_.ranges[0].name), "ab");
+}
+
+TEST_F(Builder, ThreadsListRecordingAndNamedThreads) {
+  Push(4, 10, "x");
+  Pop(4, 20);
+  builder_.Finish(100);
+  ASSERT_EQ(profile_.threads.size(), 2u);  // tid 4 (recorded) and tid 11 (named "loader")
+  EXPECT_EQ(profile_.threads[0].tid, 4u);
+  EXPECT_EQ(profile_.threads[0].name, kNoString);
+  EXPECT_EQ(profile_.threads[1].tid, 11u);
+  EXPECT_EQ(Name(profile_.threads[1].name), "loader");
+}
+
+TEST_F(Builder, ApiCallsPassThrough) {
+  ApiCall call{100, 200, 77, 3, 505, ApiDomain::kRuntime, 0, 0};
+  builder_.Add(3, HostRecordType::kApiCall, &call, sizeof call);
+  builder_.Finish(1000);
+  ASSERT_EQ(profile_.api_calls.size(), 1u);
+  EXPECT_EQ(profile_.api_calls[0].correlation_id, 77u);
+  EXPECT_EQ(profile_.api_calls[0].cbid, 505u);
+}
+
+}  // namespace
+}  // namespace gprof::collector

@@ -1,0 +1,64 @@
+// The injection library's lifecycle: one init shared by the CUDA and NVTX entry points, the
+// exit/signal flush that writes the dump, fork handling, and the calls schedule windows use to
+// write a profile for a window. inject/ is a thin C ABI over these functions.
+//
+// Threads: the On* entry points run on whichever application thread first calls CUDA or NVTX
+// (possibly several at once: init is guarded by one atomic state and runs exactly once). The exit
+// flush runs in the atexit handler or on the flush thread started at init (woken by a signal
+// handler). WriteWindowProfile runs on the window thread. All of these are cold; nothing here runs
+// on the hot path. Every function is noexcept: failures are logged once and make the library
+// inert; the program keeps running.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "model/profile.h"
+
+namespace gprof::collector {
+
+// InitializeInjection (CUDA driver, at cuInit): init, then start GPU collection once. Returns 1.
+int OnCudaInjection() noexcept;
+// InitializeInjectionNvtx2 (each NVTX client instance): init, then hook that instance's tables.
+// Returns 1 (also when NVTX collection is off: the client then turns every call into a no-op).
+int OnNvtxInjection(const void* (*get_export_table)(uint32_t)) noexcept;
+// ELF constructor (LD_PRELOAD or dlopen): records that the library is loaded and nothing else;
+// the program stays unaffected until it touches CUDA or NVTX.
+void OnLibraryLoaded() noexcept;
+
+// True once init succeeded in this process (false in a forked child and after a failure).
+bool RuntimeActive() noexcept;
+// The config read at init (defaults before init).
+const Config& RuntimeConfig() noexcept;
+
+// Process-level facts gathered at init (pid, program, command line, host, rank, start time).
+// Also usable from tests: the pure helpers below take their inputs explicitly.
+const ProfileInfo& RuntimeProcessInfo() noexcept;
+
+// Dump names. Whole run: `<dir>/<program>.<pid>.gpdump`; window:
+// `<dir>/<program>.<pid>.cycle<C>.steps<A>-<B>.gpdump`. `dir` "" means the current directory.
+std::string WholeRunDumpPath(const std::string& dir, const ProfileInfo& info);
+std::string WindowDumpPath(const std::string& dir, const ProfileInfo& info);
+
+// Program name for dump names: basename of the executable, or for a Python interpreter the
+// script's basename (`python train.py` -> "train.py"), the module for `-m mod`, "python" for -c.
+std::string ProgramNameFrom(const std::string& exe_path, const std::vector<std::string>& argv);
+// Rank and world size from RANK/WORLD_SIZE, OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/PMIX_RANK
+// (PMI_SIZE), SLURM_PROCID/SLURM_NTASKS, first match wins; -1 when unknown.
+void RankFromEnv(const std::map<std::string, std::string>& env, int32_t* rank, int32_t* world);
+
+// Schedule windows: builds a profile of everything recorded since the last reset (host records
+// and, when GPU collection runs, a drained GPU side), fills ProfileInfo's window fields from
+// `window` (cycle, first/last step, partial, start_ns), writes it to WindowDumpPath and, when
+// `reset_after`, forgets the host records it covered. Returns the path written or "" on failure
+// (logged). Serialized with the exit flush; does nothing once the exit flush began.
+std::string WriteWindowProfile(const ProfileInfo& window, bool reset_after) noexcept;
+
+// The exit flush: writes the whole-run dump once (later calls return at once, or wait for a flush
+// in progress on another thread). Called by the atexit handler and the signal flush thread.
+void FlushAtExit() noexcept;
+
+}  // namespace gprof::collector

@@ -1,0 +1,41 @@
+// The injection library's C ABI: the only exported symbols (see gprof_inject.map).
+//   InitializeInjection       called by the CUDA driver at cuInit (CUDA_INJECTION64_PATH)
+//   InitializeInjectionNvtx2  called by each NVTX client at its first NVTX call
+//                             (NVTX_INJECTION64_PATH)
+// plus an ELF constructor that only notes the library is loaded (LD_PRELOAD mode).
+//
+// Rules: these run on application threads inside the profiled program. Each is noexcept, catches
+// everything, and returns success to its caller even when we fail (we then go inert); never
+// exit() or abort(). No global objects with constructors or destructors live in this library.
+#include <cstdint>
+
+#include "collector/runtime.h"
+
+extern "C" {
+
+__attribute__((visibility("default"))) int InitializeInjection(void) noexcept {
+  try {
+    return gprof::collector::OnCudaInjection();
+  } catch (...) {
+    return 1;
+  }
+}
+
+__attribute__((visibility("default"))) int InitializeInjectionNvtx2(
+    const void* (*get_export_table)(uint32_t)) noexcept {
+  try {
+    return gprof::collector::OnNvtxInjection(get_export_table);
+  } catch (...) {
+    return 1;
+  }
+}
+
+}  // extern "C"
+
+namespace {
+
+// Runs when the library is loaded (LD_PRELOAD or dlopen): the minimum, so that a program that
+// never touches CUDA or NVTX is unaffected. The single init runs at the first entry point call.
+__attribute__((constructor)) void OnLoad() noexcept { gprof::collector::OnLibraryLoaded(); }
+
+}  // namespace
