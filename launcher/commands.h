@@ -1,0 +1,20 @@
+// The launcher's three commands. Launcher process only. Each returns the process exit status.
+//   RunCommand     gprof-run [options] [--] program [args...]
+//   ReportCommand  gprof-run report DIR [--sort-by KEY] [--row-limit N] [--quiet]
+//   CheckCommand   gprof-run check TRACE.json...
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace gprof::launcher {
+
+inline constexpr int kExitUsage = 2;     // bad flag, bad GPROF_* value, refused injection
+inline constexpr int kExitInternal = 1;  // gprof-run itself could not start the program
+
+// `args` excludes argv[0].
+int RunCommand(const std::vector<std::string>& args);
+int ReportCommand(const std::vector<std::string>& args);
+int CheckCommand(const std::vector<std::string>& args);
+
+}  // namespace gprof::launcher

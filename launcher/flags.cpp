@@ -1,0 +1,278 @@
+// Flag table and parser for the launcher (see flags.h). Launcher process only.
+#include "launcher/flags.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "config/config.h"
+#include "exporters/exporters.h"
+
+namespace gprof::launcher {
+namespace {
+
+const std::vector<FlagSpec> kFlags = {
+    {"output", 'o', "GPROF_OUTPUT_DIR", "DIR", "",
+     "Output directory template: %p (the program's pid), %h (host), %n (program name), "
+     "%q{VAR} (an environment variable, empty when unset), %% (a %). Default "
+     "./gprof_traces/%n.%h.%p. An existing profile is never overwritten: -1, -2, ... is added."},
+    {"log-level", 0, "GPROF_LOG_LEVEL", "LEVEL", "", "trace|debug|info|warn|error|off."},
+    {"no-cuda", 0, "GPROF_CUDA", "", "0", "Do not collect CUDA API calls or GPU activity."},
+    {"no-nvtx", 0, "GPROF_NVTX", "", "0", "Do not collect NVTX ranges and marks."},
+    {"api-filter", 0, "GPROF_API_FILTER", "SPEC",
+     "", "default|all|none, then ,+NAME / ,-NAME to add or drop single APIs."},
+    {"activity-buffer-kib", 0, "GPROF_ACTIVITY_BUFFER_KIB", "N", "",
+     "Size of one CUPTI activity buffer in KiB (64..262144)."},
+    {"activity-pool", 0, "GPROF_ACTIVITY_POOL", "N", "",
+     "Most CUPTI activity buffers outstanding at once (2..65536)."},
+    {"host-buffer-mib", 0, "GPROF_HOST_BUFFER_MIB", "N", "",
+     "Most memory for host events per process, in MiB (1..65536)."},
+    {"cupti-lib", 0, "GPROF_CUPTI_LIB", "PATH", "", "The libcupti to use (default: search)."},
+    {"schedule", 0, "GPROF_SCHEDULE", "SPEC", "",
+     "torch.profiler schedule: skip_first=N,wait=N,warmup=N,active=N,repeat=N."},
+    {"skip-first", 0, "GPROF_SCHEDULE", "N", "", "Schedule part: steps to skip at the start."},
+    {"wait", 0, "GPROF_SCHEDULE", "N", "", "Schedule part: idle steps at the start of a cycle."},
+    {"warmup", 0, "GPROF_SCHEDULE", "N", "", "Schedule part: collected-then-discarded steps."},
+    {"active", 0, "GPROF_SCHEDULE", "N", "", "Schedule part: recorded steps per cycle (>= 1)."},
+    {"repeat", 0, "GPROF_SCHEDULE", "N", "", "Schedule part: cycles (0 = until exit)."},
+    {"step", 0, "GPROF_STEP", "SPEC", "",
+     "What ends a step: nvtx:GLOB, kernel:REGEX, api:NAME or time:DURATION."},
+    {"capture-range", 0, "GPROF_CAPTURE_RANGE", "KIND", "",
+     "none|cudaProfilerApi|nvtx: collect only inside these ranges."},
+    {"nvtx-capture", 0, "GPROF_NVTX_CAPTURE", "NAME[@DOMAIN]", "",
+     "The NVTX range that opens a capture (with --capture-range=nvtx)."},
+    {"capture-range-end", 0, "GPROF_CAPTURE_RANGE_END", "stop|repeat[:N]", "",
+     "Stop after the first capture range, or capture every range (at most N)."},
+    {"delay", 0, "GPROF_DELAY", "DURATION", "", "Collect nothing for this long (e.g. 2s)."},
+    {"duration", 0, "GPROF_DURATION", "DURATION", "", "Stop collecting after this long."},
+    {"sort-by", 0, "", "KEY", "", "Table sort key (see below); default auto."},
+    {"row-limit", 0, "", "N", "", "Most rows in the table (-1 = all, the default)."},
+    {"force", 0, "", "", "",
+     "Run even when CUDA_INJECTION64_PATH / NVTX_INJECTION64_PATH are already set by another "
+     "tool (ours replaces theirs)."},
+    {"preload", 0, "", "", "", "Also prepend the injection library to LD_PRELOAD."},
+    {"quiet", 'q', "", "", "", "Do not print the table on stderr (files are still written)."},
+    {"help", 'h', "", "", "", "Print this help and exit."},
+    {"help-env", 0, "", "", "", "Print the GPROF_* settings (name, type, default, help)."},
+    {"version", 0, "", "", "", "Print the version and exit."},
+};
+
+constexpr std::string_view kScheduleParts[] = {"skip-first", "wait", "warmup", "active",
+                                               "repeat"};
+
+bool IsSchedulePart(std::string_view name) {
+  for (std::string_view p : kScheduleParts) {
+    if (p == name) return true;
+  }
+  return false;
+}
+
+bool ParseUint(std::string_view text, uint64_t* out) {
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return !text.empty() && ec == std::errc() && end == text.data() + text.size();
+}
+
+const char* TypeName(ConfigType type) {
+  switch (type) {
+    case ConfigType::kString: return "string";
+    case ConfigType::kBool: return "bool";
+    case ConfigType::kUint: return "uint";
+    case ConfigType::kEnum: return "enum";
+    case ConfigType::kSpec: return "spec";
+  }
+  return "?";
+}
+
+// Wraps `text` to `width` columns starting at column `start`; every line after the first is
+// indented by `indent` spaces.
+std::string Wrap(std::string_view text, size_t indent, size_t width, size_t start) {
+  std::string out;
+  size_t column = start;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t space = text.find(' ', pos);
+    if (space == std::string_view::npos) space = text.size();
+    const std::string_view word = text.substr(pos, space - pos);
+    if (pos > 0 && column + 1 + word.size() > width) {
+      out += "\n" + std::string(indent, ' ');
+      column = indent;
+    } else if (pos > 0) {
+      out += ' ';
+      ++column;
+    }
+    out += word;
+    column += word.size();
+    pos = space + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+const std::vector<FlagSpec>& Flags() { return kFlags; }
+
+bool ParseRowLimit(std::string_view text, int* out) {
+  if (text == "-1") {
+    *out = -1;
+    return true;
+  }
+  uint64_t n = 0;
+  if (!ParseUint(text, &n) || n > 1'000'000'000) return false;
+  *out = static_cast<int>(n);
+  return true;
+}
+
+std::string CheckSortKey(std::string_view key) {
+  std::string allowed = "auto";
+  for (std::string_view k : TableSortKeys()) {
+    if (k == key) return "";
+    if (k != "auto") allowed += ", " + std::string(k);
+  }
+  if (key == "auto") return "";
+  return "--sort-by " + std::string(key) + ": unknown sort key; expected one of " + allowed;
+}
+
+std::string ParseFlags(const std::vector<std::string>& args, LaunchOptions* o) {
+  std::map<std::string, std::string> schedule_parts;  // ordered as kScheduleParts when joined
+  size_t i = 0;
+  for (; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") {
+      ++i;
+      break;
+    }
+    if (arg.size() < 2 || arg[0] != '-') break;  // first non-option: the program
+
+    const FlagSpec* spec = nullptr;
+    std::string value;
+    bool has_value = false;
+    std::string shown;  // the flag as the user wrote it, for messages
+    if (arg[1] == '-') {
+      const size_t eq = arg.find('=');
+      const std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+      for (const FlagSpec& f : kFlags) {
+        if (f.long_name == name) spec = &f;
+      }
+      shown = "--" + name;
+      if (eq != std::string::npos) {
+        value = arg.substr(eq + 1);
+        has_value = true;
+      }
+    } else {
+      for (const FlagSpec& f : kFlags) {
+        if (f.short_name != 0 && f.short_name == arg[1]) spec = &f;
+      }
+      shown = arg.substr(0, 2);
+      if (arg.size() > 2) {
+        value = arg.substr(2);
+        has_value = true;
+      }
+    }
+    if (spec == nullptr) {
+      return "unknown flag " + shown + " (gprof-run --help lists the flags)";
+    }
+    if (spec->value_name.empty()) {
+      if (has_value) return "flag " + shown + " takes no value";
+    } else if (!has_value) {
+      if (i + 1 >= args.size()) return "flag " + shown + " needs a value: " +
+                                        std::string(spec->value_name);
+      value = args[++i];
+    }
+
+    const std::string_view name = spec->long_name;
+    if (IsSchedulePart(name)) {
+      uint64_t n = 0;
+      if (!ParseUint(value, &n) || n > 1'000'000'000) {
+        return shown + " " + value + ": expected a whole number";
+      }
+      schedule_parts[std::string(name)] = value;
+    } else if (!spec->key.empty()) {
+      o->gprof_env[std::string(spec->key)] =
+          spec->value_name.empty() ? std::string(spec->switch_value) : value;
+      o->flag_of[std::string(spec->key)] = shown;
+    } else if (name == "sort-by") {
+      if (std::string e = CheckSortKey(value); !e.empty()) return e;
+      o->sort_by = value;
+    } else if (name == "row-limit") {
+      if (!ParseRowLimit(value, &o->row_limit)) {
+        return "--row-limit " + value + ": expected -1 (all rows) or a whole number >= 0";
+      }
+    } else if (name == "force") {
+      o->force = true;
+    } else if (name == "preload") {
+      o->preload = true;
+    } else if (name == "quiet") {
+      o->quiet = true;
+    } else if (name == "help") {
+      o->help = true;
+    } else if (name == "help-env") {
+      o->help_env = true;
+    } else if (name == "version") {
+      o->version = true;
+    }
+  }
+  if (!schedule_parts.empty()) {
+    if (o->gprof_env.count("GPROF_SCHEDULE") != 0) {
+      return "use either --schedule or --skip-first/--wait/--warmup/--active/--repeat, not both";
+    }
+    std::string spec;
+    for (std::string_view part : kScheduleParts) {
+      auto it = schedule_parts.find(std::string(part));
+      if (it == schedule_parts.end()) continue;
+      std::string key(part);
+      if (key == "skip-first") key = "skip_first";
+      spec += (spec.empty() ? "" : ",") + key + "=" + it->second;
+    }
+    o->gprof_env["GPROF_SCHEDULE"] = spec;
+    o->flag_of["GPROF_SCHEDULE"] = "--skip-first/--wait/--warmup/--active/--repeat";
+  }
+  o->program.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+  return "";
+}
+
+std::string HelpText() {
+  std::string out =
+      "Usage: gprof-run [options] [--] program [args...]\n"
+      "       gprof-run report DIR [--sort-by KEY] [--row-limit N] [--quiet]\n"
+      "       gprof-run check TRACE.json...\n"
+      "\n"
+      "Runs program with the gprof injection library (CUDA_INJECTION64_PATH and\n"
+      "NVTX_INJECTION64_PATH), then writes <outdir>/table.txt (also printed on stderr),\n"
+      "<outdir>/trace.json (Chrome/Kineto trace for Perfetto) and keeps the raw dumps.\n"
+      "Exits with the program's status (128+N when it died of signal N).\n"
+      "\n"
+      "Options (each GPROF_* key can also come from the environment; a flag wins):\n";
+  for (const FlagSpec& f : kFlags) {
+    std::string left = "  ";
+    left += f.short_name != 0 ? std::string("-") + f.short_name + ", " : std::string("    ");
+    left += "--" + std::string(f.long_name);
+    if (!f.value_name.empty()) left += " " + std::string(f.value_name);
+    std::string help(f.help);
+    if (!f.key.empty()) help = std::string(f.key) + ": " + help;
+    // The key stays on the flag's own line (tools and tests grep for "--flag ... GPROF_KEY:").
+    left.resize(std::max<size_t>(left.size() + 2, 32), ' ');
+    out += left + Wrap(help, 32, 100, left.size()) + "\n";
+  }
+  std::string keys = "auto";
+  for (std::string_view k : TableSortKeys()) {
+    if (k != "auto") keys += ", " + std::string(k);
+  }
+  out += "\nSort keys: " + Wrap(keys, 2, 100, 11);
+  out +=
+      "\n\nExit status: the program's; 2 for a bad flag or GPROF_* value (the program does not\n"
+      "start); 127 program not found; 126 program not executable; 1 gprof-run could not start.\n";
+  return out;
+}
+
+std::string HelpEnvText() {
+  std::string out = "GPROF_* settings (gprof-run flags set them; see gprof-run --help):\n\n";
+  for (const ConfigKey& k : ConfigKeys()) {
+    out += std::string(k.name) + " (" + TypeName(k.type) + ", default \"" +
+           std::string(k.default_value) + "\")\n    " + Wrap(k.help, 4, 100, 4) + "\n";
+  }
+  out +=
+      "\nRead by gprof-run only: GPROF_INJECT_LIB (path of libgprof_inject.so, overrides the\n"
+      "search next to gprof-run; not passed to the program).\n";
+  return out;
+}
+
+}  // namespace gprof::launcher

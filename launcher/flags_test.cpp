@@ -1,0 +1,94 @@
+// Unit tests for the launcher's flag parser and help text (flags.h).
+#include "launcher/flags.h"
+
+#include <gtest/gtest.h>
+
+#include "config/config.h"
+
+namespace gprof::launcher {
+namespace {
+
+LaunchOptions Parse(const std::vector<std::string>& args, std::string* error = nullptr) {
+  LaunchOptions o;
+  const std::string e = ParseFlags(args, &o);
+  if (error != nullptr) *error = e;
+  else EXPECT_EQ(e, "");
+  return o;
+}
+
+TEST(Flags, StopAtTheFirstNonOptionOrDoubleDash) {
+  LaunchOptions o = Parse({"--no-cuda", "python", "train.py", "--no-nvtx", "-o", "x"});
+  EXPECT_EQ(o.program, (std::vector<std::string>{"python", "train.py", "--no-nvtx", "-o", "x"}));
+  EXPECT_EQ(o.gprof_env.at("GPROF_CUDA"), "0");
+  EXPECT_EQ(o.gprof_env.count("GPROF_NVTX"), 0u);
+
+  o = Parse({"-q", "--", "-weird-program", "arg"});
+  EXPECT_TRUE(o.quiet);
+  EXPECT_EQ(o.program, (std::vector<std::string>{"-weird-program", "arg"}));
+}
+
+TEST(Flags, ValuesAfterEqualsOrAsTheNextArgument) {
+  LaunchOptions o = Parse({"--output=out/%p", "--activity-pool", "16", "-oother", "prog"});
+  EXPECT_EQ(o.gprof_env.at("GPROF_OUTPUT_DIR"), "other");  // the last one wins
+  EXPECT_EQ(o.gprof_env.at("GPROF_ACTIVITY_POOL"), "16");
+  EXPECT_EQ(o.flag_of.at("GPROF_ACTIVITY_POOL"), "--activity-pool");
+  o = Parse({"-o", "dir", "prog"});
+  EXPECT_EQ(o.gprof_env.at("GPROF_OUTPUT_DIR"), "dir");
+}
+
+TEST(Flags, ScheduleParts) {
+  LaunchOptions o = Parse({"--repeat", "2", "--active=3", "--skip-first", "1", "prog"});
+  EXPECT_EQ(o.gprof_env.at("GPROF_SCHEDULE"), "skip_first=1,active=3,repeat=2");
+  std::string error;
+  Parse({"--schedule", "active=1", "--wait", "1", "prog"}, &error);
+  EXPECT_NE(error.find("not both"), std::string::npos) << error;
+  Parse({"--warmup", "x", "prog"}, &error);
+  EXPECT_NE(error.find("--warmup"), std::string::npos) << error;
+}
+
+TEST(Flags, LauncherOnlyFlags) {
+  LaunchOptions o = Parse({"--sort-by", "count", "--row-limit=5", "--force", "--preload", "p"});
+  EXPECT_EQ(o.sort_by, "count");
+  EXPECT_EQ(o.row_limit, 5);
+  EXPECT_TRUE(o.force);
+  EXPECT_TRUE(o.preload);
+  EXPECT_TRUE(o.gprof_env.empty());
+}
+
+TEST(Flags, UsageErrors) {
+  std::string error;
+  Parse({"--bogus", "p"}, &error);
+  EXPECT_NE(error.find("unknown flag --bogus"), std::string::npos) << error;
+  Parse({"--delay"}, &error);
+  EXPECT_NE(error.find("needs a value"), std::string::npos) << error;
+  Parse({"--force=1", "p"}, &error);
+  EXPECT_NE(error.find("takes no value"), std::string::npos) << error;
+  Parse({"--row-limit", "-2", "p"}, &error);
+  EXPECT_NE(error.find("--row-limit"), std::string::npos) << error;
+  Parse({"--sort-by", "speed", "p"}, &error);
+  EXPECT_NE(error.find("self_cpu_time_total"), std::string::npos) << error;
+}
+
+TEST(Flags, EveryConfigKeyHasAFlagAndEveryFlagKeyExists) {
+  for (const ConfigKey& key : ConfigKeys()) {
+    bool found = false;
+    for (const FlagSpec& f : Flags()) found = found || f.key == key.name;
+    EXPECT_TRUE(found) << key.name << " has no flag";
+  }
+  for (const FlagSpec& f : Flags()) {
+    if (f.key.empty()) continue;
+    bool known = false;
+    for (const ConfigKey& key : ConfigKeys()) known = known || f.key == key.name;
+    EXPECT_TRUE(known) << "--" << f.long_name << " sets unknown key " << f.key;
+  }
+}
+
+TEST(Flags, HelpMentionsEveryFlag) {
+  const std::string help = HelpText();
+  for (const FlagSpec& f : Flags()) {
+    EXPECT_NE(help.find("--" + std::string(f.long_name)), std::string::npos) << f.long_name;
+  }
+}
+
+}  // namespace
+}  // namespace gprof::launcher

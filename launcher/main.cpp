@@ -1,0 +1,24 @@
+// gprof-run: entry point. Dispatches to the report/check commands or profiles a program.
+// A program named "report" or "check" is profiled with `gprof-run -- report ...`.
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "launcher/commands.h"
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    if (!args.empty() && args[0] == "report") {
+      return gprof::launcher::ReportCommand({args.begin() + 1, args.end()});
+    }
+    if (!args.empty() && args[0] == "check") {
+      return gprof::launcher::CheckCommand({args.begin() + 1, args.end()});
+    }
+    return gprof::launcher::RunCommand(args);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gprof-run: error: %s\n", e.what());
+    return gprof::launcher::kExitInternal;
+  }
+}

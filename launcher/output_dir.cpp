@@ -1,0 +1,84 @@
+// Output template expansion and the never-overwrite rule (see output_dir.h). Launcher only.
+#include "launcher/output_dir.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "model/dump.h"
+
+namespace gprof::launcher {
+
+std::string ExpandOutputTemplate(const std::string& templ, const TemplateValues& values,
+                                 std::string* out) {
+  std::string result;
+  for (size_t i = 0; i < templ.size(); ++i) {
+    if (templ[i] != '%') {
+      result += templ[i];
+      continue;
+    }
+    if (i + 1 >= templ.size()) return "output template '" + templ + "' ends with a lone %";
+    const char c = templ[++i];
+    if (c == 'p') {
+      result += std::to_string(values.pid);
+    } else if (c == 'h') {
+      result += values.host;
+    } else if (c == 'n') {
+      result += values.program;
+    } else if (c == '%') {
+      result += '%';
+    } else if (c == 'q') {
+      const size_t close = templ.find('}', i);
+      if (i + 1 >= templ.size() || templ[i + 1] != '{' || close == std::string::npos ||
+          close == i + 2) {
+        return "output template '" + templ + "': %q needs a variable name: %q{VAR}";
+      }
+      const std::string var = templ.substr(i + 2, close - i - 2);
+      auto it = values.env.find(var);
+      if (it != values.env.end()) result += it->second;
+      i = close;
+    } else {
+      return "output template '" + templ + "': unknown %" + std::string(1, c) +
+             " (allowed: %p %h %n %q{VAR} %%)";
+    }
+  }
+  if (result.empty()) return "output template '" + templ + "' expands to an empty path";
+  *out = result;
+  return "";
+}
+
+bool HoldsProfile(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name == "gprof-run.json" || name.ends_with(kDumpExtension)) return true;
+  }
+  return false;
+}
+
+std::string ClaimOutputDir(const std::string& dir, std::string* chosen) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path parent = fs::path(dir).parent_path();
+  if (!parent.empty()) {
+    fs::create_directories(parent, ec);
+    if (ec) return "cannot create " + parent.string() + ": " + ec.message();
+  }
+  for (int n = 0; n < 10000; ++n) {
+    const std::string candidate = n == 0 ? dir : dir + "-" + std::to_string(n);
+    if (fs::create_directory(candidate, ec)) {
+      *chosen = candidate;
+      return "";
+    }
+    if (ec) return "cannot create " + candidate + ": " + ec.message();
+    // It already exists: reuse it only when it is a directory holding no profile.
+    if (fs::is_directory(candidate, ec) && !HoldsProfile(candidate)) {
+      *chosen = candidate;
+      return "";
+    }
+  }
+  return "no free name for " + dir + "-N (tried 10000)";
+}
+
+}  // namespace gprof::launcher

@@ -1,0 +1,80 @@
+// Unit tests for output template expansion and the never-overwrite rule (output_dir.h).
+#include "launcher/output_dir.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+namespace gprof::launcher {
+namespace {
+
+namespace fs = std::filesystem;
+
+TemplateValues Values() {
+  TemplateValues v;
+  v.pid = 4242;
+  v.host = "node7";
+  v.program = "python3";
+  v.env = {{"RANK", "3"}};
+  return v;
+}
+
+std::string Expand(const std::string& templ) {
+  std::string out;
+  const std::string error = ExpandOutputTemplate(templ, Values(), &out);
+  EXPECT_EQ(error, "") << templ;
+  return out;
+}
+
+TEST(OutputTemplate, Expands) {
+  EXPECT_EQ(Expand(kDefaultOutputTemplate), "./gprof_traces/python3.node7.4242");
+  EXPECT_EQ(Expand("r%q{RANK}/%p"), "r3/4242");
+  EXPECT_EQ(Expand("a%q{UNSET}b"), "ab");
+  EXPECT_EQ(Expand("50%%-%n"), "50%-python3");
+}
+
+TEST(OutputTemplate, RejectsBadTemplates) {
+  std::string out;
+  for (const char* bad : {"out%", "out.%x", "%q", "%qRANK", "%q{RANK", "%q{}", ""}) {
+    EXPECT_NE(ExpandOutputTemplate(bad, Values(), &out), "") << bad;
+  }
+}
+
+class ClaimTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("gprof_claim_" + std::to_string(::getpid()));
+    fs::remove_all(root_);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  fs::path root_;
+};
+
+TEST_F(ClaimTest, CreatesParentsAndReusesAnEmptyDirectory) {
+  std::string chosen;
+  ASSERT_EQ(ClaimOutputDir((root_ / "a/b/run").string(), &chosen), "");
+  EXPECT_EQ(chosen, (root_ / "a/b/run").string());
+  EXPECT_TRUE(fs::is_directory(chosen));
+  ASSERT_EQ(ClaimOutputDir((root_ / "a/b/run").string(), &chosen), "");
+  EXPECT_EQ(chosen, (root_ / "a/b/run").string());  // still empty: no profile to protect
+}
+
+TEST_F(ClaimTest, NeverReusesADirectoryHoldingAProfile) {
+  const std::string base = (root_ / "run").string();
+  fs::create_directories(base);
+  std::ofstream(base + "/prog.1.gpdump") << "x";
+  std::string chosen;
+  ASSERT_EQ(ClaimOutputDir(base, &chosen), "");
+  EXPECT_EQ(chosen, base + "-1");
+  std::ofstream(base + "-1/gprof-run.json") << "{}";
+  ASSERT_EQ(ClaimOutputDir(base, &chosen), "");
+  EXPECT_EQ(chosen, base + "-2");
+  EXPECT_TRUE(HoldsProfile(base));
+  EXPECT_FALSE(HoldsProfile(base + "-2"));
+}
+
+}  // namespace
+}  // namespace gprof::launcher

@@ -1,0 +1,224 @@
+// Rendering an output directory (see report.h). Launcher process only.
+#include "launcher/report.h"
+
+#include <algorithm>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <system_error>
+
+#include "launcher/manifest.h"
+#include "model/dump.h"
+
+namespace gprof::launcher {
+namespace {
+
+struct Totals {
+  std::set<uint32_t> pids;
+  uint64_t ranges = 0, api_calls = 0, kernels = 0, copies = 0, memsets = 0;
+  Counters counters;
+  std::string cupti;  // from the main profile (or the first one read)
+};
+
+void Add(Totals* t, const Profile& p) {
+  t->ranges += p.ranges.size();
+  t->api_calls += p.api_calls.size();
+  t->kernels += p.kernels.size();
+  t->copies += p.memcpys.size();
+  t->memsets += p.memsets.size();
+  Counters& c = t->counters;
+  const Counters& d = p.counters;
+  c.cupti_dropped_records += d.cupti_dropped_records;
+  c.cupti_buffers_refused += d.cupti_buffers_refused;
+  c.host_events_dropped += d.host_events_dropped;
+  c.nvtx_unmatched_pops += d.nvtx_unmatched_pops;
+  c.nvtx_ranges_open_at_end += d.nvtx_ranges_open_at_end;
+  c.records_unknown_kind += d.records_unknown_kind;
+  c.gpu_records_uncorrelated += d.gpu_records_uncorrelated;
+  c.cupti_errors += d.cupti_errors;
+}
+
+std::string CuptiText(const Profile& p) {
+  if (!p.info.cupti_library.empty()) return "CUPTI " + p.info.cupti_library;
+  if (!p.info.gpu_status.empty()) return "GPU: " + p.info.gpu_status;
+  return "GPU: not collected";
+}
+
+std::string LossText(const Counters& c) {
+  const std::pair<const char*, uint64_t> items[] = {
+      {"cupti_dropped_records", c.cupti_dropped_records},
+      {"cupti_buffers_refused", c.cupti_buffers_refused},
+      {"host_events_dropped", c.host_events_dropped},
+      {"nvtx_unmatched_pops", c.nvtx_unmatched_pops},
+      {"nvtx_ranges_open_at_end", c.nvtx_ranges_open_at_end},
+      {"records_unknown_kind", c.records_unknown_kind},
+      {"gpu_records_uncorrelated", c.gpu_records_uncorrelated},
+      {"cupti_errors", c.cupti_errors},
+  };
+  std::string out;
+  for (const auto& [name, value] : items) {
+    if (value == 0) continue;
+    out += (out.empty() ? "LOSSES: " : ", ") + std::string(name) + "=" + std::to_string(value);
+  }
+  return out.empty() ? "no losses" : out;
+}
+
+std::string Plural(uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+bool WriteText(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc | std::ios::binary);
+  out << text;
+  out.close();
+  return static_cast<bool>(out);
+}
+
+}  // namespace
+
+bool ParseDumpName(const std::string& file_name, DumpName* name) {
+  static const std::regex kPattern(R"(^(.+)\.(\d+)(\.cycle(\d+)\.steps(\d+)-(\d+))?\.gpdump$)");
+  std::smatch m;
+  if (!std::regex_match(file_name, m, kPattern)) return false;
+  try {
+    name->stem = file_name.substr(0, file_name.size() - std::string(kDumpExtension).size());
+    name->program = m[1].str();
+    name->pid = std::stol(m[2].str());
+    name->window = m[3].matched;
+    if (name->window) {
+      name->cycle = static_cast<uint32_t>(std::stoul(m[4].str()));
+      name->first_step = static_cast<uint32_t>(std::stoul(m[5].str()));
+      name->last_step = static_cast<uint32_t>(std::stoul(m[6].str()));
+    }
+  } catch (const std::exception&) {
+    return false;  // numbers out of range
+  }
+  return true;
+}
+
+RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_options,
+                              bool quiet, std::FILE* err) {
+  namespace fs = std::filesystem;
+  RenderSummary summary;
+  std::vector<DumpName> dumps;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    DumpName name;
+    if (entry.is_regular_file(ec) && ParseDumpName(entry.path().filename().string(), &name)) {
+      dumps.push_back(name);
+    }
+  }
+  std::sort(dumps.begin(), dumps.end(), [](const DumpName& a, const DumpName& b) {
+    if (a.pid != b.pid) return a.pid < b.pid;
+    if (a.window != b.window) return !a.window;
+    if (a.cycle != b.cycle) return a.cycle < b.cycle;
+    return a.stem < b.stem;
+  });
+  summary.dumps = static_cast<int>(dumps.size());
+
+  // Which dump belongs to the main process.
+  Manifest manifest;
+  std::string manifest_error;
+  long main_pid = -1;
+  if (ReadManifest(dir, &manifest, &manifest_error)) {
+    main_pid = manifest.pid;
+  } else {
+    long whole_runs = 0;
+    for (const DumpName& d : dumps) {
+      if (!d.window) {
+        ++whole_runs;
+        main_pid = d.pid;
+      }
+    }
+    if (whole_runs != 1) main_pid = -1;
+  }
+  std::set<long> pids_with_whole_run;
+  for (const DumpName& d : dumps) {
+    if (!d.window) pids_with_whole_run.insert(d.pid);
+  }
+
+  Totals totals;
+  std::string main_table, main_table_source, main_table_path, main_trace_path, cupti_text;
+  for (const DumpName& d : dumps) {
+    const std::string path = dir + "/" + d.stem + kDumpExtension;
+    const bool is_main = d.pid == main_pid && !d.window;
+    const std::string table_path = dir + "/" + (is_main ? "table.txt" : d.stem + ".table.txt");
+    const std::string trace_path = dir + "/" + (is_main ? "trace.json" : d.stem + ".trace.json");
+    Profile profile;
+    std::string error;
+    if (!ReadDump(path, &profile, &error)) {
+      std::fprintf(err, "gprof-run: error: %s; not rendered\n", error.c_str());
+      ++summary.failed;
+      continue;
+    }
+    try {
+      const std::string table = RenderTable(profile, table_options);
+      if (!WriteText(table_path, table)) throw std::runtime_error("cannot write " + table_path);
+      WriteTraceJson(profile, trace_path);
+      summary.outputs.push_back(table_path);
+      summary.outputs.push_back(trace_path);
+      ++summary.rendered;
+      // Count each process once: its whole run when it has one, else its windows.
+      if (!d.window || pids_with_whole_run.count(d.pid) == 0) {
+        totals.pids.insert(static_cast<uint32_t>(d.pid));
+        Add(&totals, profile);
+      }
+      // The table shown on stderr: the main whole run, else the main process's latest window
+      // (windows sort after the whole run, by cycle).
+      if (is_main || (d.pid == main_pid && main_table_source != "whole-run")) {
+        main_table = table;
+        main_table_source = is_main ? "whole-run" : path;
+        main_table_path = table_path;
+        main_trace_path = trace_path;
+        cupti_text = CuptiText(profile);
+      }
+      if (cupti_text.empty()) cupti_text = CuptiText(profile);
+    } catch (const std::exception& e) {
+      std::fprintf(err, "gprof-run: error: %s: cannot render: %s\n", path.c_str(), e.what());
+      ++summary.failed;
+    }
+  }
+
+  if (dumps.empty()) {
+    std::fprintf(err,
+                 "gprof-run: no profile in %s: the program wrote no dump (it never used CUDA or "
+                 "NVTX, or it ended without running exit handlers, e.g. killed by SIGKILL or "
+                 "_exit)\n",
+                 dir.c_str());
+    return summary;
+  }
+  if (!quiet && !main_table.empty()) {
+    if (main_table_source != "whole-run") {
+      std::fprintf(err, "gprof-run: table of %s\n", main_table_source.c_str());
+    }
+    std::fputs(main_table.c_str(), err);
+    if (!main_table.empty() && main_table.back() != '\n') std::fputc('\n', err);
+  }
+  if (summary.rendered == 0) {
+    std::fprintf(err, "gprof-run: none of the %d dump(s) in %s could be rendered\n",
+                 summary.dumps, dir.c_str());
+    return summary;
+  }
+  std::string where;
+  if (!main_table_path.empty()) {
+    where = "table " + main_table_path + ", trace " + main_trace_path;
+  } else {
+    where = "no dump from the main process";
+  }
+  const int others = summary.rendered - (main_table_path.empty() ? 0 : 1);
+  if (others > 0) where += "; " + std::to_string(others) + " more table/trace pair(s) in " + dir;
+  std::fprintf(err, "gprof-run: recorded %s: %s, %s, %s, %s, %s; %s; %s; %s\n",
+               Plural(totals.pids.size(), "process", "processes").c_str(),
+               Plural(totals.ranges, "range", "ranges").c_str(),
+               Plural(totals.api_calls, "API call", "API calls").c_str(),
+               Plural(totals.kernels, "kernel", "kernels").c_str(),
+               Plural(totals.copies, "copy", "copies").c_str(),
+               Plural(totals.memsets, "memset", "memsets").c_str(),
+               LossText(totals.counters).c_str(), cupti_text.c_str(), where.c_str());
+  return summary;
+}
+
+}  // namespace gprof::launcher

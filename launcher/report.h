@@ -1,0 +1,48 @@
+// Turns the dumps in an output directory into tables and traces, and prints the main table and a
+// closing line. Shared by `gprof-run program...` (after the program exits) and
+// `gprof-run report DIR`. Launcher process only; may throw internally but catches per dump, so a
+// corrupt dump never stops the others from being rendered.
+//
+// Naming (agreed with the injection library):
+//   <program>.<pid>.gpdump                              whole run of one process
+//   <program>.<pid>.cycle<C>.steps<A>-<B>.gpdump        one schedule window
+// The main process (pid in gprof-run.json; without a manifest, the only whole-run dump) gets
+// <dir>/table.txt and <dir>/trace.json; every other dump <stem>.gpdump gets <stem>.table.txt and
+// <stem>.trace.json.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "exporters/exporters.h"
+
+namespace gprof::launcher {
+
+struct DumpName {
+  std::string stem;     // file name without .gpdump
+  std::string program;
+  long pid = 0;
+  bool window = false;  // a schedule window rather than the whole run
+  uint32_t cycle = 0;
+  uint32_t first_step = 0;
+  uint32_t last_step = 0;
+};
+
+// False when `file_name` is not a dump name.
+bool ParseDumpName(const std::string& file_name, DumpName* name);
+
+struct RenderSummary {
+  int dumps = 0;     // dump files found
+  int rendered = 0;  // dumps turned into table + trace
+  int failed = 0;    // corrupt or unrenderable dumps (each reported)
+  std::vector<std::string> outputs;  // files written
+};
+
+// Renders every dump in `dir`; writes messages, the main table (unless `quiet`) and the closing
+// line to `err`.
+RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table, bool quiet,
+                              std::FILE* err);
+
+}  // namespace gprof::launcher

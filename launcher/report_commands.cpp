@@ -1,0 +1,106 @@
+// `gprof-run report DIR` and `gprof-run check TRACE.json...`. Launcher process only.
+#include <cstdio>
+#include <filesystem>
+#include <system_error>
+
+#include "exporters/exporters.h"
+#include "launcher/commands.h"
+#include "launcher/flags.h"
+#include "launcher/report.h"
+
+namespace gprof::launcher {
+namespace {
+
+constexpr const char* kReportUsage =
+    "Usage: gprof-run report DIR [--sort-by KEY] [--row-limit N] [--quiet]\n"
+    "Re-renders DIR/table.txt and DIR/trace.json (and <stem>.table.txt / <stem>.trace.json for\n"
+    "every other dump) from the raw dumps in DIR. Exit: 0 all rendered, 1 no dump or a dump\n"
+    "could not be rendered, 2 usage error.\n";
+constexpr const char* kCheckUsage =
+    "Usage: gprof-run check TRACE.json...\n"
+    "Checks traces against Perfetto's JSON importer rules; prints every violation.\n"
+    "Exit: 0 clean, 1 any violation, 2 usage error.\n";
+
+int Usage(const char* usage, const std::string& message) {
+  std::fprintf(stderr, "gprof-run: error: %s\n%s", message.c_str(), usage);
+  return kExitUsage;
+}
+
+}  // namespace
+
+int ReportCommand(const std::vector<std::string>& args) {
+  TableOptions table;
+  bool quiet = false;
+  std::string dir;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string arg = args[i], value;
+    const size_t eq = arg.find('=');
+    const bool has_value = arg.rfind("--", 0) == 0 && eq != std::string::npos;
+    if (has_value) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    }
+    auto take_value = [&]() -> bool {
+      if (has_value) return true;
+      if (i + 1 >= args.size()) return false;
+      value = args[++i];
+      return true;
+    };
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kReportUsage, stdout);
+      return 0;
+    } else if (arg == "--sort-by") {
+      if (!take_value()) return Usage(kReportUsage, "--sort-by needs a value");
+      if (std::string e = CheckSortKey(value); !e.empty()) return Usage(kReportUsage, e);
+      table.sort_by = value;
+    } else if (arg == "--row-limit") {
+      if (!take_value()) return Usage(kReportUsage, "--row-limit needs a value");
+      if (!ParseRowLimit(value, &table.row_limit)) {
+        return Usage(kReportUsage,
+                     "--row-limit " + value + ": expected -1 (all rows) or a whole number >= 0");
+      }
+    } else if (arg == "--quiet" || arg == "-q") {
+      quiet = true;
+    } else if (!arg.empty() && arg[0] == '-') {
+      return Usage(kReportUsage, "unknown flag " + arg);
+    } else if (dir.empty()) {
+      dir = arg;
+    } else {
+      return Usage(kReportUsage, "one directory at a time (got " + dir + " and " + arg + ")");
+    }
+  }
+  if (dir.empty()) return Usage(kReportUsage, "no directory given");
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    return Usage(kReportUsage, dir + " is not a directory");
+  }
+  const RenderSummary s = RenderDirectory(dir, table, quiet, stderr);
+  return s.dumps > 0 && s.failed == 0 ? 0 : 1;
+}
+
+int CheckCommand(const std::vector<std::string>& args) {
+  if (args.empty()) return Usage(kCheckUsage, "no trace given");
+  for (const std::string& a : args) {
+    if (a == "--help" || a == "-h") {
+      std::fputs(kCheckUsage, stdout);
+      return 0;
+    }
+    if (!a.empty() && a[0] == '-') return Usage(kCheckUsage, "unknown flag " + a);
+  }
+  bool any = false;
+  for (const std::string& path : args) {
+    const std::vector<TraceViolation> violations = CheckTrace(path);
+    for (const TraceViolation& v : violations) {
+      std::printf("%s: %s: %s\n", path.c_str(), v.rule.c_str(), v.message.c_str());
+    }
+    if (violations.empty()) {
+      std::printf("%s: ok\n", path.c_str());
+    } else {
+      std::printf("%s: %zu violation(s)\n", path.c_str(), violations.size());
+      any = true;
+    }
+  }
+  return any ? 1 : 0;
+}
+
+}  // namespace gprof::launcher

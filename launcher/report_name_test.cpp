@@ -1,0 +1,39 @@
+// Unit tests for the dump file names the launcher renders (report.h ParseDumpName).
+#include <gtest/gtest.h>
+
+#include "launcher/report.h"
+
+namespace gprof::launcher {
+namespace {
+
+TEST(DumpName, WholeRun) {
+  DumpName n;
+  ASSERT_TRUE(ParseDumpName("python3.11.4242.gpdump", &n));
+  EXPECT_EQ(n.program, "python3.11");
+  EXPECT_EQ(n.pid, 4242);
+  EXPECT_FALSE(n.window);
+  EXPECT_EQ(n.stem, "python3.11.4242");
+}
+
+TEST(DumpName, Window) {
+  DumpName n;
+  ASSERT_TRUE(ParseDumpName("train.77.cycle2.steps10-14.gpdump", &n));
+  EXPECT_EQ(n.program, "train");
+  EXPECT_EQ(n.pid, 77);
+  EXPECT_TRUE(n.window);
+  EXPECT_EQ(n.cycle, 2u);
+  EXPECT_EQ(n.first_step, 10u);
+  EXPECT_EQ(n.last_step, 14u);
+  EXPECT_EQ(n.stem, "train.77.cycle2.steps10-14");
+}
+
+TEST(DumpName, NotDumps) {
+  DumpName n;
+  for (const char* name : {"table.txt", "train.gpdump", "train.77.gpdump.tmp.77", "gprof-run.json",
+                           "train.x.gpdump", "train.99999999999999999999.gpdump"}) {
+    EXPECT_FALSE(ParseDumpName(name, &n)) << name;
+  }
+}
+
+}  // namespace
+}  // namespace gprof::launcher

@@ -1,0 +1,223 @@
+// `gprof-run [options] [--] program [args...]`: validate, start the program with the injection
+// library, wait, render its dumps. Launcher process only.
+//
+// Exit status: the program's (128+N for signal N) once it ran, whatever happens while rendering;
+// 2 for usage/config errors and a refused injection (the program never starts); 127/126 when the
+// program is missing / not executable; 1 when gprof-run could not start it.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "config/config.h"
+#include "launcher/child_process.h"
+#include "launcher/commands.h"
+#include "launcher/flags.h"
+#include "launcher/inject_lib.h"
+#include "launcher/manifest.h"
+#include "launcher/output_dir.h"
+#include "launcher/report.h"
+#include "support/clock.h"
+#include "support/log.h"
+
+extern char** environ;
+
+namespace gprof::launcher {
+namespace {
+
+constexpr const char* kInjectionVars[] = {"CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH"};
+
+void Error(const std::string& message) {
+  std::fprintf(stderr, "gprof-run: error: %s\n", message.c_str());
+}
+
+std::map<std::string, std::string> CurrentEnvironment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const char* eq = std::strchr(*e, '=');
+    if (eq != nullptr) env.emplace(std::string(*e, static_cast<size_t>(eq - *e)), eq + 1);
+  }
+  return env;
+}
+
+std::string HostName() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "localhost";
+  return buf;
+}
+
+std::string Basename(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+int RunCommand(const std::vector<std::string>& args) {
+  LaunchOptions o;
+  if (std::string e = ParseFlags(args, &o); !e.empty()) {
+    Error(e);
+    return kExitUsage;
+  }
+  if (o.help) {
+    std::fputs(HelpText().c_str(), stdout);
+    return 0;
+  }
+  if (o.help_env) {
+    std::fputs(HelpEnvText().c_str(), stdout);
+    return 0;
+  }
+  if (o.version) {
+    std::printf("gprof-run %s\n", GPROF_VERSION);
+    return 0;
+  }
+  if (o.program.empty()) {
+    Error("no program given (usage: gprof-run [options] [--] program [args...]; see --help)");
+    return kExitUsage;
+  }
+
+  std::map<std::string, std::string> env = CurrentEnvironment();
+  std::string inject_override;
+  if (auto it = env.find(kInjectLibEnv); it != env.end()) {
+    inject_override = it->second;
+    env.erase(it);  // a launcher setting, not one for the program
+  }
+
+  // Only one tool can hold each injection slot (and CUPTI): refuse rather than silently evict it.
+  for (const char* var : kInjectionVars) {
+    auto it = env.find(var);
+    if (it == env.end() || it->second.empty()) continue;
+    if (!o.force) {
+      Error(std::string(var) + " is already set to '" + it->second +
+            "' (another profiler, such as nsys, is injecting itself). Only one tool can own it: "
+            "unset it, or pass --force to replace it with gprof-run's library. The program was "
+            "not started.");
+      return kExitUsage;
+    }
+    std::fprintf(stderr, "gprof-run: warning: --force: replacing %s='%s'\n", var,
+                 it->second.c_str());
+  }
+
+  for (const auto& [key, value] : o.gprof_env) env[key] = value;
+  ParseResult parsed = ParseConfig(env);
+  if (!parsed.ok()) {
+    for (const ConfigError& e : parsed.errors) {
+      auto flag = o.flag_of.find(e.key);
+      Error(FormatError(e) + (flag != o.flag_of.end() ? " (set by " + flag->second + ")"
+                                                      : " (from the environment)"));
+    }
+    std::fprintf(stderr, "gprof-run: the program was not started (gprof-run --help-env lists "
+                         "the settings and their values)\n");
+    return kExitUsage;
+  }
+  log::SetLevel(parsed.config.log_level);
+  for (const std::string& w : parsed.warnings) log::Warn(w);
+
+  std::string templ = parsed.config.output_dir.empty() ? kDefaultOutputTemplate
+                                                       : parsed.config.output_dir;
+  TemplateValues values;
+  values.host = HostName();
+  values.program = Basename(o.program[0]);
+  values.env = env;
+  std::string expanded;
+  if (std::string e = ExpandOutputTemplate(templ, values, &expanded); !e.empty()) {
+    Error("GPROF_OUTPUT_DIR=" + templ + ": " + e +
+          (o.flag_of.count("GPROF_OUTPUT_DIR") ? " (set by " + o.flag_of["GPROF_OUTPUT_DIR"] + ")"
+                                               : " (from the environment)"));
+    return kExitUsage;
+  }
+
+  const InjectLibSearch lib = FindInjectLib(inject_override);
+  if (lib.found.empty()) {
+    std::string tried;
+    for (const std::string& t : lib.tried) tried += (tried.empty() ? "" : ", ") + t;
+    Error(std::string("cannot find ") + kInjectLibName + " (looked at: " + tried +
+          "); reinstall gprof-run or set " + kInjectLibEnv + " to its path");
+    return kExitInternal;
+  }
+
+  std::string program_path;
+  int not_found_code = 127;
+  if (std::string e = ResolveProgram(o.program[0], env.count("PATH") ? env["PATH"] : "",
+                                     &program_path, &not_found_code);
+      !e.empty()) {
+    Error(e);
+    return not_found_code;
+  }
+
+  // The program's environment: ours, plus the flags, plus the injection variables.
+  env.erase("GPROF_OUTPUT_DIR");  // sent at Release(), once expanded with the program's pid
+  env["CUDA_INJECTION64_PATH"] = lib.found;
+  env["NVTX_INJECTION64_PATH"] = lib.found;
+  if (o.preload) {
+    auto it = env.find("LD_PRELOAD");
+    env["LD_PRELOAD"] = it == env.end() || it->second.empty() ? lib.found
+                                                               : lib.found + ":" + it->second;
+  }
+  std::vector<std::string> env_list;
+  for (const auto& [key, value] : env) env_list.push_back(key + "=" + value);
+
+  ChildProcess child;
+  if (std::string e = child.Start(program_path, o.program, env_list); !e.empty()) {
+    Error("cannot start " + o.program[0] + ": " + e);
+    return kExitInternal;
+  }
+  const uint64_t start_ns = NowNs();
+  values.pid = child.pid();
+  std::string out_dir;
+  std::string e = ExpandOutputTemplate(templ, values, &expanded);
+  if (e.empty()) e = ClaimOutputDir(expanded, &out_dir);
+  if (!e.empty()) {
+    child.Abort();
+    child.Wait();
+    Error("output directory: " + e + "; the program was not started");
+    return kExitInternal;
+  }
+  if (out_dir != expanded) {
+    std::fprintf(stderr, "gprof-run: %s already holds a profile; writing to %s instead\n",
+                 expanded.c_str(), out_dir.c_str());
+  }
+  std::error_code ec;
+  const std::string abs_dir = std::filesystem::absolute(out_dir, ec).lexically_normal().string();
+
+  Manifest manifest;
+  manifest.version = GPROF_VERSION;
+  manifest.command_line = o.program;
+  manifest.pid = child.pid();
+  manifest.launcher_pid = ::getpid();
+  manifest.hostname = values.host;
+  manifest.start_time_ns = start_ns;
+  if (std::string me = WriteManifest(out_dir, manifest); !me.empty()) {
+    std::fprintf(stderr, "gprof-run: warning: %s; `gprof-run report` will guess the main dump\n",
+                 me.c_str());
+  }
+
+  const std::string exec_error = child.Release({"GPROF_OUTPUT_DIR=" + abs_dir});
+  const int status = child.Wait();
+  if (!exec_error.empty()) {
+    Error(o.program[0] + ": " + exec_error);
+    return status;
+  }
+
+  // From here on the program has run: nothing gprof-run does may change the exit status.
+  try {
+    TableOptions table;
+    table.sort_by = o.sort_by;
+    table.row_limit = o.row_limit;
+    RenderDirectory(abs_dir, table, o.quiet, stderr);
+  } catch (const std::exception& ex) {
+    Error(std::string("rendering ") + out_dir + " failed: " + ex.what() +
+          " (the dumps are kept; retry with gprof-run report " + out_dir + ")");
+  } catch (...) {
+    Error("rendering " + out_dir + " failed (the dumps are kept)");
+  }
+  return status;
+}
+
+}  // namespace gprof::launcher

@@ -1,0 +1,70 @@
+// A small but complete Profile (NVTX ranges, a mark, a launch API call, its kernel, a copy) for
+// the launcher tests: written with model/dump.h WriteDump so they never depend on the injection
+// library. Test-only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "model/profile.h"
+
+namespace gprof::testing {
+
+inline Profile SampleProfile(uint32_t pid, const std::string& program) {
+  Profile p;
+  p.info.pid = pid;
+  p.info.program = program;
+  p.info.command_line = program + " --epochs 1";
+  p.info.hostname = "testhost";
+  const uint64_t t0 = 1'700'000'000'000'000'000ull;
+  p.info.start_ns = t0;
+  p.info.end_ns = t0 + 10'000'000;
+  p.info.gpu_status = "collected";
+  p.info.cupti_library = "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13";
+  const uint32_t tid = pid;
+  p.threads.push_back({tid, p.strings.Intern("main")});
+  DeviceInfo dev{};
+  dev.id = 0;
+  dev.name = p.strings.Intern("Test GPU");
+  dev.total_global_mem = 80ull << 30;
+  dev.compute_major = 9;
+  dev.num_sms = 132;
+  dev.max_threads_per_block = 1024;
+  dev.max_threads_per_sm = 2048;
+  dev.max_registers_per_block = 65536;
+  dev.max_registers_per_sm = 65536;
+  dev.max_shared_memory_per_block = 49152;
+  dev.max_shared_memory_per_sm = 233472;
+  dev.warp_size = 32;
+  p.devices.push_back(dev);
+  p.ranges.push_back({t0 + 1'000'000, t0 + 6'000'000, p.strings.Intern("train_step"), tid, 0, 0, 0});
+  p.ranges.push_back({t0 + 2'000'000, t0 + 3'000'000, p.strings.Intern("forward"), tid, 0, 0, 0});
+  p.marks.push_back({t0 + 4'000'000, p.strings.Intern("checkpoint"), tid, 0, 0, 0});
+  p.api_calls.push_back({t0 + 2'100'000, t0 + 2'200'000, 1, tid, 505, ApiDomain::kRuntime, 0, 0});
+  p.api_calls.push_back({t0 + 2'300'000, t0 + 2'600'000, 2, tid, 20, ApiDomain::kRuntime, 0, 0});
+  p.api_names.push_back({505, ApiDomain::kRuntime, 0, p.strings.Intern("cudaLaunchKernel")});
+  p.api_names.push_back({20, ApiDomain::kRuntime, 0, p.strings.Intern("cudaMemcpyAsync")});
+  LaunchConfig lc{};
+  lc.grid[0] = 128; lc.grid[1] = 1; lc.grid[2] = 1;
+  lc.block[0] = 256; lc.block[1] = 1; lc.block[2] = 1;
+  lc.registers_per_thread = 32;
+  lc.context_id = 1;
+  p.launch_configs.push_back(lc);
+  p.kernels.push_back({t0 + 2'250'000, t0 + 2'750'000, 1, p.strings.Intern("_Z6matmulPfS_S_i"), 0,
+                       7});
+  Memcpy m{};
+  m.start_ns = t0 + 2'800'000;
+  m.end_ns = t0 + 2'900'000;
+  m.bytes = 1 << 20;
+  m.correlation_id = 2;
+  m.stream_id = 7;
+  m.context_id = 1;
+  m.kind = CopyKind::kHtoD;
+  m.src_kind = MemKind::kPageable;
+  m.dst_kind = MemKind::kDevice;
+  m.is_async = 1;
+  p.memcpys.push_back(m);
+  return p;
+}
+
+}  // namespace gprof::testing
