@@ -52,7 +52,10 @@ bool HoldsProfile(const std::string& dir) {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name == "gprof-run.json" || name.ends_with(kDumpExtension)) return true;
+    if (name == "gprof-run.json" || name == "table.txt" || name == "trace.json" ||
+        name.ends_with(kDumpExtension)) {
+      return true;
+    }
   }
   return false;
 }

@@ -23,7 +23,7 @@ struct TemplateValues {
 std::string ExpandOutputTemplate(const std::string& templ, const TemplateValues& values,
                                  std::string* out);
 
-// True when `dir` holds a profile (a dump or a gprof-run manifest).
+// True when `dir` holds a profile: a dump, a gprof-run manifest, or a rendered table/trace.
 bool HoldsProfile(const std::string& dir);
 
 // Creates `dir` (and its parents) unless it already holds a profile; then tries dir-1, dir-2, ...

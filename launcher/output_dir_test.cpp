@@ -74,6 +74,10 @@ TEST_F(ClaimTest, NeverReusesADirectoryHoldingAProfile) {
   EXPECT_EQ(chosen, base + "-2");
   EXPECT_TRUE(HoldsProfile(base));
   EXPECT_FALSE(HoldsProfile(base + "-2"));
+  std::ofstream(base + "-2/notes.md") << "mine";
+  EXPECT_FALSE(HoldsProfile(base + "-2"));
+  std::ofstream(base + "-2/trace.json") << "{}";
+  EXPECT_TRUE(HoldsProfile(base + "-2"));
 }
 
 }  // namespace
