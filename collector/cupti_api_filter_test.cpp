@@ -1,0 +1,73 @@
+// API filter: the default drop list, +NAME/-NAME, all/none, and CUPTI's versioned names.
+#include "collector/cupti_api_filter.h"
+
+#include <gtest/gtest.h>
+
+#include <cupti.h>
+
+namespace gprof::collector {
+namespace {
+
+// A miniature cbid -> name table in CUPTI's spelling.
+std::vector<std::string> Names() {
+  return {"", "cudaGetLastError_v3020", "__cudaLaunchKernel_v13000", "cudaMemcpy_v3020",
+          "cudaStreamSynchronize_ptsz_v7000", "cudaGetDevice_v3020", "cudaMalloc_v3020"};
+}
+
+TEST(ApiFilter, DefaultDropsPollingAndKeepsWork) {
+  ApiFilter f;
+  auto t = BuildApiFilterTable(f, Names());
+  EXPECT_EQ(t[0], 0);  // CUPTI's invalid id
+  EXPECT_EQ(t[1], 0);  // cudaGetLastError
+  EXPECT_EQ(t[2], 1);  // __cudaLaunchKernel
+  EXPECT_EQ(t[3], 1);  // cudaMemcpy
+  EXPECT_EQ(t[4], 1);  // cudaStreamSynchronize_ptsz
+  EXPECT_EQ(t[5], 0);  // cudaGetDevice
+  EXPECT_EQ(t[6], 1);
+}
+
+TEST(ApiFilter, PlusAndMinusWidenAndNarrow) {
+  ApiFilter f;
+  f.include = {"cudaGetDevice"};
+  f.exclude = {"cudaMemcpy", "cudaStreamSynchronize"};
+  auto t = BuildApiFilterTable(f, Names());
+  EXPECT_EQ(t[5], 1);
+  EXPECT_EQ(t[3], 0);
+  EXPECT_EQ(t[4], 0);  // the base name matches the _ptsz variant
+  EXPECT_EQ(t[2], 1);
+}
+
+TEST(ApiFilter, AllAndNone) {
+  ApiFilter all;
+  all.base = ApiFilter::Base::kAll;
+  auto t = BuildApiFilterTable(all, Names());
+  for (size_t i = 1; i < t.size(); ++i) EXPECT_EQ(t[i], 1) << i;
+  ApiFilter none;
+  none.base = ApiFilter::Base::kNone;
+  none.include = {"__cudaLaunchKernel"};
+  t = BuildApiFilterTable(none, Names());
+  for (size_t i = 0; i < t.size(); ++i) EXPECT_EQ(t[i], i == 2 ? 1 : 0) << i;
+}
+
+TEST(ApiFilter, Names) {
+  EXPECT_EQ(DisplayApiName("__cudaLaunchKernel_v13000"), "__cudaLaunchKernel");
+  EXPECT_EQ(DisplayApiName("cuLaunchKernel"), "cuLaunchKernel");
+  EXPECT_EQ(DisplayApiName("cuMemcpy_v2"), "cuMemcpy");
+  EXPECT_EQ(BaseApiName("cudaMemcpyAsync_ptsz_v7000"), "cudaMemcpyAsync");
+  EXPECT_EQ(DisplayApiName("cudaMemcpyAsync_ptsz_v7000"), "cudaMemcpyAsync_ptsz");
+}
+
+TEST(ApiFilter, LaunchLikeIds) {
+  EXPECT_TRUE(IsRuntimeLaunchCbid(505));  // __cudaLaunchKernel (CUDA 13)
+  EXPECT_TRUE(IsRuntimeLaunchCbid(506));
+  EXPECT_TRUE(IsRuntimeLaunchCbid(211));
+  EXPECT_TRUE(IsRuntimeLaunchCbid(430));
+  EXPECT_TRUE(IsRuntimeLaunchCbid(311));
+  EXPECT_FALSE(IsRuntimeLaunchCbid(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020));
+  EXPECT_TRUE(IsDriverLaunchCbid(307));
+  EXPECT_TRUE(IsDriverLaunchCbid(652));
+  EXPECT_TRUE(IsDriverLaunchCbid(514));
+}
+
+}  // namespace
+}  // namespace gprof::collector
