@@ -87,7 +87,7 @@ struct Session {
 };
 
 // Constant-initialized globals: no constructor runs when the library is loaded.
-Session* g_session = nullptr;            // set once by Start; never freed
+std::atomic<Session*> g_session{nullptr};  // set once by Start; never freed
 std::atomic<bool> g_collecting{false};   // "is collection on?" (relaxed loads only)
 std::atomic<ApiHook> g_hook{nullptr};
 std::atomic<uint64_t> g_dropped{0};       // cuptiActivityGetNumDroppedRecords, summed
@@ -525,6 +525,14 @@ void Drain(Profile* profile, bool forced) {
   profile->counters.cupti_dropped_records += dropped - s->reported_dropped;
   profile->counters.cupti_buffers_refused += refused - s->reported_refused;
   profile->counters.cupti_errors += errors - s->reported_errors;
+  if (dropped != s->reported_dropped || refused != s->reported_refused) {
+    log::Warn(std::to_string(dropped - s->reported_dropped) +
+              " CUPTI activity records were dropped (" + std::to_string(refused - s->reported_refused) +
+              " buffer requests refused: all " + std::to_string(s->pool.capacity()) + " buffers of " +
+              std::to_string(s->pool.buffer_size() / 1024) +
+              " KiB were in use): that GPU activity is missing from the profile, and the count "
+              "is in the outputs. Raise GPROF_ACTIVITY_POOL or GPROF_ACTIVITY_BUFFER_KIB to keep it.");
+  }
   s->reported_dropped = dropped;
   s->reported_refused = refused;
   s->reported_errors = errors;
@@ -558,7 +566,8 @@ GpuStartResult StartGpuCollection(const Config& config) {
     GpuStartResult again;
     again.collecting = g_session != nullptr;
     again.status = again.collecting ? "collected" : "GPU collection was already attempted";
-    again.cupti_library = g_session != nullptr ? g_session->path : "";
+    Session* s = g_session.load();
+    again.cupti_library = s != nullptr ? s->path : "";
     return again;
   }
   try {
