@@ -1,0 +1,121 @@
+// Version, result strings, timestamps, ids, thread-id type and finalize of the stand-in
+// libcupti.so.13. Test-only. Threads: any application thread.
+#include <cstring>
+
+#include "tests/cudasim/cupti/cupti_state.h"
+
+using namespace gprof::cudasim;
+
+extern "C" {
+
+CUptiResult cuptiGetVersion(uint32_t* version) {
+  if (version == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  *version = cudasim_knobs()->cupti_version;  // CUDASIM_CUPTI_VERSION fakes a mismatch
+  return CUPTI_SUCCESS;
+}
+
+#define CUDASIM_CUPTI_RESULTS(X)                                                   \
+  X(CUPTI_SUCCESS, "CUPTI_SUCCESS")                                                \
+  X(CUPTI_ERROR_INVALID_PARAMETER, "CUPTI_ERROR_INVALID_PARAMETER")                \
+  X(CUPTI_ERROR_INVALID_DEVICE, "CUPTI_ERROR_INVALID_DEVICE")                      \
+  X(CUPTI_ERROR_INVALID_CONTEXT, "CUPTI_ERROR_INVALID_CONTEXT")                    \
+  X(CUPTI_ERROR_INVALID_OPERATION, "CUPTI_ERROR_INVALID_OPERATION")                \
+  X(CUPTI_ERROR_OUT_OF_MEMORY, "CUPTI_ERROR_OUT_OF_MEMORY")                        \
+  X(CUPTI_ERROR_MAX_LIMIT_REACHED, "CUPTI_ERROR_MAX_LIMIT_REACHED")                \
+  X(CUPTI_ERROR_NOT_READY, "CUPTI_ERROR_NOT_READY")                                \
+  X(CUPTI_ERROR_NOT_COMPATIBLE, "CUPTI_ERROR_NOT_COMPATIBLE")                      \
+  X(CUPTI_ERROR_NOT_INITIALIZED, "CUPTI_ERROR_NOT_INITIALIZED")                    \
+  X(CUPTI_ERROR_QUEUE_EMPTY, "CUPTI_ERROR_QUEUE_EMPTY")                            \
+  X(CUPTI_ERROR_INVALID_KIND, "CUPTI_ERROR_INVALID_KIND")                          \
+  X(CUPTI_ERROR_NOT_SUPPORTED, "CUPTI_ERROR_NOT_SUPPORTED")                        \
+  X(CUPTI_ERROR_INSUFFICIENT_PRIVILEGES, "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES")    \
+  X(CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED,                                \
+    "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED")                              \
+  X(CUPTI_ERROR_UNKNOWN, "CUPTI_ERROR_UNKNOWN")
+
+CUptiResult cuptiGetResultString(CUptiResult result, const char** str) {
+  if (str == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+#define CUDASIM_CASE(code, text) \
+  case code:                     \
+    *str = text;                 \
+    return CUPTI_SUCCESS;
+  switch (result) {
+    CUDASIM_CUPTI_RESULTS(CUDASIM_CASE)
+    default:
+      *str = "CUPTI_ERROR_UNKNOWN";
+      return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+#undef CUDASIM_CASE
+}
+
+CUptiResult cuptiGetErrorMessage(CUptiResult result, const char** str) {
+  return cuptiGetResultString(result, str);
+}
+
+CUptiResult cuptiGetTimestamp(uint64_t* timestamp) {
+  if (timestamp == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  *timestamp = cudasim_now_ns();
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiGetContextId(CUcontext context, uint32_t* contextId) {
+  if (contextId == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (context == nullptr || context != cudasim_current_context()) return CUPTI_ERROR_INVALID_CONTEXT;
+  *contextId = 1;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiGetDeviceId(CUcontext context, uint32_t* deviceId) {
+  if (deviceId == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (context != nullptr && context != cudasim_current_context()) return CUPTI_ERROR_INVALID_CONTEXT;
+  *deviceId = 0;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiGetStreamIdEx(CUcontext /*context*/, CUstream stream, uint8_t /*perThreadStream*/,
+                               uint32_t* streamId) {
+  if (streamId == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  uint32_t id = cudasim_stream_id(stream);
+  if (id == 0) return CUPTI_ERROR_INVALID_STREAM;
+  *streamId = id;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiGetStreamId(CUcontext context, CUstream stream, uint32_t* streamId) {
+  return cuptiGetStreamIdEx(context, stream, 0, streamId);
+}
+
+CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type) {
+  if (type != CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT && type != CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  Cupti().thread_id_type.store(type);
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiGetThreadIdType(CUpti_ActivityThreadIdType* type) {
+  if (type == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  *type = Cupti().thread_id_type.load();
+  return CUPTI_SUCCESS;
+}
+
+// Detaches: callbacks off, kinds off, staged records discarded. The worker thread stays (idle).
+CUptiResult cuptiFinalize(void) {
+  EnsureHooks();
+  CuptiState& c = Cupti();
+  for (auto& k : c.kinds) k.store(false);
+  {
+    std::lock_guard<std::mutex> lock(c.sub_mu);
+    c.callback.store(nullptr);
+    for (auto& domain : c.enabled) {
+      for (auto& e : domain) e.store(false);
+    }
+    c.subscribed = false;
+    c.subscriber_name.clear();
+  }
+  std::lock_guard<std::mutex> lock(c.stage_mu);
+  c.staged.clear();
+  return CUPTI_SUCCESS;
+}
+
+}  // extern "C"

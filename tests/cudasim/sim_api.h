@@ -1,0 +1,62 @@
+// Internal C interface between the stand-in libcudart.so.13 (which owns the virtual GPU, the
+// timeline and the knobs) and the stand-in libcupti.so.13 (which owns subscribers, callbacks and
+// activity buffers). Test-only: the product never links or ships either library.
+//
+// Threads: every function may be called from any application thread and from the CUPTI worker
+// thread. The hooks are called by libcudart on the application thread that made the API call,
+// never while libcudart holds its state lock.
+#pragma once
+
+#include <cuda.h>
+#include <cupti.h>
+#include <stddef.h>
+#include <stdint.h>
+
+extern "C" {
+
+// Parsed CUDASIM_* environment (see tests/cudasim/README.md). Read once, immutable afterwards.
+struct CudasimKnobs {
+  uint64_t api_ns;                 // host time of an ordinary runtime call
+  uint64_t launch_api_ns;          // host time of a kernel launch call
+  uint64_t launch_latency_ns;      // a kernel starts >= launch call start + this
+  uint64_t kernel_base_ns;         // kernel duration = base + threads * ps_per_thread / 1000
+  uint64_t kernel_ps_per_thread;
+  double bw_pageable_gbps;         // host pageable <-> device
+  double bw_pinned_gbps;           // host pinned <-> device
+  double bw_dtod_gbps;             // device <-> device, memset
+  uint64_t flush_period_ms;        // CUPTI worker wake-up period
+  uint64_t drop_every;             // drop every Nth activity record (0 = never)
+  uint64_t max_buffers;            // request at most this many buffers (0 = unlimited)
+  uint32_t cupti_version;          // value cuptiGetVersion reports
+  const char* cupti_holder;        // non-null: CUPTI already held by this tool
+};
+
+// Set by libcupti when it loads. Each pointer is non-null.
+struct CudasimToolHooks {
+  // True when a subscriber wants this callback (cheap; lets libcudart skip building cbdata).
+  bool (*callback_enabled)(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
+  void (*callback)(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* cbdata);
+  bool (*kind_enabled)(CUpti_ActivityKind kind);
+  // Copies one record (a CUpti_Activity* struct of `size` bytes). It counts as "completed" (may be
+  // returned by a normal flush) once the CLOCK_REALTIME clock passes complete_ns.
+  void (*record)(const CUpti_Activity* record, size_t size, uint64_t complete_ns);
+  // Thread id as CUpti_ActivityAPI.threadId reports it (depends on cuptiSetThreadIdType).
+  uint32_t (*thread_id)(void);
+  // Called after every runtime API record is emitted, on the calling thread, to emit
+  // external-correlation records for the ids pushed on this thread.
+  void (*api_exit)(uint32_t correlation_id);
+};
+
+void cudasim_set_tool_hooks(const CudasimToolHooks* hooks);
+const CudasimKnobs* cudasim_knobs(void);
+uint64_t cudasim_now_ns(void);               // CLOCK_REALTIME in ns, as CUPTI stamps records
+uint32_t cudasim_next_correlation_id(void);
+// Context: null until the first runtime call created it.
+CUcontext cudasim_current_context(void);
+uint32_t cudasim_stream_id(CUstream stream);   // CUPTI stream id (default stream: 7); 0 unknown
+// Fills the DEVICE activity record for device 0; returns false before context creation.
+bool cudasim_fill_device_record(CUpti_ActivityDevice5* record);
+// Reports a call into a function this stand-in does not implement, then aborts.
+[[noreturn]] void cudasim_unimplemented(const char* function_name);
+
+}  // extern "C"
