@@ -8,6 +8,7 @@
 // be preloaded, and atexit handlers of other libraries may still record after ours).
 #include "collector/runtime.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -294,6 +295,21 @@ void AtForkChild() {
   }
 }
 
+// ---- Python ---------------------------------------------------------------------------------
+
+// Inside a Python interpreter an uncaught KeyboardInterrupt ends with Py_FinalizeEx, then
+// signal(SIGINT, SIG_DFL) + kill(SIGINT): C atexit handlers never run. Py_AtExit callbacks run at
+// the end of Py_FinalizeEx, so register the flush there too (it is idempotent). Called during
+// init, which in Python runs inside an NVTX call with the GIL held.
+void RegisterPythonFinalizeHook() {
+  using PyAtExitFn = int (*)(void (*)(void));
+  auto* py_at_exit = reinterpret_cast<PyAtExitFn>(::dlsym(RTLD_DEFAULT, "Py_AtExit"));
+  if (py_at_exit == nullptr) return;
+  if (py_at_exit(&AtExit) != 0) {
+    log::Debug("Py_AtExit refused the flush hook; an uncaught KeyboardInterrupt leaves no profile");
+  }
+}
+
 // ---- Init -----------------------------------------------------------------------------------
 
 bool InitOnce() {
@@ -323,6 +339,7 @@ bool InitOnce() {
     log::Warn("cannot register the exit handler: no profile will be written at exit");
   }
   InstallSignalHandlers();
+  RegisterPythonFinalizeHook();
   if (rt->config.nvtx) SetHostCollectionEnabled(true);
   log::Debug("initialized in pid " + std::to_string(g_pid) + " (" + rt->info.program + ")");
   return true;
