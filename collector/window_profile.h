@@ -1,0 +1,28 @@
+// Cutting a window out of what was collected. Pure functions on Profiles (no threads, no CUDA),
+// used by the window thread at window end and unit-tested on hand-built profiles.
+//
+// What belongs to window [start, end):
+// - host events (ranges, marks, API calls) that start inside it; a range still open at `end` is
+//   clipped there and flagged kRangeOpenAtEnd;
+// - GPU records launched by an API call that belongs to the window, whenever they ran;
+// - GPU records whose launching call is unknown (not recorded) that start inside it.
+// GPU records that start at or after `end` and were not launched inside the window are handed to
+// the next window (`carry`); everything else is dropped (it belonged to wait or warmup steps).
+#pragma once
+
+#include <cstdint>
+
+#include "model/profile.h"
+
+namespace gprof::collector {
+
+// Keeps in `profile` only the window's events (see above) and moves later GPU records into
+// `carry` (appended; names and launch configs re-interned there).
+void CutWindow(Profile* profile, uint64_t start_ns, uint64_t end_ns, Profile* carry);
+
+// Moves every GPU-side record (kernels, copies, memsets, syncs, memory ops, overheads, launch
+// configs, devices, api names) from `from` into `into`, re-interning strings. `from` is left
+// without GPU records; its counters are added to `into`'s.
+void MoveGpuRecords(Profile* from, Profile* into);
+
+}  // namespace gprof::collector
