@@ -1,0 +1,125 @@
+// Unit tests: table name width and cutting, sort keys, row limit, unknown sort key, GPU columns.
+#include "exporters/table.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "exporters/exporters.h"
+#include "exporters/key_averages.h"
+
+namespace gprof {
+namespace {
+
+TEST(TableName, WidthIsLongestPlusFourCappedAt55) {
+  EXPECT_EQ(NameColumnWidth({"abc", "abcdef"}), 10u);
+  EXPECT_EQ(NameColumnWidth({std::string(51, 'x')}), 55u);
+  EXPECT_EQ(NameColumnWidth({std::string(80, 'x')}), 55u);
+}
+
+TEST(TableName, LongNamesAreCutTo52PlusDots) {
+  const std::string longname(60, 'n');
+  const std::string shown = TableName(longname, 55);
+  EXPECT_EQ(shown.size(), 55u);
+  EXPECT_EQ(shown, std::string(52, 'n') + "...");
+  EXPECT_EQ(TableName(std::string(55, 'n'), 55), std::string(55, 'n'));
+}
+
+TEST(TableName, CutNeverSplitsACharacterAndControlsArePrintable) {
+  std::string s;
+  for (int i = 0; i < 30; ++i) s += "\xC3\xA9";  // é
+  const std::string shown = TableName(s, 20);
+  EXPECT_EQ(shown, [] { std::string r; for (int i = 0; i < 17; ++i) r += "\xC3\xA9"; return r + "..."; }());
+  EXPECT_EQ(TableName("a\x01" "b", 55), "a?b");
+}
+
+Profile ThreeRows() {
+  Profile p;
+  p.info.pid = 1;
+  const StringId a = p.strings.Intern("a");
+  const StringId b = p.strings.Intern("b");
+  const StringId c = p.strings.Intern("c");
+  // a: one long call; b: three short calls; c: two medium calls.
+  p.ranges.push_back({0, 900, a, 1, 0, 0, 0});
+  for (uint64_t i = 0; i < 3; ++i) p.ranges.push_back({1000 + i * 100, 1050 + i * 100, b, 1, 0, 0, 0});
+  for (uint64_t i = 0; i < 2; ++i) p.ranges.push_back({2000 + i * 1000, 2400 + i * 1000, c, 1, 0, 0, 0});
+  return p;
+}
+
+// Row names in printed order.
+std::vector<std::string> Order(const std::string& table) {
+  std::vector<std::string> names;
+  size_t pos = 0;
+  int sep = 0;
+  while (pos < table.size()) {
+    const size_t end = table.find('\n', pos);
+    const std::string line = table.substr(pos, end - pos);
+    pos = end + 1;
+    if (line.rfind("---", 0) == 0) { ++sep; continue; }
+    if (sep != 2) continue;
+    const size_t first = line.find_first_not_of(' ');
+    names.push_back(line.substr(first, line.find("  ", first) - first));
+  }
+  return names;
+}
+
+TEST(RenderTable, SortKeysOrderRowsDescending) {
+  const Profile p = ThreeRows();
+  EXPECT_EQ(Order(RenderTable(p, {"self_cpu_time_total", -1})), (std::vector<std::string>{"a", "c", "b"}));
+  EXPECT_EQ(Order(RenderTable(p, {"count", -1})), (std::vector<std::string>{"b", "c", "a"}));
+  EXPECT_EQ(Order(RenderTable(p, {"cpu_time", -1})), (std::vector<std::string>{"a", "c", "b"}));
+  // auto without GPU data = self_cpu_time_total
+  EXPECT_EQ(Order(RenderTable(p, {"auto", -1})), (std::vector<std::string>{"a", "c", "b"}));
+}
+
+TEST(RenderTable, RowLimitCutsRowsButNotTotals) {
+  const Profile p = ThreeRows();
+  const std::string t = RenderTable(p, {"count", 1});
+  EXPECT_EQ(Order(t), std::vector<std::string>{"b"});
+  EXPECT_NE(t.find("Self CPU time total: 1.850us"), std::string::npos) << t;
+}
+
+TEST(RenderTable, UnknownSortKeyThrowsAndNamesTheKeys) {
+  try {
+    RenderTable(ThreeRows(), {"self_cpu_time", -1});
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("self_cpu_time_total"), std::string::npos);
+  }
+}
+
+TEST(RenderTable, GpuColumnsOnlyWithGpuData) {
+  Profile p = ThreeRows();
+  EXPECT_EQ(RenderTable(p, {}).find("CUDA"), std::string::npos);
+  p.launch_configs.push_back({});
+  p.kernels.push_back({100, 600, 0, p.strings.Intern("k"), 0, 7});
+  const std::string t = RenderTable(p, {});
+  EXPECT_NE(t.find("Self CUDA %"), std::string::npos);
+  EXPECT_NE(t.find("Self CUDA time total: 0.500us"), std::string::npos) << t;
+  EXPECT_EQ(Order(t).front(), "k");  // auto sorts by self CUDA once GPU data exists
+}
+
+TEST(KeyAverages, ApiCallCudaTotalIsItsCorrelatedWorkAndRangesSumTheirCalls) {
+  Profile p;
+  const StringId launch = p.strings.Intern("cudaLaunchKernel");
+  p.api_names.push_back({211, ApiDomain::kRuntime, 0, launch});
+  p.ranges.push_back({0, 1000, p.strings.Intern("outer"), 1, 0, 0, 0});
+  p.ranges.push_back({100, 500, p.strings.Intern("inner"), 1, 0, 0, 0});
+  p.api_calls.push_back({200, 300, 5, 1, 211, ApiDomain::kRuntime, 0, 0});
+  p.api_calls.push_back({600, 700, 6, 2, 211, ApiDomain::kRuntime, 0, 0});  // other thread
+  p.launch_configs.push_back({});
+  p.kernels.push_back({400, 450, 5, p.strings.Intern("k"), 0, 7});
+  p.kernels.push_back({800, 900, 6, p.strings.Intern("k"), 0, 7});
+  std::map<std::string, EventStats> rows;
+  for (EventStats& e : KeyAverages(p)) rows[e.name] = e;
+  EXPECT_EQ(rows["cudaLaunchKernel"].cuda_total_ns, 150u);
+  EXPECT_EQ(rows["outer"].cuda_total_ns, 50u);  // the other thread's launch is not inside it
+  EXPECT_EQ(rows["inner"].cuda_total_ns, 50u);
+  EXPECT_EQ(rows["outer"].self_cpu_ns, 600u);
+  EXPECT_EQ(rows["inner"].self_cpu_ns, 300u);
+  EXPECT_EQ(rows["k"].self_cuda_ns, 150u);
+  EXPECT_EQ(rows["k"].self_cpu_ns, 0u);
+}
+
+}  // namespace
+}  // namespace gprof

@@ -1,0 +1,102 @@
+// Unit tests: trace JSON escaping, timestamps, flows and size per launch.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "exporters/exporters.h"
+#include "exporters/json_writer.h"
+
+namespace gprof {
+namespace {
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(JsonWriter, EscapesQuotesBackslashControlsAndRepairsUtf8) {
+  const std::string path = testing::TempDir() + "/escape.json";
+  JsonWriter w(path);
+  w.String(std::string("q\"b\\c\x01n\nbad\xff ok\xC3\xA9", 17));
+  w.Close();
+  EXPECT_EQ(Read(path), "\"q\\\"b\\\\c\\u0001n\\nbad\xEF\xBF\xBD ok\xC3\xA9\"");
+}
+
+Profile Launches(int n) {
+  Profile p;
+  p.info.pid = 4242;
+  p.info.start_ns = 1'700'000'000'000'000'000ull;
+  p.api_names.push_back({211, ApiDomain::kRuntime, 0, p.strings.Intern("cudaLaunchKernel")});
+  p.devices.push_back({0, p.strings.Intern("GPU"), 0, 9, 0, 132, 1024, 2048, 65536, 65536, 49152, 233472, 32});
+  LaunchConfig lc{};
+  lc.grid[0] = lc.grid[1] = lc.grid[2] = 1;
+  lc.block[0] = 128, lc.block[1] = lc.block[2] = 1;
+  lc.registers_per_thread = 32;
+  p.launch_configs.push_back(lc);
+  const StringId k = p.strings.Intern("_Z10add_scalarPff");
+  for (int i = 0; i < n; ++i) {
+    const uint64_t t = p.info.start_ns + 100'000'000ull + i * 10'000ull;
+    const uint32_t corr = 100000 + i;
+    p.api_calls.push_back({t, t + 4'000, corr, 4242, 211, ApiDomain::kRuntime, 0, 0});
+    p.kernels.push_back({t + 5'000, t + 7'000, corr, k, 0, 7});
+  }
+  return p;
+}
+
+TEST(WriteTraceJson, TimesAreRelativeMicrosWithThreeDecimalsAndFlowsPair) {
+  Profile p = Launches(2);
+  const std::string path = testing::TempDir() + "/launch.json";
+  WriteTraceJson(p, path);
+  const nlohmann::json j = nlohmann::json::parse(Read(path));
+  EXPECT_EQ(j["baseTimeNanoseconds"], p.info.start_ns);
+  EXPECT_NE(Read(path).find("\"ts\":100000.000,\"dur\":4.000"), std::string::npos);
+  int s = 0, f = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "s") { ++s; EXPECT_EQ(e["pid"], 4242); }
+    if (e["ph"] == "f") { ++f; EXPECT_EQ(e["pid"], 0); EXPECT_EQ(e["tid"], 7); EXPECT_EQ(e["bp"], "e"); }
+    if (e["ph"] == "X" && e["cat"] == "kernel") {
+      EXPECT_EQ(e["name"], "add_scalar(float*, float)");
+      EXPECT_EQ(e["args"]["grid"], nlohmann::json::array({1, 1, 1}));
+      EXPECT_TRUE(e["args"].contains("est. achieved occupancy %"));
+    }
+  }
+  EXPECT_EQ(s, 2);
+  EXPECT_EQ(f, 2);
+  EXPECT_TRUE(CheckTrace(path).empty());
+}
+
+TEST(WriteTraceJson, RankIsFoundByHtaRegexBeforeTraceEvents) {
+  Profile p = Launches(1);
+  p.info.rank = 3;
+  p.info.world_size = 8;
+  const std::string path = testing::TempDir() + "/rank.json";
+  WriteTraceJson(p, path);
+  const std::string text = Read(path);
+  const size_t rank = text.find("\"rank\": 3");
+  ASSERT_NE(rank, std::string::npos);
+  EXPECT_LT(rank, text.find("\"traceEvents\""));
+}
+
+// A launch (API call + kernel with Kineto's full arg set + flow pair) with a 25-character kernel
+// name measures 670 bytes; the 600-byte aim is not met without dropping Kineto's arg names.
+// This guards against growth.
+TEST(WriteTraceJson, BytesPerLaunchStayBounded) {
+  const std::string path = testing::TempDir() + "/size.json";
+  const TraceStats small = WriteTraceJson(Launches(10), path);
+  const TraceStats big = WriteTraceJson(Launches(1010), path);
+  const double per_launch = static_cast<double>(big.bytes - small.bytes) / 1000.0;
+  EXPECT_LE(per_launch, 700.0);
+  RecordProperty("bytes_per_launch", std::to_string(per_launch));
+}
+
+TEST(WriteTraceJson, UnwritablePathThrows) {
+  EXPECT_THROW(WriteTraceJson(Launches(1), "/nonexistent_dir/x/trace.json"), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace gprof
