@@ -1,0 +1,246 @@
+// End-to-end GPU collection on the CUDA/CUPTI stand-in (tests/cudasim): the real injection
+// library inside the CUDA examples. Checks what a user would: every launch shows up once and is
+// linked to its call, losses are counted exactly, and every failure leaves the program alone.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <set>
+
+#include "tests/collection/collection_util.h"
+
+namespace gprof::testing {
+namespace {
+
+std::string StandIn() { return StandInLibDir(); }
+std::string StandInCupti() { return StandInLibDir() + "/libcupti.so.13"; }
+std::map<std::string, std::string> WithStandInCupti(std::map<std::string, std::string> env = {}) {
+  env["GPROF_CUPTI_LIB"] = StandInCupti();
+  return env;
+}
+
+class Collection : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (access(StandInCupti().c_str(), F_OK) != 0 || access(InjectLibPath().c_str(), F_OK) != 0 ||
+        access(ExamplePath("launch_loop").c_str(), F_OK) != 0) {
+      GTEST_SKIP() << "build the cudasim, gprof_inject and CUDA example targets first";
+    }
+  }
+};
+
+TEST_F(Collection, MatmulEveryKernelCopyAndMemsetAppearsOnceLinkedToItsCall) {
+  ProfiledRun run = RunProfiled({ExamplePath("matmul_bias"), "64"}, StandIn(), WithStandInCupti(),
+                                "matmul64");
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  EXPECT_NE(run.process.out.find("GPROF_EXAMPLE_DONE matmul_bias"), std::string::npos);
+  ASSERT_TRUE(run.has_dump) << run.dump_error << "\n" << run.process.err;
+  const Profile& p = run.profile;
+  EXPECT_EQ(p.info.gpu_status, "collected");
+  EXPECT_EQ(p.info.cupti_library, StandInCupti());
+  EXPECT_GT(p.kernels.size(), 0u);
+  EXPECT_GT(p.memcpys.size(), 0u);
+  ExpectEveryGpuRecordLinkedOnce(p);
+  // Names and launch configurations are carried through.
+  ASSERT_FALSE(p.kernels.empty());
+  EXPECT_FALSE(p.strings.Get(p.kernels[0].name).empty());
+  ASSERT_LT(p.kernels[0].launch_config, p.launch_configs.size());
+  EXPECT_GT(p.launch_configs[p.kernels[0].launch_config].block[0], 0u);
+  bool htod = false;
+  for (const Memcpy& m : p.memcpys) htod = htod || m.kind == CopyKind::kHtoD;
+  EXPECT_TRUE(htod);
+  EXPECT_FALSE(p.api_names.empty());
+}
+
+TEST_F(Collection, LaunchLoopEveryLaunchOnce) {
+  ProfiledRun run = RunProfiled({ExamplePath("launch_loop"), "2000"}, StandIn(),
+                                WithStandInCupti(), "loop2000");
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  ASSERT_TRUE(run.has_dump) << run.dump_error;
+  EXPECT_EQ(run.profile.kernels.size(), 2000u);
+  ExpectEveryGpuRecordLinkedOnce(run.profile);
+}
+
+TEST_F(Collection, MultistreamAndMultithreadStayLinked) {
+  for (const char* example : {"multistream", "multithread"}) {
+    ProfiledRun run = RunProfiled({ExamplePath(example)}, StandIn(), WithStandInCupti(), example);
+    ASSERT_EQ(run.process.exit_code, 0) << example << "\n" << run.process.err;
+    ASSERT_TRUE(run.has_dump) << example << ": " << run.dump_error;
+    EXPECT_GT(run.profile.kernels.size(), 0u) << example;
+    ExpectEveryGpuRecordLinkedOnce(run.profile);
+    std::set<uint32_t> streams, tids;
+    for (const Kernel& k : run.profile.kernels) streams.insert(k.stream_id);
+    for (const ApiCall& c : run.profile.api_calls) tids.insert(c.tid);
+    if (std::string(example) == "multistream") {
+      EXPECT_GT(streams.size(), 1u);
+    } else {
+      EXPECT_GT(tids.size(), 1u);
+    }
+  }
+}
+
+// The articles' finding: a small matmul is all launch overhead (CPU time far above GPU time); a
+// large one keeps the GPU busy for about as long as the CPU waits for it.
+TEST_F(Collection, MatmulSmallIsCpuBoundLargeIsGpuBound) {
+  ProfiledRun small = RunProfiled({ExamplePath("matmul_bias"), "64"}, StandIn(),
+                                  WithStandInCupti(), "mm64");
+  ProfiledRun large = RunProfiled({ExamplePath("matmul_bias"), "4096"}, StandIn(),
+                                  WithStandInCupti(), "mm4096");
+  ASSERT_TRUE(small.has_dump) << small.dump_error;
+  ASSERT_TRUE(large.has_dump) << large.dump_error;
+  const double small_ratio =
+      static_cast<double>(GpuNs(small.profile)) / static_cast<double>(ApiNs(small.profile));
+  const double large_ratio =
+      static_cast<double>(GpuNs(large.profile)) / static_cast<double>(ApiNs(large.profile));
+  EXPECT_LT(small_ratio, 0.2) << "GPU/CPU at 64";
+  EXPECT_GT(large_ratio, 0.5) << "GPU/CPU at 4096";
+  EXPECT_LT(large_ratio, 2.0) << "GPU/CPU at 4096";
+}
+
+TEST_F(Collection, MillionLaunchesLoseNothing) {
+  ProfiledRun run = RunProfiled({ExamplePath("launch_loop"), "1000000"}, StandIn(),
+                                WithStandInCupti(), "loop1m");
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  ASSERT_TRUE(run.has_dump) << run.dump_error;
+  const Profile& p = run.profile;
+  EXPECT_EQ(p.kernels.size(), 1000000u);
+  EXPECT_EQ(p.counters.cupti_dropped_records, 0u);
+  EXPECT_EQ(p.counters.cupti_buffers_refused, 0u);
+  EXPECT_EQ(p.counters.gpu_records_uncorrelated, 0u);
+  EXPECT_EQ(p.counters.host_events_dropped, 0u);
+}
+
+TEST_F(Collection, CappedPoolReportsExactlyWhatItDropped) {
+  constexpr uint64_t kLaunches = 200000;
+  ProfiledRun run = RunProfiled(
+      {ExamplePath("launch_loop"), std::to_string(kLaunches)}, StandIn(),
+      WithStandInCupti({{"GPROF_ACTIVITY_POOL", "2"}, {"GPROF_ACTIVITY_BUFFER_KIB", "64"},
+                        {"CUDASIM_FLUSH_PERIOD_MS", "1000"}}),
+      "capped");
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  ASSERT_TRUE(run.has_dump) << run.dump_error;
+  const Profile& p = run.profile;
+  EXPECT_GT(p.counters.cupti_buffers_refused, 0u);
+  EXPECT_GT(p.counters.cupti_dropped_records, 0u);
+  EXPECT_EQ(p.kernels.size() + p.counters.cupti_dropped_records, kLaunches);
+  EXPECT_EQ(CountLines(run.process.err, "CUPTI activity records were dropped"), 1)
+      << run.process.err;
+  EXPECT_NE(run.process.err.find(std::to_string(p.counters.cupti_dropped_records) + " CUPTI"),
+            std::string::npos)
+      << run.process.err;
+}
+
+TEST_F(Collection, RecordsDroppedByCuptiAreCountedExactly) {
+  ProfiledRun run = RunProfiled({ExamplePath("launch_loop"), "10000"}, StandIn(),
+                                WithStandInCupti({{"CUDASIM_DROP_EVERY", "100"}}), "dropevery");
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  ASSERT_TRUE(run.has_dump) << run.dump_error;
+  const Profile& p = run.profile;
+  EXPECT_GT(p.counters.cupti_dropped_records, 0u);
+  // Every missing kernel is accounted for by CUPTI's dropped-record count, and the user is told.
+  EXPECT_LT(p.kernels.size(), 10000u);
+  EXPECT_GE(p.kernels.size() + p.counters.cupti_dropped_records, 10000u);
+  EXPECT_EQ(CountLines(run.process.err, "CUPTI activity records were dropped"), 1)
+      << run.process.err;
+}
+
+TEST_F(Collection, ApiFilterWidensAndNarrows) {
+  ProfiledRun narrow = RunProfiled({ExamplePath("matmul_bias"), "64"}, StandIn(),
+                                   WithStandInCupti({{"GPROF_API_FILTER", "none,+cudaMemcpy"}}),
+                                   "filter_narrow");
+  ASSERT_TRUE(narrow.has_dump) << narrow.dump_error;
+  ASSERT_FALSE(narrow.profile.api_calls.empty());
+  for (const ApiCall& c : narrow.profile.api_calls) {
+    EXPECT_EQ(ApiNameOf(narrow.profile, c), "cudaMemcpy");
+  }
+  // Kernels whose launch call was filtered out are counted as unlinked, not hidden.
+  EXPECT_EQ(narrow.profile.counters.gpu_records_uncorrelated, narrow.profile.kernels.size() +
+                                                                  narrow.profile.memsets.size());
+  ProfiledRun wide = RunProfiled({ExamplePath("matmul_bias"), "64"}, StandIn(),
+                                 WithStandInCupti({{"GPROF_API_FILTER", "all"}}), "filter_all");
+  ProfiledRun dflt = RunProfiled({ExamplePath("matmul_bias"), "64"}, StandIn(),
+                                 WithStandInCupti(), "filter_default");
+  ASSERT_TRUE(wide.has_dump && dflt.has_dump);
+  EXPECT_GT(wide.profile.api_calls.size(), dflt.profile.api_calls.size());
+  for (const ApiCall& c : dflt.profile.api_calls) {
+    EXPECT_NE(ApiNameOf(dflt.profile, c), "cudaGetDevice");
+    EXPECT_NE(ApiNameOf(dflt.profile, c), "cudaGetLastError");
+  }
+}
+
+// ---- Failure modes: inert, one message, program untouched ------------------------------------
+
+struct FailureCase {
+  const char* name;
+  std::map<std::string, std::string> env;
+  const char* message;  // a phrase the one message must contain
+};
+
+class CollectionFailure : public Collection, public ::testing::WithParamInterface<FailureCase> {};
+
+TEST_P(CollectionFailure, ProgramOutputAndExitCodeUnchangedAndOneMessage) {
+  const FailureCase& c = GetParam();
+  const std::vector<std::string> argv = {ExamplePath("matmul_bias"), "64"};
+  ProcessResult plain = RunProcess(argv, PlainOptions(StandIn(), {}));
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ProfiledRun run = RunProfiled(argv, StandIn(), c.env, c.name);
+  EXPECT_EQ(run.process.exit_code, plain.exit_code);
+  EXPECT_FALSE(run.process.signaled);
+  EXPECT_EQ(run.process.out, plain.out);
+  EXPECT_EQ(CountLines(run.process.err, "GPU collection is off"), 1) << run.process.err;
+  EXPECT_NE(run.process.err.find(c.message), std::string::npos) << run.process.err;
+  EXPECT_NE(run.process.err.find("NVTX ranges still are"), std::string::npos) << run.process.err;
+  // The dump is still written, says why GPU data is missing, and holds no GPU records.
+  ASSERT_TRUE(run.has_dump) << run.dump_error;
+  EXPECT_NE(run.profile.info.gpu_status.find(c.message), std::string::npos)
+      << run.profile.info.gpu_status;
+  EXPECT_TRUE(run.profile.kernels.empty());
+  EXPECT_TRUE(run.profile.api_calls.empty());
+}
+
+TEST_F(Collection, CuptiErrorMidRunIsCountedAndReportedOnce) {
+#ifndef GPROF_CUPTI_FAULT_SHIM
+  GTEST_SKIP() << "fault shim not built";
+#else
+  const std::vector<std::string> argv = {ExamplePath("matmul_bias"), "64"};
+  ProcessResult plain = RunProcess(argv, PlainOptions(StandIn(), {}));
+  ProfiledRun run = RunProfiled(argv, StandIn(),
+                                {{"GPROF_CUPTI_LIB", GPROF_CUPTI_FAULT_SHIM},
+                                 {"GPROF_TEST_FAULT_TARGET", StandInCupti()}},
+                                "midrun_error");
+  EXPECT_EQ(run.process.exit_code, plain.exit_code);
+  EXPECT_EQ(run.process.out, plain.out);
+  EXPECT_EQ(CountLines(run.process.err, "error(s) during the run"), 1) << run.process.err;
+  ASSERT_TRUE(run.has_dump) << run.dump_error;
+  EXPECT_GE(run.profile.counters.cupti_errors, 1u);
+#endif
+}
+
+#ifndef GPROF_REAL_CUPTI
+#define GPROF_REAL_CUPTI "/usr/local/cuda/lib64/libcupti.so.13"
+#endif
+
+INSTANTIATE_TEST_SUITE_P(
+    Modes, CollectionFailure,
+    ::testing::Values(
+        // The toolkit's real libcupti on a machine without a driver (and the stand-in cudart).
+        FailureCase{"no_driver", {{"GPROF_CUPTI_LIB", GPROF_REAL_CUPTI}}, "no CUDA driver"},
+        FailureCase{"cupti_missing",
+                    {{"GPROF_CUPTI_LIB", "/nonexistent/cuda/lib64/libcupti.so.13"}},
+                    "libcupti.so.13 was not found"},
+        FailureCase{"version_mismatch",
+                    {{"GPROF_CUPTI_LIB", StandInLibDir() + "/libcupti.so.13"},
+                     {"CUDASIM_CUPTI_VERSION", "130200"}},
+                    "is CUPTI API version 130200"},
+        FailureCase{"held_by_torch",
+                    {{"GPROF_CUPTI_LIB", StandInLibDir() + "/libcupti.so.13"},
+                     {"CUDASIM_CUPTI_HOLDER", "Kineto"}},
+                    "CUPTI is already used by torch.profiler (Kineto)"},
+        FailureCase{"held_by_nsys",
+                    {{"GPROF_CUPTI_LIB", StandInLibDir() + "/libcupti.so.13"},
+                     {"CUDASIM_CUPTI_HOLDER", "Nsight Systems"}},
+                    "CUPTI is already used by Nsight Systems (nsys)"}),
+    [](const ::testing::TestParamInfo<FailureCase>& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace gprof::testing
