@@ -32,8 +32,10 @@ inline uint16_t DomainIndex(nvtxDomainHandle_t domain) {
 }
 
 inline void Notify(NvtxEventKind kind, uint16_t domain, const char* name, uint32_t len,
-                   uint64_t ts) {
-  if (NvtxObserver o = g_observer.load(std::memory_order_relaxed)) o(kind, domain, name, len, ts);
+                   uint64_t ts, uint64_t id) {
+  if (NvtxObserver o = g_observer.load(std::memory_order_relaxed)) {
+    o(kind, domain, name, len, ts, id);
+  }
 }
 
 // The common begin path for ASCII/UTF-8 names.
@@ -49,7 +51,7 @@ inline void BeginUtf8(HostRecordType type, NvtxEventKind kind, uint16_t domain, 
   std::memset(p.pad0, 0, sizeof p.pad0);
   const uint32_t len = name != nullptr ? static_cast<uint32_t>(strnlen(name, kMaxNameBytes)) : 0;
   AppendHostRecord2(type, &p, sizeof p, name, len);
-  Notify(kind, domain, name, len, p.ts_ns);
+  Notify(kind, domain, name, len, p.ts_ns, id);
 }
 
 inline void BeginWide(HostRecordType type, NvtxEventKind kind, uint16_t domain, uint32_t category,
@@ -65,7 +67,7 @@ inline void BeginWide(HostRecordType type, NvtxEventKind kind, uint16_t domain, 
   std::memset(p.pad0, 0, sizeof p.pad0);
   const size_t units = wcsnlen(name, kMaxNameBytes / sizeof(wchar_t));
   AppendHostRecord2(type, &p, sizeof p, name, static_cast<uint32_t>(units * sizeof(wchar_t)));
-  Notify(kind, domain, nullptr, 0, p.ts_ns);
+  Notify(kind, domain, nullptr, 0, p.ts_ns, id);
 }
 
 inline void BeginAttributes(HostRecordType type, NvtxEventKind kind, uint16_t domain, uint64_t id,
@@ -94,7 +96,8 @@ inline void BeginAttributes(HostRecordType type, NvtxEventKind kind, uint16_t do
       std::memset(p.pad0, 0, sizeof p.pad0);
       AppendHostRecord(type, &p, sizeof p);
       // The entry is immutable and never freed, so its text is safe to hand out here.
-      Notify(kind, domain, entry->text.data(), static_cast<uint32_t>(entry->text.size()), p.ts_ns);
+      Notify(kind, domain, entry->text.data(), static_cast<uint32_t>(entry->text.size()), p.ts_ns,
+             id);
       return;
     }
     default:
@@ -109,7 +112,7 @@ inline void End(HostRecordType type, NvtxEventKind kind, uint16_t domain, uint64
   p.domain = domain;
   std::memset(p.pad0, 0, sizeof p.pad0);
   AppendHostRecord(type, &p, sizeof p);
-  Notify(kind, domain, nullptr, 0, p.ts_ns);
+  Notify(kind, domain, nullptr, 0, p.ts_ns, id);
 }
 
 inline uint64_t NewRangeId() { return g_next_range_id.fetch_add(1, std::memory_order_relaxed); }

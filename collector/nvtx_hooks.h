@@ -19,9 +19,10 @@ bool InstallNvtxHooks(const void* (*get_export_table)(uint32_t));
 // Hook point for schedule windows / capture ranges: called on the application thread right after
 // a push, start or mark was recorded (and after each pop/end with name == nullptr). Must follow
 // the hot-path rules. `name` is UTF-8 or nullptr for wide/unnamed events; not NUL-terminated.
+// `range_id` is the nvtxRangeId_t for kStart/kEnd, 0 otherwise.
 enum class NvtxEventKind : uint8_t { kPush, kPop, kStart, kEnd, kMark };
 using NvtxObserver = void (*)(NvtxEventKind kind, uint16_t domain, const char* name,
-                              uint32_t name_len, uint64_t ts_ns);
+                              uint32_t name_len, uint64_t ts_ns, uint64_t range_id);
 // Cold. nullptr removes the observer.
 void SetNvtxObserver(NvtxObserver observer);
 

@@ -55,6 +55,11 @@ void VisitHostRecords(HostRecordVisitor visitor, void* ctx);
 // arena where possible. Threads keep appending safely while this runs.
 void ResetHostRecords();
 
+// Window boundaries cut at a timestamp: forgets, thread by thread, the published records that come
+// before that thread's first record whose timestamp (the payload's leading u64: every record type
+// except kThreadName starts with one) is >= `ts_ns`. Same threading rules as ResetHostRecords.
+void ResetHostRecordsBefore(uint64_t ts_ns);
+
 // Records dropped because the arena was full (monotonic).
 uint64_t HostRecordsDropped();
 

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <map>
@@ -186,6 +187,37 @@ TEST(ThreadBuffer, ResetForgetsPublishedRecordsAndRecyclesChunks) {
   // 10 rounds x ~3 chunks would need ~30 chunks without recycling; the arena has 8.
   EXPECT_EQ(refused.load(), 0u);
   EXPECT_EQ(HostRecordsDropped(), 0u);
+}
+
+TEST(ThreadBuffer, ResetBeforeATimestampKeepsLaterRecordsOfEachThread) {
+  ASSERT_TRUE(InitThreadBuffers(8 * 64 * 1024));
+  // Two threads, records stamped 0..4999 (leading u64 = the timestamp), enough to span chunks.
+  auto writer = [](uint64_t first_ts) {
+    for (uint64_t ts = first_ts; ts < first_ts + 5000; ++ts) {
+      ASSERT_TRUE(AppendHostRecord(HostRecordType::kNvtxMark, &ts, sizeof ts));
+    }
+  };
+  std::thread a(writer, 0), b(writer, 1000);
+  a.join();
+  b.join();
+  ResetHostRecordsBefore(3000);
+  std::map<uint32_t, std::vector<uint64_t>> by_tid;
+  VisitHostRecords(
+      [](void* ctx, uint32_t tid, HostRecordType, const void* payload, uint32_t) {
+        uint64_t ts;
+        std::memcpy(&ts, payload, sizeof ts);
+        (*static_cast<std::map<uint32_t, std::vector<uint64_t>>*>(ctx))[tid].push_back(ts);
+      },
+      &by_tid);
+  ASSERT_EQ(by_tid.size(), 2u);
+  std::vector<std::vector<uint64_t>> kept;
+  for (auto& [tid, ts] : by_tid) kept.push_back(ts);
+  std::sort(kept.begin(), kept.end(), [](auto& x, auto& y) { return x.back() < y.back(); });
+  ASSERT_EQ(kept[0].size(), 2000u);  // 3000..4999
+  EXPECT_EQ(kept[0].front(), 3000u);
+  ASSERT_EQ(kept[1].size(), 3000u);  // 3000..5999
+  EXPECT_EQ(kept[1].front(), 3000u);
+  EXPECT_EQ(kept[1].back(), 5999u);
 }
 
 }  // namespace
