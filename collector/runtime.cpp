@@ -415,13 +415,13 @@ void OnLibraryLoaded() noexcept { g_loaded.store(true, std::memory_order_relaxed
 bool RuntimeActive() noexcept { return IsInitProcess(); }
 
 const Config& RuntimeConfig() noexcept {
-  static const Config kDefaults{};
-  return g_init_state.load(std::memory_order_acquire) == kDone ? g_rt->config : kDefaults;
+  static const Config* defaults = new Config();  // never destroyed: no exit-time destructor
+  return g_init_state.load(std::memory_order_acquire) == kDone ? g_rt->config : *defaults;
 }
 
 const ProfileInfo& RuntimeProcessInfo() noexcept {
-  static const ProfileInfo kEmpty{};
-  return g_init_state.load(std::memory_order_acquire) == kDone ? g_rt->info : kEmpty;
+  static const ProfileInfo* empty = new ProfileInfo();  // never destroyed
+  return g_init_state.load(std::memory_order_acquire) == kDone ? g_rt->info : *empty;
 }
 
 std::string WholeRunDumpPath(const std::string& dir, const ProfileInfo& info) {
