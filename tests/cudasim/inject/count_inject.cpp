@@ -1,7 +1,7 @@
 // Tiny CUDA_INJECTION64_PATH library for the stand-in's own tests: subscribes to CUPTI (runtime
 // and driver callbacks, kernel/memcpy/API activity), counts what it sees, checks that each kernel
 // record's correlation id belongs to a launch callback, and prints one summary line at exit:
-//   CUDASIM_INJECT subscribed=1 launches=N kernels=K matched=M ... dropped=D
+//   CUDASIM_INJECT subscribed=1 launches=N kernels=K matched=M ... dropped=D kernel_ns=.. ...
 // or "CUDASIM_INJECT subscribe_failed=<code> holder=<name>". Test-only; not the product library.
 //
 // Threads: callbacks on application threads; buffer callbacks on the CUPTI worker thread; the
@@ -27,6 +27,8 @@ std::atomic<int> g_matched{0};
 std::atomic<int> g_memcpys{0};
 std::atomic<int> g_api_records{0};
 std::atomic<int> g_buffers{0};
+std::atomic<uint64_t> g_kernel_ns{0};       // summed kernel durations
+std::atomic<uint64_t> g_launch_api_ns{0};   // summed host durations of launch calls
 std::atomic<int> g_completed_on_main{0};
 std::mutex g_mu;  // guards g_launch_ids (test-only: a lock in a callback is fine here)
 std::set<uint32_t>* g_launch_ids = new std::set<uint32_t>();
@@ -69,12 +71,15 @@ void BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid)
     if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
       ++g_kernels;
       auto* k = reinterpret_cast<CUpti_ActivityKernel10*>(record);
+      g_kernel_ns += k->end - k->start;
       std::lock_guard<std::mutex> lock(g_mu);
       if (g_launch_ids->count(k->correlationId) != 0) ++g_matched;
     } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
       ++g_memcpys;
     } else if (record->kind == CUPTI_ACTIVITY_KIND_RUNTIME) {
       ++g_api_records;
+      auto* api = reinterpret_cast<CUpti_ActivityAPI*>(record);
+      if (IsLaunch(api->cbid)) g_launch_api_ns += api->end - api->start;
     }
   }
   std::free(buffer);
@@ -86,10 +91,13 @@ void AtExit() {
   cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped);
   std::printf(
       "CUDASIM_INJECT subscribed=1 launches=%d kernels=%d matched=%d memcpys=%d api_records=%d "
-      "runtime_enters=%d driver_enters=%d buffers=%d completed_on_main=%d dropped=%zu\n",
+      "runtime_enters=%d driver_enters=%d buffers=%d completed_on_main=%d dropped=%zu "
+      "kernel_ns=%llu launch_api_ns=%llu\n",
       g_launch_callbacks.load(), g_kernels.load(), g_matched.load(), g_memcpys.load(),
       g_api_records.load(), g_runtime_enters.load(), g_driver_enters.load(), g_buffers.load(),
-      g_completed_on_main.load(), dropped);
+      g_completed_on_main.load(), dropped,
+      static_cast<unsigned long long>(g_kernel_ns.load()),
+      static_cast<unsigned long long>(g_launch_api_ns.load()));
   std::fflush(stdout);
   cuptiUnsubscribe(g_subscriber);
   cuptiFinalize();

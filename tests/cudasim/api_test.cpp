@@ -1,0 +1,589 @@
+// In-process tests of the CUDA/CUPTI stand-in: what a CUPTI tool sees (callbacks in order with
+// names, correlation ids, parameters; records with CUDA 13 layouts that match what the program
+// asked for), the CUPTI rules (one subscriber, flush semantics, dropped counts), and the virtual
+// GPU timeline. Links the stand-in libraries directly.
+#include <cupti.h>
+#include <gtest/gtest.h>
+#include <pthread.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "tests/cudasim/test_kernels.h"
+
+namespace {
+
+// The record layouts of CUDA 13.0 (REFERENCE.md section 1); a toolkit update that changes them
+// must be noticed here, not by misread records.
+static_assert(sizeof(CUpti_ActivityKernel10) == 216);
+static_assert(sizeof(CUpti_ActivityMemcpy6) == 96);
+static_assert(sizeof(CUpti_ActivityMemset4) == 88);
+static_assert(sizeof(CUpti_ActivityMemory4) == 128);
+static_assert(sizeof(CUpti_ActivityAPI) == 40);
+static_assert(sizeof(CUpti_ActivitySynchronization2) == 56);
+static_assert(offsetof(CUpti_ActivityKernel10, start) == 16);
+static_assert(offsetof(CUpti_ActivityKernel10, correlationId) == 92);
+static_assert(offsetof(CUpti_ActivityKernel10, name) == 104);
+static_assert(offsetof(CUpti_ActivityMemcpy6, correlationId) == 44);
+static_assert(offsetof(CUpti_ActivityAPI, correlationId) == 32);
+
+struct LaunchInternalParams {  // README: functionParams of __cudaLaunchKernel
+  cudaKernel_t kernel;
+  dim3 gridDim;
+  dim3 blockDim;
+  void** args;
+  size_t sharedMem;
+  cudaStream_t stream;
+};
+
+struct Seen {
+  CUpti_CallbackDomain domain;
+  CUpti_CallbackId cbid;
+  CUpti_ApiCallbackSite site;
+  std::string name;
+  std::string symbol;
+  uint32_t correlation;
+  unsigned grid_x;  // for launches, from functionParams
+  void* resource_stream;
+};
+
+std::mutex g_mu;  // guards the vectors below (test-only)
+std::vector<Seen> g_seen;
+std::vector<std::vector<uint8_t>> g_records;
+bool g_refuse_buffers = false;
+bool g_completed_on_test_thread = false;
+pthread_t g_test_thread;
+
+void Callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  Seen s{domain, cbid, CUPTI_API_ENTER, "", "", 0, 0, nullptr};
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    s.resource_stream = static_cast<const CUpti_ResourceData*>(data)->resourceHandle.stream;
+  } else {
+    auto* cb = static_cast<const CUpti_CallbackData*>(data);
+    s.site = cb->callbackSite;
+    s.name = cb->functionName != nullptr ? cb->functionName : "";
+    s.symbol = cb->symbolName != nullptr ? cb->symbolName : "";
+    s.correlation = cb->correlationId;
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000) {
+      s.grid_x = static_cast<const LaunchInternalParams*>(cb->functionParams)->gridDim.x;
+    } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel) {
+      s.grid_x = static_cast<const cuLaunchKernel_params*>(cb->functionParams)->gridDimX;
+    }
+  }
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_seen.push_back(s);
+}
+
+void Requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *max_records = 0;
+  if (g_refuse_buffers) {
+    *buffer = nullptr;
+    *size = 0;
+    return;
+  }
+  *size = 16 * 1024;
+  *buffer = static_cast<uint8_t*>(aligned_alloc(8, *size));
+}
+
+void Completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (pthread_equal(pthread_self(), g_test_thread)) g_completed_on_test_thread = true;
+  CUpti_Activity* r = nullptr;
+  while (cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS) {
+    auto* bytes = reinterpret_cast<uint8_t*>(r);
+    size_t size = 0;
+    switch (r->kind) {
+      case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: size = sizeof(CUpti_ActivityKernel10); break;
+      case CUPTI_ACTIVITY_KIND_MEMCPY: size = sizeof(CUpti_ActivityMemcpy6); break;
+      case CUPTI_ACTIVITY_KIND_MEMSET: size = sizeof(CUpti_ActivityMemset4); break;
+      case CUPTI_ACTIVITY_KIND_MEMORY2: size = sizeof(CUpti_ActivityMemory4); break;
+      case CUPTI_ACTIVITY_KIND_RUNTIME:
+      case CUPTI_ACTIVITY_KIND_DRIVER: size = sizeof(CUpti_ActivityAPI); break;
+      case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: size = sizeof(CUpti_ActivitySynchronization2); break;
+      case CUPTI_ACTIVITY_KIND_DEVICE: size = sizeof(CUpti_ActivityDevice5); break;
+      case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: size = sizeof(CUpti_ActivityExternalCorrelation); break;
+      case CUPTI_ACTIVITY_KIND_OVERHEAD: size = sizeof(CUpti_ActivityOverhead3); break;
+      default: ADD_FAILURE() << "unexpected kind " << r->kind; continue;
+    }
+    g_records.emplace_back(bytes, bytes + size);
+  }
+  free(buffer);
+}
+
+template <class T>
+std::vector<T> Records(CUpti_ActivityKind kind) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  std::vector<T> out;
+  for (const auto& r : g_records) {
+    if (reinterpret_cast<const CUpti_Activity*>(r.data())->kind == kind) {
+      T t;
+      std::memcpy(&t, r.data(), sizeof(T));
+      out.push_back(t);
+    }
+  }
+  return out;
+}
+
+std::vector<Seen> SeenIn(CUpti_CallbackDomain domain) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  std::vector<Seen> out;
+  for (const auto& s : g_seen) {
+    if (s.domain == domain) out.push_back(s);
+  }
+  return out;
+}
+
+// Correlation ids of the ENTER callbacks of one runtime cbid, in call order.
+std::vector<uint32_t> Correlations(CUpti_CallbackId cbid) {
+  std::vector<uint32_t> out;
+  for (const auto& s : SeenIn(CUPTI_CB_DOMAIN_RUNTIME_API)) {
+    if (s.cbid == cbid && s.site == CUPTI_API_ENTER) out.push_back(s.correlation);
+  }
+  return out;
+}
+
+uint64_t Now() {
+  uint64_t t = 0;
+  cuptiGetTimestamp(&t);
+  return t;
+}
+
+class StandIn : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    g_test_thread = pthread_self();
+    CUpti_SubscriberParams params{};
+    params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+    params.subscriberName = "api-test";
+    ASSERT_EQ(cuptiSubscribe_v2(&subscriber_, Callback, nullptr, &params), CUPTI_SUCCESS);
+    ASSERT_EQ(cuptiActivityRegisterCallbacks(Requested, Completed), CUPTI_SUCCESS);
+  }
+  void TearDown() override {
+    cudaDeviceSynchronize();
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    for (int k = 1; k < CUPTI_ACTIVITY_KIND_COUNT; ++k) {
+      cuptiActivityDisable(static_cast<CUpti_ActivityKind>(k));
+    }
+    cuptiUnsubscribe(subscriber_);
+    size_t dropped = 0;
+    cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped);
+    std::lock_guard<std::mutex> lock(g_mu);
+    g_seen.clear();
+    g_records.clear();
+    g_refuse_buffers = false;
+  }
+  void Enable(std::initializer_list<CUpti_ActivityKind> kinds) {
+    for (auto k : kinds) ASSERT_EQ(cuptiActivityEnable(k), CUPTI_SUCCESS);
+  }
+  CUpti_SubscriberHandle subscriber_{};
+};
+
+TEST_F(StandIn, LaunchFiresRuntimeCallbackWithKernelNameAndNestedDriverCallback) {
+  ASSERT_EQ(cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API), CUPTI_SUCCESS);
+  ASSERT_EQ(cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API), CUPTI_SUCCESS);
+  ASSERT_EQ(LaunchTiny(dim3(3, 2, 1), dim3(32), nullptr), cudaSuccess);
+
+  std::vector<Seen> launch;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    for (const auto& s : g_seen) {
+      bool rt = s.domain == CUPTI_CB_DOMAIN_RUNTIME_API && s.cbid == CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000;
+      bool drv = s.domain == CUPTI_CB_DOMAIN_DRIVER_API && s.cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
+      if (rt || drv) launch.push_back(s);
+    }
+  }
+  ASSERT_EQ(launch.size(), 4u);
+  EXPECT_EQ(launch[0].domain, CUPTI_CB_DOMAIN_RUNTIME_API);
+  EXPECT_EQ(launch[0].site, CUPTI_API_ENTER);
+  EXPECT_EQ(launch[0].name, "__cudaLaunchKernel");
+  EXPECT_EQ(launch[0].symbol, kTinyKernelName);
+  EXPECT_EQ(launch[0].grid_x, 3u);
+  EXPECT_EQ(launch[1].domain, CUPTI_CB_DOMAIN_DRIVER_API);
+  EXPECT_EQ(launch[1].site, CUPTI_API_ENTER);
+  EXPECT_EQ(launch[1].name, "cuLaunchKernel");
+  EXPECT_EQ(launch[1].grid_x, 3u);
+  EXPECT_NE(launch[1].correlation, launch[0].correlation);
+  EXPECT_EQ(launch[2].domain, CUPTI_CB_DOMAIN_DRIVER_API);
+  EXPECT_EQ(launch[2].site, CUPTI_API_EXIT);
+  EXPECT_EQ(launch[2].correlation, launch[1].correlation);
+  EXPECT_EQ(launch[3].domain, CUPTI_CB_DOMAIN_RUNTIME_API);
+  EXPECT_EQ(launch[3].site, CUPTI_API_EXIT);
+  EXPECT_EQ(launch[3].correlation, launch[0].correlation);
+}
+
+TEST_F(StandIn, CallbacksFollowProgramOrder) {
+  ASSERT_EQ(cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API), CUPTI_SUCCESS);
+  void* d = nullptr;
+  ASSERT_EQ(cudaMalloc(&d, 256), cudaSuccess);
+  ASSERT_EQ(cudaMemset(d, 0, 256), cudaSuccess);
+  ASSERT_EQ(LaunchTiny(dim3(1), dim3(1), nullptr), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_EQ(cudaFree(d), cudaSuccess);
+
+  std::vector<std::string> names;
+  uint32_t last = 0;
+  for (const auto& s : SeenIn(CUPTI_CB_DOMAIN_RUNTIME_API)) {
+    if (s.site != CUPTI_API_ENTER) continue;
+    if (s.name == "__cudaGetKernel" || s.name == "cudaGetLastError") continue;
+    names.push_back(s.name);
+    EXPECT_GT(s.correlation, last) << s.name;  // ids grow with program order
+    last = s.correlation;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"cudaMalloc", "cudaMemset", "__cudaLaunchKernel",
+                                             "cudaDeviceSynchronize", "cudaFree"}));
+}
+
+TEST_F(StandIn, KernelRecordsMatchLaunchesAndCarryTheirCorrelationIds) {
+  ASSERT_EQ(cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API), CUPTI_SUCCESS);
+  Enable({CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME});
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  ASSERT_EQ(LaunchTiny(dim3(4), dim3(64), stream), cudaSuccess);
+  ASSERT_EQ(LaunchOther(dim3(8, 2), dim3(128), stream), cudaSuccess);
+  ASSERT_EQ(LaunchTiny(dim3(16), dim3(32), nullptr), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+
+  uint32_t stream_id = 0;
+  ASSERT_EQ(cuptiGetStreamId(nullptr, reinterpret_cast<CUstream>(stream), &stream_id), CUPTI_SUCCESS);
+  std::vector<uint32_t> launches = Correlations(CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000);
+  auto kernels = Records<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  ASSERT_EQ(kernels.size(), 3u);
+  ASSERT_EQ(launches.size(), 3u);
+  const char* names[] = {kTinyKernelName, kOtherKernelName, kTinyKernelName};
+  const int grid_x[] = {4, 8, 16}, grid_y[] = {1, 2, 1}, block_x[] = {64, 128, 32};
+  const uint32_t streams[] = {stream_id, stream_id, 7};
+  for (size_t i = 0; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(kernels[i].correlationId, launches[i]);
+    EXPECT_STREQ(kernels[i].name, names[i]);
+    EXPECT_EQ(kernels[i].gridX, grid_x[i]);
+    EXPECT_EQ(kernels[i].gridY, grid_y[i]);
+    EXPECT_EQ(kernels[i].blockX, block_x[i]);
+    EXPECT_EQ(kernels[i].streamId, streams[i]);
+    EXPECT_LT(kernels[i].start, kernels[i].end);
+  }
+  // The RUNTIME activity record of each launch has the same correlation id and cbid 505.
+  int matched = 0;
+  for (const auto& api : Records<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_RUNTIME)) {
+    for (uint32_t c : launches) {
+      if (api.correlationId == c) {
+        EXPECT_EQ(api.cbid, static_cast<CUpti_CallbackId>(CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000));
+        ++matched;
+      }
+    }
+  }
+  EXPECT_EQ(matched, 3);
+  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}
+
+TEST_F(StandIn, MemcpyRecordsDescribeEachCopyAndTakeBytesOverBandwidth) {
+  ASSERT_EQ(cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API), CUPTI_SUCCESS);
+  Enable({CUPTI_ACTIVITY_KIND_MEMCPY});
+  const size_t n = 1 << 20;
+  std::vector<uint8_t> pageable(n, 7), back(n, 0);
+  uint8_t* pinned = nullptr;
+  uint8_t *d1 = nullptr, *d2 = nullptr;
+  ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&pinned), n), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&d1), n), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&d2), n), cudaSuccess);
+  std::memset(pinned, 9, n);
+  ASSERT_EQ(cudaMemcpy(d1, pageable.data(), n, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpyAsync(d2, pinned, n / 2, cudaMemcpyHostToDevice, nullptr), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(d2, d1, n, cudaMemcpyDeviceToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpyAsync(pinned, d2, n, cudaMemcpyDeviceToHost, nullptr), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(back.data(), d1, n, cudaMemcpyDefault), cudaSuccess);
+  ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+
+  EXPECT_EQ(back, pageable);  // device memory is host memory: the bytes really moved
+  EXPECT_EQ(pinned[0], 7);
+
+  struct Want { uint8_t copy, src, dst; size_t bytes; bool async; double gbps; };
+  const Want want[] = {
+      {CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, n, false, 12},
+      {CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, CUPTI_ACTIVITY_MEMORY_KIND_PINNED, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, n / 2, true, 25},
+      {CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, n, false, 2000},
+      {CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, CUPTI_ACTIVITY_MEMORY_KIND_PINNED, n, true, 25},
+      {CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, n, false, 12},
+  };
+  auto copies = Records<CUpti_ActivityMemcpy6>(CUPTI_ACTIVITY_KIND_MEMCPY);
+  ASSERT_EQ(copies.size(), 5u);
+  std::vector<uint32_t> corr = Correlations(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020);
+  std::vector<uint32_t> corr_async = Correlations(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020);
+  ASSERT_EQ(corr.size(), 3u);
+  ASSERT_EQ(corr_async.size(), 2u);
+  const uint32_t want_corr[] = {corr[0], corr_async[0], corr[1], corr_async[1], corr[2]};
+  for (size_t i = 0; i < 5; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(copies[i].copyKind, want[i].copy);
+    EXPECT_EQ(copies[i].srcKind, want[i].src);
+    EXPECT_EQ(copies[i].dstKind, want[i].dst);
+    EXPECT_EQ(copies[i].bytes, want[i].bytes);
+    EXPECT_EQ((copies[i].flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0, want[i].async);
+    EXPECT_EQ(copies[i].end - copies[i].start,
+              static_cast<uint64_t>(std::ceil(double(want[i].bytes) / want[i].gbps)));
+    EXPECT_EQ(copies[i].correlationId, want_corr[i]);
+    EXPECT_EQ(copies[i].runtimeCorrelationId, want_corr[i]);
+  }
+  cudaFree(d1);
+  cudaFree(d2);
+  cudaFreeHost(pinned);
+}
+
+TEST_F(StandIn, MemsetAndAllocationRecords) {
+  Enable({CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_MEMORY2});
+  void* d = nullptr;
+  ASSERT_EQ(cudaMalloc(&d, 4096), cudaSuccess);
+  ASSERT_EQ(cudaMemset(d, 0x5a, 1000), cudaSuccess);
+  EXPECT_EQ(static_cast<uint8_t*>(d)[999], 0x5a);
+  ASSERT_EQ(cudaFree(d), cudaSuccess);
+  ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+
+  auto sets = Records<CUpti_ActivityMemset4>(CUPTI_ACTIVITY_KIND_MEMSET);
+  ASSERT_EQ(sets.size(), 1u);
+  EXPECT_EQ(sets[0].value, 0x5au);
+  EXPECT_EQ(sets[0].bytes, 1000u);
+  EXPECT_EQ(sets[0].memoryKind, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE);
+  auto mem = Records<CUpti_ActivityMemory4>(CUPTI_ACTIVITY_KIND_MEMORY2);
+  ASSERT_EQ(mem.size(), 2u);
+  EXPECT_EQ(mem[0].memoryOperationType, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION);
+  EXPECT_EQ(mem[1].memoryOperationType, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE);
+  for (const auto& m : mem) {
+    EXPECT_EQ(m.address, reinterpret_cast<uint64_t>(d));
+    EXPECT_EQ(m.bytes, 4096u);
+    EXPECT_EQ(m.memoryKind, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE);
+  }
+}
+
+TEST_F(StandIn, KernelsStartAfterLaunchLatencyAndRunInOrderPerStream) {
+  Enable({CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME});
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(LaunchTiny(dim3(1024), dim3(256), nullptr), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+  auto kernels = Records<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  ASSERT_EQ(kernels.size(), 5u);
+  std::vector<CUpti_ActivityAPI> launches;
+  for (const auto& a : Records<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_RUNTIME)) {
+    if (a.cbid == CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000) launches.push_back(a);
+  }
+  ASSERT_EQ(launches.size(), 5u);
+  for (size_t i = 0; i < 5; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(kernels[i].correlationId, launches[i].correlationId);
+    EXPECT_GE(kernels[i].start, launches[i].start + 3000);  // CUDASIM_LAUNCH_LATENCY_NS default
+    EXPECT_EQ(kernels[i].end - kernels[i].start, 1500u + 1024u * 256u * 50u / 1000u);
+    if (i > 0) {
+      EXPECT_GE(kernels[i].start, kernels[i - 1].end);
+    }
+  }
+}
+
+TEST_F(StandIn, NonBlockingStreamsOverlapButTheLegacyStreamWaitsForBlockingOnes) {
+  Enable({CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL});
+  cudaStream_t a, b, blocking;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreate(&blocking), cudaSuccess);
+  const dim3 big(1 << 14), block(1024);  // 16M threads: ~0.84 ms each
+  ASSERT_EQ(LaunchTiny(big, block, a), cudaSuccess);
+  ASSERT_EQ(LaunchTiny(big, block, b), cudaSuccess);
+  ASSERT_EQ(LaunchTiny(big, block, blocking), cudaSuccess);
+  ASSERT_EQ(LaunchTiny(dim3(1), dim3(1), nullptr), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+  auto k = Records<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  ASSERT_EQ(k.size(), 4u);
+  EXPECT_LT(k[1].start, k[0].end);  // a and b overlap
+  EXPECT_GE(k[3].start, k[2].end);  // the default stream waits for the blocking stream
+  for (auto s : {a, b, blocking}) cudaStreamDestroy(s);
+}
+
+TEST_F(StandIn, SynchronizeBlocksTheHostUntilTheWorkIsDone) {
+  Enable({CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION});
+  ASSERT_EQ(LaunchTiny(dim3(1 << 16), dim3(1024), nullptr), cudaSuccess);  // ~3.4 ms
+  uint64_t after_launch = Now();
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  uint64_t after_sync = Now();
+  ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+  auto k = Records<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_LT(after_launch, k[0].end);  // the launch returned while the kernel still ran
+  EXPECT_GE(after_sync, k[0].end);    // the synchronize returned only after it ended
+  auto syncs = Records<CUpti_ActivitySynchronization2>(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+  ASSERT_EQ(syncs.size(), 1u);
+  EXPECT_EQ(syncs[0].type, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE);
+  EXPECT_GE(syncs[0].end, k[0].end);
+}
+
+TEST_F(StandIn, EventsMeasureTheVirtualGpuTime) {
+  cudaEvent_t start, stop;
+  ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);
+  ASSERT_EQ(cudaEventCreate(&stop), cudaSuccess);
+  ASSERT_EQ(cudaEventRecord(start, nullptr), cudaSuccess);
+  ASSERT_EQ(LaunchTiny(dim3(1 << 14), dim3(1024), nullptr), cudaSuccess);  // 1500 + 838860 ns
+  ASSERT_EQ(cudaEventRecord(stop, nullptr), cudaSuccess);
+  ASSERT_EQ(cudaEventSynchronize(stop), cudaSuccess);
+  float ms = 0;
+  ASSERT_EQ(cudaEventElapsedTime(&ms, start, stop), cudaSuccess);
+  EXPECT_GE(ms, 0.84f);
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+}
+
+TEST_F(StandIn, OnlyOneSubscriberAndV2NamesTheHolder) {
+  CUpti_SubscriberHandle second{};
+  EXPECT_EQ(cuptiSubscribe(&second, Callback, nullptr), CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
+  char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN] = {};
+  CUpti_SubscriberParams params{};
+  params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+  params.subscriberName = "intruder";
+  params.oldSubscriberName = holder;
+  params.oldSubscriberSize = sizeof(holder);
+  EXPECT_EQ(cuptiSubscribe_v2(&second, Callback, nullptr, &params),
+            CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
+  EXPECT_STREQ(holder, "CUPTI for api-test");
+  // After the holder leaves, a new subscriber gets in.
+  ASSERT_EQ(cuptiUnsubscribe(subscriber_), CUPTI_SUCCESS);
+  ASSERT_EQ(cuptiSubscribe_v2(&subscriber_, Callback, nullptr, &params), CUPTI_SUCCESS);
+}
+
+TEST_F(StandIn, NormalFlushKeepsRunningWorkForcedFlushReturnsIt) {
+  Enable({CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL});
+  ASSERT_EQ(LaunchTiny(dim3(1 << 20), dim3(1024), nullptr), cudaSuccess);  // ~54 ms of GPU time
+  ASSERT_EQ(cuptiActivityFlushAll(0), CUPTI_SUCCESS);
+  EXPECT_TRUE(Records<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL).empty());
+  ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+  EXPECT_EQ(Records<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL).size(), 1u);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+}
+
+TEST_F(StandIn, BufferCallbacksRunOnTheCuptiThread) {
+  Enable({CUPTI_ACTIVITY_KIND_RUNTIME});
+  int n = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&n), cudaSuccess);
+  ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+  EXPECT_FALSE(Records<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_RUNTIME).empty());
+  std::lock_guard<std::mutex> lock(g_mu);
+  EXPECT_FALSE(g_completed_on_test_thread);
+}
+
+TEST_F(StandIn, RefusedBuffersAreCountedAsDroppedAndTheCountResets) {
+  Enable({CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL});
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    g_refuse_buffers = true;
+  }
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(LaunchTiny(dim3(1), dim3(1), nullptr), cudaSuccess);
+  ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+  size_t dropped = 0;
+  ASSERT_EQ(cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped), CUPTI_SUCCESS);
+  EXPECT_EQ(dropped, 5u);
+  ASSERT_EQ(cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped), CUPTI_SUCCESS);
+  EXPECT_EQ(dropped, 0u);
+  EXPECT_TRUE(Records<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL).empty());
+}
+
+TEST_F(StandIn, ExternalCorrelationTagsTheNextRuntimeCall) {
+  ASSERT_EQ(cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API), CUPTI_SUCCESS);
+  Enable({CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION});
+  ASSERT_EQ(cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_UNKNOWN, 42), CUPTI_SUCCESS);
+  void* d = nullptr;
+  ASSERT_EQ(cudaMalloc(&d, 16), cudaSuccess);
+  uint64_t last = 0;
+  ASSERT_EQ(cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_UNKNOWN, &last), CUPTI_SUCCESS);
+  EXPECT_EQ(last, 42u);
+  ASSERT_EQ(cudaFree(d), cudaSuccess);
+  ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+  auto ext = Records<CUpti_ActivityExternalCorrelation>(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+  ASSERT_EQ(ext.size(), 1u);
+  EXPECT_EQ(ext[0].externalId, 42u);
+  EXPECT_EQ(ext[0].correlationId, Correlations(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020).at(0));
+}
+
+TEST_F(StandIn, StreamResourceCallbacks) {
+  ASSERT_EQ(cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE), CUPTI_SUCCESS);
+  cudaStream_t s;
+  ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
+  ASSERT_EQ(cudaStreamDestroy(s), cudaSuccess);
+  std::vector<Seen> res = SeenIn(CUPTI_CB_DOMAIN_RESOURCE);
+  ASSERT_EQ(res.size(), 2u);
+  EXPECT_EQ(res[0].cbid, static_cast<CUpti_CallbackId>(CUPTI_CBID_RESOURCE_STREAM_CREATED));
+  EXPECT_EQ(res[1].cbid, static_cast<CUpti_CallbackId>(CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING));
+  EXPECT_EQ(res[0].resource_stream, static_cast<void*>(s));
+}
+
+TEST_F(StandIn, DeviceRecordDescribesTheDevice) {
+  int n = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&n), cudaSuccess);  // the context exists from here on
+  Enable({CUPTI_ACTIVITY_KIND_DEVICE});
+  ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+  auto dev = Records<CUpti_ActivityDevice5>(CUPTI_ACTIVITY_KIND_DEVICE);
+  ASSERT_EQ(dev.size(), 1u);
+  cudaDeviceProp prop;
+  ASSERT_EQ(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
+  EXPECT_STREQ(dev[0].name, prop.name);
+  EXPECT_EQ(dev[0].numMultiprocessors, static_cast<uint32_t>(prop.multiProcessorCount));
+  EXPECT_EQ(dev[0].computeCapabilityMajor, static_cast<uint32_t>(prop.major));
+  EXPECT_EQ(dev[0].globalMemorySize, prop.totalGlobalMem);
+}
+
+TEST(StandInCupti, NamesVersionAndResultStrings) {
+  const char* name = nullptr;
+  ASSERT_EQ(cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &name), CUPTI_SUCCESS);
+  EXPECT_STREQ(name, "cudaMalloc_v3020");
+  ASSERT_EQ(cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &name), CUPTI_SUCCESS);
+  EXPECT_STREQ(name, "cuLaunchKernel");
+  uint32_t version = 0;
+  ASSERT_EQ(cuptiGetVersion(&version), CUPTI_SUCCESS);
+  EXPECT_EQ(version, static_cast<uint32_t>(CUPTI_API_VERSION));
+  const char* str = nullptr;
+  ASSERT_EQ(cuptiGetResultString(CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, &str), CUPTI_SUCCESS);
+  EXPECT_STREQ(str, "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED");
+  EXPECT_STREQ(cudaGetErrorString(cudaErrorInvalidValue), "invalid argument");
+  EXPECT_STREQ(cudaGetErrorName(cudaErrorInvalidValue), "cudaErrorInvalidValue");
+}
+
+TEST(StandInCupti, GetNextRecordWalksRecordsOfDifferentSizes) {
+  alignas(8) uint8_t buffer[512] = {};
+  CUpti_ActivityAPI api{};
+  api.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+  CUpti_ActivityKernel10 kernel{};
+  kernel.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  CUpti_ActivityMemcpy6 copy{};
+  copy.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  std::memcpy(buffer, &api, sizeof(api));
+  std::memcpy(buffer + 40, &kernel, sizeof(kernel));
+  std::memcpy(buffer + 256, &copy, sizeof(copy));
+  size_t valid = 256 + sizeof(copy);
+  CUpti_Activity* r = nullptr;
+  std::vector<size_t> offsets;
+  while (cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS) {
+    offsets.push_back(static_cast<size_t>(reinterpret_cast<uint8_t*>(r) - buffer));
+  }
+  EXPECT_EQ(offsets, (std::vector<size_t>{0, 40, 256}));
+  EXPECT_EQ(cuptiActivityGetNextRecord(buffer, valid, &r), CUPTI_ERROR_MAX_LIMIT_REACHED);
+}
+
+TEST(StandInDeathTest, UnimplementedFunctionsFailLoudlyNamingThemselves) {
+  EXPECT_DEATH({ cudaGraph_t g; cudaGraphCreate(&g, 0); }, "cudaGraphCreate is not implemented");
+  EXPECT_DEATH(cuptiActivityEnableLatencyTimestamps(1), "cuptiActivityEnableLatencyTimestamps is not implemented");
+}
+
+TEST(StandInRuntime, UnknownLaunchAndBadConfigurationAreErrors) {
+  EXPECT_EQ(LaunchTiny(dim3(1), dim3(2048), nullptr), cudaErrorInvalidConfiguration);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);  // LaunchTiny already consumed it
+  int not_a_kernel = 0;
+  EXPECT_EQ(cudaLaunchKernel(&not_a_kernel, dim3(1), dim3(1), nullptr, 0, nullptr),
+            cudaErrorInvalidDeviceFunction);
+  EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidDeviceFunction);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  void* args[] = {nullptr};
+  EXPECT_EQ(cudaLaunchKernel(TinyKernelHostFunction(), dim3(1), dim3(1), args, 0, nullptr), cudaSuccess);
+}
+
+}  // namespace

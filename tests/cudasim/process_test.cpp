@@ -1,0 +1,166 @@
+// Process tests of the CUDA/CUPTI stand-in: every CUDA example runs to its completion token on the
+// stand-in, without and with CUDA_INJECTION64_PATH (the stand-in's counting injection library),
+// and each fault knob has the effect a tool would observe. Also reproduces the articles' finding:
+// matmul at size 64 is overhead-bound, at 4096 compute-bound.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "tests/support/process.h"
+
+namespace gprof::testing {
+namespace {
+
+std::string Bin(const std::string& name) { return BinaryDir() + "/bin/" + name; }
+std::string InjectPath() { return StandInLibDir() + "/inject/libcudasim_count_inject.so"; }
+
+ProcessResult RunExample(const std::vector<std::string>& argv, std::map<std::string, std::string> env,
+                  bool inject) {
+  ProcessOptions options;
+  options.set_env = std::move(env);
+  if (options.set_env.count("LD_LIBRARY_PATH") == 0) options.set_env["LD_LIBRARY_PATH"] = StandInLibDir();
+  if (inject) {
+    options.set_env["CUDA_INJECTION64_PATH"] = InjectPath();
+  } else {
+    options.unset_env.push_back("CUDA_INJECTION64_PATH");
+  }
+  options.timeout = std::chrono::milliseconds(120000);
+  return RunProcess(argv, options);
+}
+
+// The counting library's summary line as key -> value.
+std::map<std::string, long long> Summary(const std::string& out) {
+  std::map<std::string, long long> m;
+  std::smatch line;
+  if (!std::regex_search(out, line, std::regex("CUDASIM_INJECT subscribed=1[^\n]*"))) return m;
+  std::string s = line.str();
+  std::regex kv("([a-z_]+)=([0-9]+)");
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), kv); it != std::sregex_iterator(); ++it) {
+    m[(*it)[1]] = std::stoll((*it)[2]);
+  }
+  return m;
+}
+
+struct Example {
+  std::string name;
+  std::vector<std::string> args;
+  long long launches;  // kernels the program launches
+};
+
+const std::vector<Example>& Examples() {
+  static const std::vector<Example> examples = {
+      {"matmul_bias", {"64", "5"}, 10},
+      {"matmul_bias", {"4096", "2"}, 4},
+      {"launch_loop", {"500"}, 500},
+      {"multistream", {}, 4},
+      {"multithread", {"4", "20"}, 80},
+  };
+  return examples;
+}
+
+std::vector<std::string> Argv(const Example& e) {
+  std::vector<std::string> argv{Bin(e.name)};
+  argv.insert(argv.end(), e.args.begin(), e.args.end());
+  return argv;
+}
+
+TEST(CudasimExamples, RunToCompletionWithoutInjection) {
+  for (const Example& e : Examples()) {
+    SCOPED_TRACE(e.name);
+    ProcessResult r = RunExample(Argv(e), {}, false);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("GPROF_EXAMPLE_DONE " + e.name), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("CUDASIM_INJECT"), std::string::npos);
+  }
+}
+
+TEST(CudasimExamples, RunToCompletionWithInjectionAndEveryKernelIsRecorded) {
+  for (const Example& e : Examples()) {
+    SCOPED_TRACE(e.name);
+    ProcessResult r = RunExample(Argv(e), {}, true);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("GPROF_EXAMPLE_DONE " + e.name), std::string::npos) << r.out;
+    // InitializeInjection ran exactly once.
+    size_t first = r.out.find("CUDASIM_INJECT version=");
+    ASSERT_NE(first, std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("CUDASIM_INJECT version=", first + 1), std::string::npos);
+    auto s = Summary(r.out);
+    ASSERT_FALSE(s.empty()) << r.out;
+    EXPECT_EQ(s["launches"], e.launches);
+    EXPECT_EQ(s["kernels"], e.launches);
+    EXPECT_EQ(s["matched"], e.launches);  // each kernel record's correlation id is a launch's
+    EXPECT_EQ(s["dropped"], 0);
+    EXPECT_EQ(s["completed_on_main"], 0);
+    EXPECT_GT(s["driver_enters"], 0);
+    EXPECT_GE(s["api_records"], s["launches"]);
+  }
+}
+
+TEST(CudasimExamples, MatmulIsOverheadBoundAt64AndComputeBoundAt4096) {
+  auto small = Summary(RunExample({Bin("matmul_bias"), "64", "5"}, {}, true).out);
+  auto large = Summary(RunExample({Bin("matmul_bias"), "4096", "2"}, {}, true).out);
+  ASSERT_FALSE(small.empty());
+  ASSERT_FALSE(large.empty());
+  EXPECT_LT(small["kernel_ns"], small["launch_api_ns"]);
+  EXPECT_GT(large["kernel_ns"], large["launch_api_ns"]);
+}
+
+TEST(CudasimKnobs, KernelDurationByName) {
+  auto s = Summary(RunExample({Bin("launch_loop"), "10"}, {{"CUDASIM_KERNEL_NS", "tiny_kernel=50000"}}, true).out);
+  ASSERT_FALSE(s.empty());
+  EXPECT_EQ(s["kernel_ns"], 10 * 50000);
+}
+
+TEST(CudasimKnobs, CuptiHeldByAnotherToolIsReportedWithItsName) {
+  ProcessResult r = RunExample({Bin("launch_loop"), "10"}, {{"CUDASIM_CUPTI_HOLDER", "Nsight Systems"}}, true);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("CUDASIM_INJECT subscribe_failed=39 holder=Nsight Systems"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("GPROF_EXAMPLE_DONE launch_loop"), std::string::npos);
+}
+
+TEST(CudasimKnobs, DropEveryNthRecordIsCounted) {
+  ProcessResult r = RunExample({Bin("launch_loop"), "300"}, {{"CUDASIM_DROP_EVERY", "3"}}, true);
+  EXPECT_EQ(r.exit_code, 0);
+  auto s = Summary(r.out);
+  ASSERT_FALSE(s.empty()) << r.out;
+  EXPECT_GT(s["dropped"], 0);
+  EXPECT_LT(s["kernels"], 300);
+  EXPECT_EQ(s["matched"], s["kernels"]);
+}
+
+TEST(CudasimKnobs, BufferLimitDropsAndCountsTheRest) {
+  // The counting library's buffers hold 64 KiB: 2000 kernel records need several.
+  ProcessResult r = RunExample({Bin("launch_loop"), "2000"}, {{"CUDASIM_MAX_BUFFERS", "1"}}, true);
+  EXPECT_EQ(r.exit_code, 0);
+  auto s = Summary(r.out);
+  ASSERT_FALSE(s.empty()) << r.out;
+  EXPECT_EQ(s["buffers"], 1);
+  EXPECT_GT(s["dropped"], 0);
+  EXPECT_LT(s["kernels"], 2000);
+}
+
+TEST(CudasimKnobs, CuptiVersionCanDifferFromTheBuildVersion) {
+  ProcessResult r = RunExample({Bin("launch_loop"), "1"}, {{"CUDASIM_CUPTI_VERSION", "999"}}, true);
+  EXPECT_NE(r.out.find("CUDASIM_INJECT version=999 built_for=130001"), std::string::npos) << r.out;
+}
+
+TEST(CudasimKnobs, UnknownKnobWarns) {
+  ProcessResult r = RunExample({Bin("launch_loop"), "1"}, {{"CUDASIM_NO_SUCH_KNOB", "1"}}, false);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.err.find("unknown knob CUDASIM_NO_SUCH_KNOB"), std::string::npos) << r.err;
+}
+
+TEST(CudasimKnobs, LibcuptiMissingDirectoryStillRunsPrograms) {
+  const std::string dir = BinaryDir() + "/tests/cudasim/lib-nocupti";
+  for (const std::string& f : ListDir(dir)) EXPECT_EQ(f.find("libcupti"), std::string::npos) << f;
+  ProcessResult r = RunExample({Bin("launch_loop"), "5"}, {{"LD_LIBRARY_PATH", dir}}, false);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("GPROF_EXAMPLE_DONE launch_loop"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gprof::testing
