@@ -89,12 +89,12 @@ TEST_F(Collection, MatmulSmallIsCpuBoundLargeIsGpuBound) {
   ASSERT_TRUE(small.has_dump) << small.dump_error;
   ASSERT_TRUE(large.has_dump) << large.dump_error;
   const double small_ratio =
-      static_cast<double>(GpuNs(small.profile)) / static_cast<double>(ApiNs(small.profile));
+      static_cast<double>(KernelNs(small.profile)) / static_cast<double>(StepNs(small.profile));
   const double large_ratio =
-      static_cast<double>(GpuNs(large.profile)) / static_cast<double>(ApiNs(large.profile));
-  EXPECT_LT(small_ratio, 0.2) << "GPU/CPU at 64";
+      static_cast<double>(KernelNs(large.profile)) / static_cast<double>(StepNs(large.profile));
+  EXPECT_LT(small_ratio, 0.3) << "GPU/CPU at 64";
   EXPECT_GT(large_ratio, 0.5) << "GPU/CPU at 4096";
-  EXPECT_LT(large_ratio, 2.0) << "GPU/CPU at 4096";
+  EXPECT_LT(large_ratio, 1.5) << "GPU/CPU at 4096";
 }
 
 TEST_F(Collection, MillionLaunchesLoseNothing) {
@@ -110,19 +110,33 @@ TEST_F(Collection, MillionLaunchesLoseNothing) {
   EXPECT_EQ(p.counters.host_events_dropped, 0u);
 }
 
+// With the pool capped, CUPTI drops what it cannot place and every lost record is counted: the
+// kernels, copies and other work records missing from the profile are all in the dropped count
+// (which may also hold CUPTI's own overhead records: those are dropped too when no buffer is free).
 TEST_F(Collection, CappedPoolReportsExactlyWhatItDropped) {
   constexpr uint64_t kLaunches = 200000;
+  const std::vector<std::string> argv = {ExamplePath("launch_loop"), std::to_string(kLaunches)};
+  ProfiledRun full = RunProfiled(argv, StandIn(), WithStandInCupti(), "uncapped");
   ProfiledRun run = RunProfiled(
-      {ExamplePath("launch_loop"), std::to_string(kLaunches)}, StandIn(),
+      argv, StandIn(),
       WithStandInCupti({{"GPROF_ACTIVITY_POOL", "2"}, {"GPROF_ACTIVITY_BUFFER_KIB", "64"},
                         {"CUDASIM_FLUSH_PERIOD_MS", "1000"}}),
       "capped");
   ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  ASSERT_TRUE(full.has_dump) << full.dump_error;
   ASSERT_TRUE(run.has_dump) << run.dump_error;
+  ASSERT_EQ(full.profile.kernels.size(), kLaunches);
+  ASSERT_EQ(full.profile.counters.cupti_dropped_records, 0u);
   const Profile& p = run.profile;
   EXPECT_GT(p.counters.cupti_buffers_refused, 0u);
-  EXPECT_GT(p.counters.cupti_dropped_records, 0u);
-  EXPECT_EQ(p.kernels.size() + p.counters.cupti_dropped_records, kLaunches);
+  EXPECT_LT(p.kernels.size(), kLaunches);
+  const uint64_t missing_work = (kLaunches - p.kernels.size()) +
+                                (NonKernelWorkRecords(full.profile) - NonKernelWorkRecords(p));
+  EXPECT_GE(p.counters.cupti_dropped_records, missing_work);
+  // Nothing but CUPTI's own overhead records can be dropped on top: one per buffer request, i.e.
+  // the refused ones plus at most one per 64 KiB buffer of records (200000 x 216 B / 64 KiB < 700).
+  EXPECT_LE(p.counters.cupti_dropped_records - missing_work,
+            p.counters.cupti_buffers_refused + kLaunches / 100);
   EXPECT_EQ(CountLines(run.process.err, "CUPTI activity records were dropped"), 1)
       << run.process.err;
   EXPECT_NE(run.process.err.find(std::to_string(p.counters.cupti_dropped_records) + " CUPTI"),

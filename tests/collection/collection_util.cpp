@@ -125,18 +125,23 @@ void ExpectEveryGpuRecordLinkedOnce(const Profile& p) {
   EXPECT_EQ(p.counters.records_unknown_kind, 0u);
 }
 
-uint64_t ApiNs(const Profile& p) {
+uint64_t StepNs(const Profile& p) {
   uint64_t ns = 0;
-  for (const ApiCall& c : p.api_calls) ns += c.end_ns - c.start_ns;
+  for (const HostRange& r : p.ranges) {
+    if (p.strings.Get(r.name).rfind("ProfilerStep#", 0) == 0) ns += r.end_ns - r.start_ns;
+  }
   return ns;
 }
 
-uint64_t GpuNs(const Profile& p) {
+uint64_t KernelNs(const Profile& p) {
   uint64_t ns = 0;
   for (const Kernel& k : p.kernels) ns += k.end_ns - k.start_ns;
-  for (const Memcpy& m : p.memcpys) ns += m.end_ns - m.start_ns;
-  for (const Memset& m : p.memsets) ns += m.end_ns - m.start_ns;
   return ns;
+}
+
+uint64_t NonKernelWorkRecords(const Profile& p) {
+  return p.memcpys.size() + p.memsets.size() + p.syncs.size() + p.memory_ops.size() +
+         p.devices.size();
 }
 
 }  // namespace gprof::testing

@@ -47,8 +47,11 @@ namespace gprof::testing {
 // call launched exactly one kernel; nothing was dropped. GoogleTest assertions inside.
 void ExpectEveryGpuRecordLinkedOnce(const Profile& p);
 
-// Sum of API call durations (what the table calls CPU time of the CUDA calls) and of GPU work.
-uint64_t ApiNs(const Profile& p);
-uint64_t GpuNs(const Profile& p);
+// The training-loop view of the articles: host time spent inside ProfilerStep#N ranges (what the
+// loop costs the CPU) and GPU time of the kernels.
+uint64_t StepNs(const Profile& p);
+uint64_t KernelNs(const Profile& p);
+// Records of everything but kernels and CUPTI overhead (copies, memsets, syncs, memory, devices).
+uint64_t NonKernelWorkRecords(const Profile& p);
 
 }  // namespace gprof::testing
