@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/cudasim/sim_api.h"
 #include "tests/cudasim/test_kernels.h"
 
 namespace {
@@ -510,11 +511,30 @@ TEST_F(StandIn, StreamResourceCallbacks) {
   cudaStream_t s;
   ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
   ASSERT_EQ(cudaStreamDestroy(s), cudaSuccess);
-  std::vector<Seen> res = SeenIn(CUPTI_CB_DOMAIN_RESOURCE);
+  std::vector<Seen> res;
+  for (const Seen& r : SeenIn(CUPTI_CB_DOMAIN_RESOURCE)) {
+    // CONTEXT_CREATED / MODULE_LOADED also arrive when this is the process's first CUDA call.
+    if (r.cbid == CUPTI_CBID_RESOURCE_STREAM_CREATED ||
+        r.cbid == CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING) {
+      res.push_back(r);
+    }
+  }
   ASSERT_EQ(res.size(), 2u);
   EXPECT_EQ(res[0].cbid, static_cast<CUpti_CallbackId>(CUPTI_CBID_RESOURCE_STREAM_CREATED));
   EXPECT_EQ(res[1].cbid, static_cast<CUpti_CallbackId>(CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING));
   EXPECT_EQ(res[0].resource_stream, static_cast<void*>(s));
+}
+
+TEST_F(StandIn, FirstRuntimeCallCreatesTheContextAndReportsModules) {
+  if (cudasim_current_context() != nullptr) GTEST_SKIP() << "an earlier test in this process made the context";
+  ASSERT_EQ(cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE), CUPTI_SUCCESS);
+  int n = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&n), cudaSuccess);
+  std::vector<Seen> res = SeenIn(CUPTI_CB_DOMAIN_RESOURCE);
+  ASSERT_GE(res.size(), 2u);
+  EXPECT_EQ(res[0].cbid, static_cast<CUpti_CallbackId>(CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
+  EXPECT_EQ(res[1].cbid, static_cast<CUpti_CallbackId>(CUPTI_CBID_RESOURCE_MODULE_LOADED));
+  EXPECT_NE(cudasim_current_context(), nullptr);
 }
 
 TEST_F(StandIn, DeviceRecordDescribesTheDevice) {

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -160,6 +161,32 @@ TEST(CudasimKnobs, LibcuptiMissingDirectoryStillRunsPrograms) {
   ProcessResult r = RunExample({Bin("launch_loop"), "5"}, {{"LD_LIBRARY_PATH", dir}}, false);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("GPROF_EXAMPLE_DONE launch_loop"), std::string::npos);
+}
+
+// The stand-in must be a drop-in for the toolkit's libraries: same SONAME, same version node,
+// and every function the real library exports (unimplemented ones as loud stubs).
+TEST(CudasimAbi, SameSonameVersionNodeAndExportsAsTheToolkit) {
+  for (const std::string lib : {"libcudart.so.13", "libcupti.so.13"}) {
+    SCOPED_TRACE(lib);
+    const std::string ours = StandInLibDir() + "/" + lib;
+    ProcessResult p = RunProcess({"objdump", "-p", ours});
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    EXPECT_TRUE(std::regex_search(p.out, std::regex("SONAME +" + lib))) << p.out;
+    EXPECT_TRUE(std::regex_search(p.out, std::regex("Version definitions:\\n1 0x01 0x[0-9a-f]+ " + lib)));
+    auto exports = [](const std::string& path) {
+      std::set<std::string> names;
+      ProcessResult r = RunProcess({"nm", "-D", "--defined-only", path});
+      std::regex fn("[0-9a-f]+ [TW] ([A-Za-z_][A-Za-z0-9_]*)@@?(\\S+)");
+      for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), fn); it != std::sregex_iterator(); ++it) {
+        names.insert((*it)[1].str() + "@" + (*it)[2].str());
+      }
+      return names;
+    };
+    std::set<std::string> real = exports(std::string(CUDASIM_TOOLKIT_LIB_DIR) + "/" + lib);
+    std::set<std::string> mine = exports(ours);
+    ASSERT_GT(real.size(), 100u);
+    for (const std::string& name : real) EXPECT_EQ(mine.count(name), 1u) << name;
+  }
 }
 
 }  // namespace
