@@ -41,8 +41,20 @@ def expected_counts(stdout, argv):
 
 
 def derive_counts(argv):
-    """Counts computed from the example sources (examples/cuda) for examples that do not print
-    them. Empty when unknown."""
+    """Counts computed from the example sources (examples/cuda/*.cu, read at commit 42b2287)
+    for examples that do not print them. Empty when unknown. Keep in step with the sources."""
+    name, args = argv[0], [int(a) for a in argv[1:]]
+    if name == "matmul_bias":      # per step: matmul + bias_add; 3 HtoD + 1 DtoH copies
+        steps = args[1] if len(args) > 1 else 10
+        return {"kernels": 2 * steps, "copies": 4, "memsets": 0}
+    if name == "launch_loop":      # N tiny kernels, one memset, one DtoH copy
+        return {"kernels": args[0], "copies": 1, "memsets": 1}
+    if name == "multistream":      # 4 streams x (HtoD, kernel, DtoH) + a pageable HtoD, a memset
+        return {"kernels": 4, "copies": 9, "memsets": 1}
+    if name == "multithread":      # per thread: a memset, `launches` kernels, a DtoH copy
+        threads = args[0] if args else 4
+        launches = args[1] if len(args) > 1 else 50
+        return {"kernels": threads * launches, "copies": threads, "memsets": threads}
     return {}
 
 
