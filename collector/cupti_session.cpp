@@ -79,6 +79,7 @@ struct Session {
                         // calling into CUPTI. No other lock is taken while holding it.
   std::vector<GpuBatch> ready;
   bool stopped = false;
+  bool activity_on = true;  // window thread only (SetGpuActivityEnabled)
   bool warned_errors = false;
   // Counter values already handed to a profile (windows get deltas).
   uint64_t reported_dropped = 0;
@@ -589,6 +590,16 @@ void DrainGpu(Profile* profile, bool forced) {
 
 void SetGpuCollectionEnabled(bool enabled) {
   if (g_session != nullptr) g_collecting.store(enabled, std::memory_order_relaxed);
+}
+
+void SetGpuActivityEnabled(bool enabled) {
+  Session* s = g_session;
+  if (s == nullptr || s->stopped || s->pid != getpid() || s->activity_on == enabled) return;
+  for (CUpti_ActivityKind kind : s->enabled_kinds) {
+    CUptiResult rc = enabled ? s->api.ActivityEnable(kind) : s->api.ActivityDisable(kind);
+    if (rc != CUPTI_SUCCESS) g_cupti_errors.fetch_add(1, std::memory_order_relaxed);
+  }
+  s->activity_on = enabled;
 }
 
 void StopGpuCollection() {

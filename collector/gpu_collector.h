@@ -30,6 +30,11 @@ void DrainGpu(Profile* profile, bool forced);
 // Turns activity collection and API callbacks on or off (schedule windows). Cheap to call.
 void SetGpuCollectionEnabled(bool enabled);
 
+// Turns CUPTI activity recording (kernels, copies, ...) on or off: schedule windows switch it off
+// between windows so CUPTI costs nothing there. Cold (window thread); calls into CUPTI. Records
+// already in buffers are kept. On at start.
+void SetGpuActivityEnabled(bool enabled);
+
 // Final flush already done by DrainGpu; unsubscribes and calls cuptiFinalize. Idempotent.
 void StopGpuCollection();
 
