@@ -80,6 +80,8 @@ struct Session {
   std::vector<GpuBatch> ready;
   bool stopped = false;
   bool activity_on = true;  // window thread only (SetGpuActivityEnabled)
+  // Devices seen so far (CUPTI reports each once); every drained profile gets all of them.
+  std::vector<std::pair<DeviceInfo, std::string>> devices;
   bool warned_errors = false;
   // Counter values already handed to a profile (windows get deltas).
   uint64_t reported_dropped = 0;
@@ -339,8 +341,8 @@ GpuStartResult Start(const Config& config) {
   params.subscriberName = "gprof-run";
   params.oldSubscriberName = holder;
   params.oldSubscriberSize = sizeof(holder);
-  rc = api.Subscribe(&s->subscriber, reinterpret_cast<CUpti_CallbackFunc>(&ApiCallback), nullptr,
-                     &params);
+  const CUpti_CallbackFunc callback = &ApiCallback;  // noexcept -> plain: a standard conversion
+  rc = api.Subscribe(&s->subscriber, callback, nullptr, &params);
   if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
     holder[sizeof(holder) - 1] = '\0';
     s->subscriber = nullptr;
@@ -401,7 +403,8 @@ GpuStartResult Start(const Config& config) {
 
 // Re-interns one parsed batch into `profile`.
 void MergeBatch(GpuBatch& batch, Profile* profile,
-                std::unordered_map<std::string, uint32_t>* config_index) {
+                std::unordered_map<std::string, uint32_t>* config_index,
+                std::vector<std::pair<DeviceInfo, std::string>>* devices) {
   std::vector<StringId> names(batch.strings.size());
   for (size_t i = 0; i < names.size(); ++i) {
     names[i] = profile->strings.Intern(batch.strings.Get(static_cast<StringId>(i)));
@@ -427,14 +430,24 @@ void MergeBatch(GpuBatch& batch, Profile* profile,
                              batch.memory_ops.end());
   profile->overheads.insert(profile->overheads.end(), batch.overheads.begin(),
                             batch.overheads.end());
-  for (DeviceInfo d : batch.devices) {
+  for (const DeviceInfo& d : batch.devices) {
     bool seen = false;
-    for (const DeviceInfo& old : profile->devices) seen = seen || old.id == d.id;
-    if (seen) continue;
-    d.name = names[d.name];
-    profile->devices.push_back(d);
+    for (const auto& old : *devices) seen = seen || old.first.id == d.id;
+    if (!seen) devices->emplace_back(d, std::string(batch.strings.Get(d.name)));
   }
   profile->counters.records_unknown_kind += batch.records_unknown_kind;
+}
+
+// Every device seen so far, in every profile (a window after the first still names its GPU).
+void AddDevices(const std::vector<std::pair<DeviceInfo, std::string>>& devices, Profile* profile) {
+  for (const auto& [info, name] : devices) {
+    bool seen = false;
+    for (const DeviceInfo& old : profile->devices) seen = seen || old.id == info.id;
+    if (seen) continue;
+    DeviceInfo d = info;
+    d.name = profile->strings.Intern(name);
+    profile->devices.push_back(d);
+  }
 }
 
 template <typename Rec>
@@ -503,8 +516,9 @@ void Drain(Profile* profile, bool forced) {
   }
   for (GpuBatch& batch : ready) {
     uncorrelated_ids_zero += batch.records_uncorrelated;
-    MergeBatch(batch, profile, &config_index);
+    MergeBatch(batch, profile, &config_index, &s->devices);
   }
+  AddDevices(s->devices, profile);
   // A GPU record is linked when its correlation id belongs to a recorded API call. The API calls
   // are host records: when the profile builder already placed them, check against them; else
   // only a zero id is known to be unlinked.

@@ -50,6 +50,15 @@ TEST_F(Collection, MatmulEveryKernelCopyAndMemsetAppearsOnceLinkedToItsCall) {
   for (const Memcpy& m : p.memcpys) htod = htod || m.kind == CopyKind::kHtoD;
   EXPECT_TRUE(htod);
   EXPECT_FALSE(p.api_names.empty());
+  ASSERT_EQ(p.devices.size(), 1u);
+  EXPECT_FALSE(p.strings.Get(p.devices[0].name).empty());
+  EXPECT_GT(p.devices[0].num_sms, 0u);
+  // CUPTI's own cost is kept, as overhead (the stand-in reports its buffer requests).
+  bool buffer_request = false;
+  for (const Overhead& o : p.overheads) {
+    buffer_request = buffer_request || o.kind == OverheadKind::kActivityBufferRequest;
+  }
+  EXPECT_TRUE(buffer_request);
 }
 
 TEST_F(Collection, LaunchLoopEveryLaunchOnce) {
