@@ -5,6 +5,8 @@
 #include <cupti.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstddef>
@@ -550,6 +552,23 @@ TEST_F(StandIn, DeviceRecordDescribesTheDevice) {
   EXPECT_EQ(dev[0].numMultiprocessors, static_cast<uint32_t>(prop.multiProcessorCount));
   EXPECT_EQ(dev[0].computeCapabilityMajor, static_cast<uint32_t>(prop.major));
   EXPECT_EQ(dev[0].globalMemorySize, prop.totalGlobalMem);
+}
+
+TEST_F(StandIn, FlushInAForkedChildReturnsInsteadOfWaitingForAMissingWorker) {
+  Enable({CUPTI_ACTIVITY_KIND_RUNTIME});
+  int n = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&n), cudaSuccess);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    alarm(10);  // a hang fails the test instead of blocking it
+    _exit(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) == CUPTI_ERROR_NOT_INITIALIZED ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "child killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
 }
 
 TEST(StandInCupti, NamesVersionAndResultStrings) {

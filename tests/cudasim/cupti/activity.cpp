@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -22,6 +23,7 @@ constexpr size_t kWakeThreshold = 4096;
 
 thread_local std::vector<uint64_t> t_external_ids[CUPTI_EXTERNAL_CORRELATION_KIND_SIZE];
 std::thread::id g_worker_id;
+std::atomic<pid_t> g_worker_pid{0};  // a fork child has no worker: its flushes must not wait for one
 
 // Worker-only state: the buffer being filled.
 uint8_t* g_buffer = nullptr;
@@ -235,6 +237,7 @@ CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc func
     c.worker_started = true;
     std::thread worker(Worker);
     g_worker_id = worker.get_id();
+    g_worker_pid = getpid();
     worker.detach();  // lives as long as the process, like CUPTI's own thread
   }
   return CUPTI_SUCCESS;
@@ -243,6 +246,9 @@ CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc func
 CUptiResult cuptiActivityFlushAll(uint32_t flag) {
   EnsureHooks();
   CuptiState& c = Cupti();
+  // Checked before taking stage_mu: a fork child may have inherited it locked.
+  pid_t worker_pid = g_worker_pid.load();
+  if (worker_pid != 0 && worker_pid != getpid()) return CUPTI_ERROR_NOT_INITIALIZED;
   std::unique_lock<std::mutex> lock(c.stage_mu);
   if (!c.worker_started) return CUPTI_SUCCESS;
   if (std::this_thread::get_id() == g_worker_id) return CUPTI_ERROR_INVALID_OPERATION;
