@@ -20,25 +20,30 @@ JsonWriter::JsonWriter(const std::string& path) : path_(path), buf_(kBufferSize)
   }
 }
 
+JsonWriter::JsonWriter(JsonSink sink) : path_("<memory>"), sink_(sink), buf_(kBufferSize) {}
+
 JsonWriter::~JsonWriter() {
   if (file_ != nullptr) std::fclose(file_);
 }
 
-void JsonWriter::Flush() {
-  if (used_ == 0) return;
-  if (std::fwrite(buf_.data(), 1, used_, file_) != used_) {
+void JsonWriter::Emit(const char* data, size_t size) {
+  if (file_ == nullptr) {
+    if (sink_.write != nullptr) sink_.write(sink_.ctx, data, size);
+  } else if (std::fwrite(data, 1, size, file_) != size) {
     throw std::runtime_error("cannot write trace '" + path_ + "': " + std::strerror(errno));
   }
-  written_ += used_;
+  written_ += size;
+}
+
+void JsonWriter::Flush() {
+  if (used_ == 0) return;
+  Emit(buf_.data(), used_);
   used_ = 0;
 }
 
 JsonWriter& JsonWriter::WriteThrough(std::string_view s) {
   Flush();
-  if (std::fwrite(s.data(), 1, s.size(), file_) != s.size()) {
-    throw std::runtime_error("cannot write trace '" + path_ + "': " + std::strerror(errno));
-  }
-  written_ += s.size();
+  Emit(s.data(), s.size());
   return *this;
 }
 
@@ -54,6 +59,8 @@ JsonWriter& JsonWriter::Int(int64_t v) {
   return *this;
 }
 
+char* PutMicros(char* p, uint64_t ns) { return p + FormatMicros(ns, p); }
+
 JsonWriter& JsonWriter::Micros(uint64_t ns) {
   char* p = Reserve(32);
   used_ += FormatMicros(ns, p);
@@ -68,9 +75,9 @@ JsonWriter& JsonWriter::Fixed(double v, int decimals) {
   return *this;
 }
 
-JsonWriter& JsonWriter::String(std::string_view s) {
+void AppendJsonString(std::string_view s, std::string* out) {
   static constexpr char kHex[] = "0123456789abcdef";
-  Char('"');
+  out->push_back('"');
   size_t i = 0;
   while (i < s.size()) {
     // Copy the longest run that needs no escaping in one go (the common case: the whole name).
@@ -80,43 +87,61 @@ JsonWriter& JsonWriter::String(std::string_view s) {
       if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) break;
       ++j;
     }
-    if (j > i) Raw(s.substr(i, j - i));
+    out->append(s.substr(i, j - i));
     i = j;
     if (i == s.size()) break;
     const unsigned char c = static_cast<unsigned char>(s[i]);
     if (c == '"' || c == '\\') {
-      Char('\\').Char(static_cast<char>(c));
+      out->push_back('\\');
+      out->push_back(static_cast<char>(c));
       ++i;
     } else if (c < 0x20) {
       switch (c) {
-        case '\n': Raw("\\n"); break;
-        case '\t': Raw("\\t"); break;
-        case '\r': Raw("\\r"); break;
+        case '\n': out->append("\\n"); break;
+        case '\t': out->append("\\t"); break;
+        case '\r': out->append("\\r"); break;
         default: {
           const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
-          Raw(std::string_view(esc, 6));
+          out->append(esc, 6);
         }
       }
       ++i;
     } else {
       const size_t n = Utf8SequenceLength(s, i);
       if (n == 0) {
-        Raw("\xEF\xBF\xBD");
+        out->append("\xEF\xBF\xBD");
         ++i;
       } else {
-        Raw(s.substr(i, n));
+        out->append(s.substr(i, n));
         i += n;
       }
     }
   }
-  return Char('"');
+  out->push_back('"');
+}
+
+JsonWriter& JsonWriter::String(std::string_view s) {
+  // Fast path: nothing to escape (the common case: plain names).
+  bool plain = true;
+  for (const char ch : s) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) {
+      plain = false;
+      break;
+    }
+  }
+  if (plain) return Char('"').Raw(s).Char('"');
+  std::string escaped;
+  AppendJsonString(s, &escaped);
+  return Raw(escaped);
 }
 
 uint64_t JsonWriter::Close() {
   Flush();
   std::FILE* f = file_;
   file_ = nullptr;
-  if (std::fclose(f) != 0) {
+  sink_ = {};
+  if (f != nullptr && std::fclose(f) != 0) {
     throw std::runtime_error("cannot write trace '" + path_ + "': " + std::strerror(errno));
   }
   return written_;

@@ -1,10 +1,17 @@
 // JsonWriter: a buffered, hand-formatted JSON output stream for large traces (launcher process
-// only). It writes text as it comes (no document in memory); the caller is responsible for the
-// structure (commas, brackets). Strings are escaped and repaired: quotes and backslashes escaped,
-// control characters as \u00XX, invalid UTF-8 replaced by U+FFFD.
+// only). It writes text as it comes into a 1 MiB buffer that it hands to a sink when full: a file
+// (the product path) or a caller's callback (in-memory formatting, benchmarks). The caller is
+// responsible for the structure (commas, brackets). Strings are escaped and repaired: quotes and
+// backslashes escaped, control characters as \u00XX, invalid UTF-8 replaced by U+FFFD.
+//
+// Hot formatting code may Reserve() a bounded region and fill it with the Put* helpers below
+// (no bounds check per field), then Commit() the end pointer.
 #pragma once
 
+#include <algorithm>
+#include <charconv>
 #include <cstdint>
+#include <cstring>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -12,10 +19,30 @@
 
 namespace gprof {
 
+// Receives the formatted bytes in order, in chunks of at most 1 MiB. May throw to abort.
+struct JsonSink {
+  void* ctx = nullptr;
+  void (*write)(void* ctx, const char* data, size_t size) = nullptr;
+};
+
+// Appends the quoted, escaped, UTF-8-repaired JSON form of `s` to `out`.
+void AppendJsonString(std::string_view s, std::string* out);
+
+// Raw formatting into a region the caller has reserved (see JsonWriter::Reserve).
+inline char* PutRaw(char* p, std::string_view s) {
+  std::memcpy(p, s.data(), s.size());
+  return p + s.size();
+}
+inline char* PutUint(char* p, uint64_t v) { return std::to_chars(p, p + 20, v).ptr; }
+// Microseconds with exactly 3 decimals from nanoseconds (at most 24 characters).
+char* PutMicros(char* p, uint64_t ns);
+
 class JsonWriter {
  public:
   // Opens `path` for writing; throws std::runtime_error naming the file when it cannot.
   explicit JsonWriter(const std::string& path);
+  // Formats into memory: every full buffer (and the rest at Close) goes to `sink`.
+  explicit JsonWriter(JsonSink sink);
   ~JsonWriter();
   JsonWriter(const JsonWriter&) = delete;
   JsonWriter& operator=(const JsonWriter&) = delete;
@@ -41,21 +68,28 @@ class JsonWriter {
   // A quoted, escaped, UTF-8-repaired JSON string.
   JsonWriter& String(std::string_view s);
 
+  // Room for `n` <= 64 KiB bytes at the returned pointer; fill it, then Commit(end).
+  char* Reserve(size_t n) {
+    if (kBufferSize - used_ < n) Flush();
+    return buf_.data() + used_;
+  }
+  void Commit(char* end) { used_ = static_cast<size_t>(end - buf_.data()); }
+
+  // Hands what is buffered to the file or sink now.
+  void Flush();
+
   // Writes out the buffer and closes the file; throws std::runtime_error on an I/O error.
   // Returns the number of bytes written in all.
   uint64_t Close();
 
  private:
   static constexpr size_t kBufferSize = 1 << 20;
-  void Flush();
   JsonWriter& WriteThrough(std::string_view s);
-  char* Reserve(size_t n) {
-    if (kBufferSize - used_ < n) Flush();
-    return buf_.data() + used_;
-  }
+  void Emit(const char* data, size_t size);
 
   std::string path_;
   std::FILE* file_ = nullptr;
+  JsonSink sink_;  // used when file_ is null
   std::vector<char> buf_;
   size_t used_ = 0;
   uint64_t written_ = 0;

@@ -3,19 +3,24 @@
 
 #include <algorithm>
 #include <numeric>
-#include <tuple>
 
 namespace gprof {
 
 std::vector<uint32_t> PackNestedLanes(const std::vector<LaneInterval>& in) {
   std::vector<uint32_t> order(in.size());
   std::iota(order.begin(), order.end(), 0u);
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+  // Placement order: by start, longest first, then order, id, input position.
+  const auto before = [&](uint32_t a, uint32_t b) {
     const LaneInterval& x = in[a];
     const LaneInterval& y = in[b];
-    return std::make_tuple(x.start, y.end, x.order, x.id, a) <
-           std::make_tuple(y.start, x.end, y.order, y.id, b);
-  });
+    if (x.start != y.start) return x.start < y.start;
+    if (x.end != y.end) return x.end > y.end;
+    if (x.order != y.order) return x.order < y.order;
+    if (x.id != y.id) return x.id < y.id;
+    return a < b;
+  };
+  // A track's events usually arrive in that order already (one stream, one thread): skip the sort.
+  if (!std::is_sorted(order.begin(), order.end(), before)) std::sort(order.begin(), order.end(), before);
   std::vector<uint32_t> lane(in.size(), 0);
   std::vector<std::vector<uint64_t>> stacks;  // per lane: ends of the open slices
   for (uint32_t i : order) {

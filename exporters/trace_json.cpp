@@ -3,7 +3,13 @@
 // Plan, then stream: events are first listed as small fixed-size references (32 bytes each, no
 // text), placed on lanes so that slices on one (pid, tid) nest, sorted by (ts, longest first,
 // kind, pid, tid, index), and then formatted one by one with hand-written code into a buffered
-// file. The document itself is never held in memory.
+// file (or a caller's memory sink). The document itself is never held in memory.
+//
+// Speed (bench/trace_export_bench.cpp, 1 M launches): each source list is already in time order,
+// so the sort merges natural runs; names, API names and the launch-configuration part of kernel
+// args are escaped/formatted once per distinct value and copied; kernels, API calls and flows
+// (4 of every 4 events per launch) are formatted into one reserved region without per-field
+// bounds checks.
 //
 // Tracks: host events use pid = OS pid, tid = OS tid; push/pop ranges, steps and API calls share
 // the thread's track (they nest by construction). Start/end ranges (which may cross threads and
@@ -23,6 +29,7 @@
 #include "exporters/exporters.h"
 #include "exporters/json_writer.h"
 #include "exporters/lane_packer.h"
+#include "exporters/trace_json.h"
 #include "exporters/names.h"
 
 namespace gprof {
@@ -66,10 +73,59 @@ constexpr uint32_t kNoStream = 0xffffffffu;
 
 uint64_t Dur(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
 
+// Stable merge sort that exploits already-sorted runs (each record list is in time order, so a
+// trace has a handful of runs): O(n log runs). `less` must be a strict weak order.
+template <typename T, typename Less>
+void NaturalMergeSort(std::vector<T>* v, Less less) {
+  std::vector<size_t> runs{0};
+  for (size_t i = 1; i < v->size(); ++i) {
+    if (less((*v)[i], (*v)[i - 1])) runs.push_back(i);
+  }
+  runs.push_back(v->size());
+  if (runs.size() <= 2) return;
+  std::vector<T> tmp(v->size());
+  std::vector<T>* src = v;
+  std::vector<T>* dst = &tmp;
+  while (runs.size() > 2) {
+    std::vector<size_t> next{0};
+    for (size_t r = 0; r + 1 < runs.size(); r += 2) {
+      const size_t b = runs[r];
+      const size_t m = runs[r + 1];
+      const size_t e = r + 2 < runs.size() ? runs[r + 2] : m;
+      std::merge(src->begin() + b, src->begin() + m, src->begin() + m, src->begin() + e,
+                 dst->begin() + b, less);
+      next.push_back(e);
+    }
+    runs.swap(next);
+    std::swap(src, dst);
+  }
+  if (src != v) v->swap(tmp);
+}
+
+// Event order: by ts, longer first (parents before children), then kind, pid, tid, index.
+bool EventBefore(const EvRef& a, const EvRef& b) {
+  if (a.ts != b.ts) return a.ts < b.ts;
+  if (a.end != b.end) return a.end > b.end;
+  if (a.kind != b.kind) return a.kind < b.kind;
+  if (a.pid != b.pid) return a.pid < b.pid;
+  if (a.tid != b.tid) return a.tid < b.tid;
+  return a.index < b.index;
+}
+
+// The launch-configuration part of a kernel's args, formatted once per configuration.
+struct KernelArgText {
+  std::string head;  // ,"device":D,"context":C
+  std::string tail;  // ,"registers per thread":...,"block":[x,y,z]}}
+};
+
+// Upper bound of the fixed text (keys, punctuation, numbers) of one fast-path event.
+constexpr size_t kEventSlack = 512;
+constexpr size_t kFastPathLimit = 60000;  // larger events (huge names) take the checked path
+
 class TraceWriter {
  public:
-  TraceWriter(const Profile& p, const std::string& path)
-      : p_(p), corr_(p), names_(p), out_(path), path_(path) {}
+  TraceWriter(const Profile& p, JsonWriter* out, std::string trace_name)
+      : p_(p), corr_(p), names_(p), out_(*out), trace_name_(std::move(trace_name)) {}
 
   TraceStats Write() {
     Plan();
@@ -78,8 +134,7 @@ class TraceWriter {
     WriteMetadata();
     for (const EvRef& e : events_) WriteEvent(e);
     out_.Raw("\n  ],\n  \"traceName\": ");
-    const size_t slash = path_.find_last_of('/');
-    out_.String(slash == std::string::npos ? path_ : path_.substr(slash + 1));
+    out_.String(trace_name_);
     out_.Raw("\n}\n");
     TraceStats stats;
     stats.events = count_;
@@ -103,7 +158,14 @@ class TraceWriter {
   void Add(Ev kind, uint64_t ts, uint64_t end, uint32_t pid, uint32_t tid, uint32_t index,
            uint8_t group) {
     events_.push_back({ts, end, pid, tid, index, kind});
-    if (kind != Ev::kMark && kind != Ev::kMemory) lanes_[{pid, tid, group}].push_back(events_.size() - 1);
+    if (kind == Ev::kMark || kind == Ev::kMemory) return;
+    const LaneKey key{pid, tid, group};
+    // Consecutive events nearly always share a track: skip the map lookup then.
+    if (last_lane_ == nullptr || key != last_lane_key_) {
+      last_lane_key_ = key;
+      last_lane_ = &lanes_[key];
+    }
+    last_lane_->push_back(static_cast<uint32_t>(events_.size() - 1));
   }
 
   void Plan() {
@@ -157,10 +219,7 @@ class TraceWriter {
     PlanMemory();
     AssignLanes();
     PlanFlows();
-    std::stable_sort(events_.begin(), events_.end(), [](const EvRef& a, const EvRef& b) {
-      return std::make_tuple(a.ts, b.end, a.kind, a.pid, a.tid, a.index) <
-             std::make_tuple(b.ts, a.end, b.kind, b.pid, b.tid, b.index);
-    });
+    NaturalMergeSort(&events_, EventBefore);
   }
 
   uint32_t KernelDevice(const Kernel& k) const {
@@ -171,12 +230,14 @@ class TraceWriter {
   // gpu_user_annotation: per NVTX range / step, one span per (device, stream) from the first
   // start to the last end of the work launched by API calls inside it on its thread.
   void PlanAnnotations() {
+    if (p_.steps.empty() && p_.ranges.empty()) return;
     std::unordered_map<uint32_t, std::vector<uint32_t>> calls;  // tid -> api indices by start
     for (uint32_t i = 0; i < p_.api_calls.size(); ++i) calls[p_.api_calls[i].tid].push_back(i);
     for (auto& [tid, v] : calls) {
-      std::stable_sort(v.begin(), v.end(), [&](uint32_t a, uint32_t b) {
+      const auto by_start = [&](uint32_t a, uint32_t b) {
         return p_.api_calls[a].start_ns < p_.api_calls[b].start_ns;
-      });
+      };
+      if (!std::is_sorted(v.begin(), v.end(), by_start)) std::stable_sort(v.begin(), v.end(), by_start);
     }
     struct Span {
       uint32_t device, stream;
@@ -266,17 +327,18 @@ class TraceWriter {
         iv.push_back({e.ts, e.end, static_cast<uint8_t>(e.kind), static_cast<uint32_t>(m)});
       }
       const std::vector<uint32_t> lanes = PackNestedLanes(iv);
-      std::map<uint32_t, uint32_t> tid_of_lane;
+      constexpr uint32_t kUnset = 0xffffffffu;  // no real tid: synthetic ones start at 0x80000000
+      std::vector<uint32_t> tid_of_lane;        // lane -> tid, assigned in first-use order
       for (size_t j = 0; j < members.size(); ++j) {
         const uint32_t lane = lanes[j];
-        auto it = tid_of_lane.find(lane);
-        if (it == tid_of_lane.end()) {
+        if (lane >= tid_of_lane.size()) tid_of_lane.resize(lane + 1, kUnset);
+        if (tid_of_lane[lane] == kUnset) {
           uint32_t t = tid;
           if (group != 0 || lane != 0) t = next_synthetic_tid_++;
-          it = tid_of_lane.emplace(lane, t).first;
+          tid_of_lane[lane] = t;
           extra_tracks_[{pid, t}] = ExtraTrackName(pid, tid, group, lane);
         }
-        events_[members[j]].tid = it->second;
+        events_[members[j]].tid = tid_of_lane[lane];
       }
     }
   }
@@ -306,17 +368,27 @@ class TraceWriter {
   // GPU record; later records with the same id (graph launches) get no flow, so ids are unique.
   void PlanFlows() {
     const size_t n = p_.api_calls.size();
+    // When ids strictly increase (the usual case), every call is the first with its id.
+    bool increasing = true;
+    for (size_t i = 1; i < n && increasing; ++i) {
+      increasing = p_.api_calls[i - 1].correlation_id < p_.api_calls[i].correlation_id;
+    }
+    std::vector<EvRef> ends;
+    ends.reserve(n);
     for (uint32_t i = 0; i < n; ++i) {
       const ApiCall& c = p_.api_calls[i];
-      if (corr_.ApiCall(c.correlation_id) != static_cast<int64_t>(i)) continue;
+      if (c.correlation_id == 0) continue;
+      if (!increasing && corr_.ApiCall(c.correlation_id) != static_cast<int64_t>(i)) continue;
       const auto gpu = corr_.Gpu(c.correlation_id);
       if (gpu.empty()) continue;
       const EvRef api = events_[api_ev_[i]];
       const GpuRef& g = gpu.front();
       const EvRef target = events_[gpu_ev_[static_cast<int>(g.kind)][g.index]];
       events_.push_back({api.ts, api.ts, api.pid, api.tid, c.correlation_id, Ev::kFlowStart});
-      events_.push_back({target.ts, target.ts, target.pid, target.tid, c.correlation_id, Ev::kFlowEnd});
+      ends.push_back({target.ts, target.ts, target.pid, target.tid, c.correlation_id, Ev::kFlowEnd});
     }
+    // Starts and ends as two time-ordered runs (interleaved they would make one run per flow).
+    events_.insert(events_.end(), ends.begin(), ends.end());
   }
 
   // ---- writing ----------------------------------------------------------------------------
@@ -388,7 +460,14 @@ class TraceWriter {
     std::map<uint32_t, int> pids;  // pid -> -1 host, else device id
     pids[p_.info.pid] = -1;
     for (const DeviceInfo& d : p_.devices) pids.emplace(d.id, static_cast<int>(d.id));
-    for (const EvRef& e : events_) pids.emplace(e.pid, static_cast<int>(e.pid));
+    uint32_t last_pid = 0;
+    bool have_last = false;
+    for (const EvRef& e : events_) {
+      if (have_last && e.pid == last_pid) continue;
+      pids.emplace(e.pid, static_cast<int>(e.pid));
+      last_pid = e.pid;
+      have_last = true;
+    }
     for (const auto& [pid, device] : pids) {
       std::string name, labels;
       uint64_t sort;
@@ -411,8 +490,13 @@ class TraceWriter {
     // Every (pid, tid) that carries events gets a name: lanes got theirs while packing; marks
     // and counters may sit on tracks with no slices.
     std::map<std::pair<uint32_t, uint32_t>, TrackName> tracks = extra_tracks_;
+    std::pair<uint32_t, uint32_t> last_track{0, 0};
+    bool have_track = false;
     for (const EvRef& e : events_) {
       if (e.kind == Ev::kMemory) continue;
+      if (have_track && last_track == std::make_pair(e.pid, e.tid)) continue;
+      last_track = {e.pid, e.tid};
+      have_track = true;
       if (!tracks.count({e.pid, e.tid})) {
         const bool host = e.pid == p_.info.pid;
         tracks[{e.pid, e.tid}] = {host ? ThreadName(e.tid) : StreamName(e.tid),
@@ -438,7 +522,7 @@ class TraceWriter {
   }
 
   // Kineto's occupancy estimates from the launch configuration and the device limits.
-  void KernelOccupancy(const LaunchConfig& lc) {
+  void KernelOccupancy(JsonWriter& o, const LaunchConfig& lc) {
     const DeviceInfo* dev = nullptr;
     for (const DeviceInfo& d : p_.devices) {
       if (d.id == lc.device_id) dev = &d;
@@ -448,8 +532,8 @@ class TraceWriter {
     const uint64_t threads = uint64_t{lc.block[0]} * lc.block[1] * lc.block[2];
     const double blocks_per_sm = static_cast<double>(blocks) / dev->num_sms;
     const uint64_t warps_per_block = (threads + dev->warp_size - 1) / dev->warp_size;
-    out_.Raw(",\"blocks per SM\":").Fixed(blocks_per_sm, 2);
-    out_.Raw(",\"warps per SM\":").Fixed(blocks_per_sm * static_cast<double>(warps_per_block), 2);
+    o.Raw(",\"blocks per SM\":").Fixed(blocks_per_sm, 2);
+    o.Raw(",\"warps per SM\":").Fixed(blocks_per_sm * static_cast<double>(warps_per_block), 2);
     if (threads == 0 || dev->max_threads_per_sm == 0) return;
     // Resident blocks per SM: limited by threads, registers and shared memory.
     uint64_t limit = dev->max_threads_per_sm / threads;
@@ -462,7 +546,7 @@ class TraceWriter {
     const double active_blocks = std::min(static_cast<double>(limit), std::ceil(blocks_per_sm));
     const double max_warps = static_cast<double>(dev->max_threads_per_sm) / dev->warp_size;
     const double occupancy = active_blocks * static_cast<double>(warps_per_block) / max_warps * 100.0;
-    out_.Raw(",\"est. achieved occupancy %\":").Uint(static_cast<uint64_t>(std::min(occupancy, 100.0)));
+    o.Raw(",\"est. achieved occupancy %\":").Uint(static_cast<uint64_t>(std::min(occupancy, 100.0)));
   }
 
   void WriteEvent(const EvRef& e) {
@@ -491,6 +575,7 @@ class TraceWriter {
         break;
       }
       case Ev::kApi: {
+        if (WriteApiFast(e)) break;
         const ApiCall& c = p_.api_calls[e.index];
         Slice(c.domain == ApiDomain::kDriver ? "cuda_driver" : "cuda_runtime", names_.ApiCallName(c), e);
         o.Raw(",\"args\":{\"correlation\":").Uint(c.correlation_id);
@@ -498,6 +583,7 @@ class TraceWriter {
         break;
       }
       case Ev::kKernel: {
+        if (WriteKernelFast(e)) break;
         const Kernel& k = p_.kernels[e.index];
         static const LaunchConfig kNone{};
         const LaunchConfig& lc =
@@ -509,7 +595,7 @@ class TraceWriter {
         o.Raw(",\"stream\":").Uint(k.stream_id);
         o.Raw(",\"registers per thread\":").Uint(lc.registers_per_thread);
         o.Raw(",\"shared memory\":").Uint(uint64_t{lc.static_shared_bytes} + lc.dynamic_shared_bytes);
-        KernelOccupancy(lc);
+        KernelOccupancy(o, lc);
         o.Raw(",\"grid\":[").Uint(lc.grid[0]).Char(',').Uint(lc.grid[1]).Char(',').Uint(lc.grid[2]);
         o.Raw("],\"block\":[").Uint(lc.block[0]).Char(',').Uint(lc.block[1]).Char(',').Uint(lc.block[2]);
         o.Raw("]}}");
@@ -572,6 +658,7 @@ class TraceWriter {
       }
       case Ev::kFlowStart:
       case Ev::kFlowEnd: {
+        if (WriteFlowFast(e)) break;
         Begin(e.kind == Ev::kFlowStart ? "s" : "f");
         o.Raw(",\"id\":").Uint(e.index);
         Common("ac2g", "ac2g", e);
@@ -580,6 +667,128 @@ class TraceWriter {
         break;
       }
     }
+  }
+
+  // ---- fast paths: same bytes as the checked code above, one reserved region per event ----
+
+  char* BeginAt(char* p, char ph) {
+    p = PutRaw(p, count_++ ? ",\n{\"ph\":\"" : "{\"ph\":\"");
+    *p++ = ph;
+    *p++ = '"';
+    return p;
+  }
+
+  char* CommonAt(char* p, std::string_view cat_and_name, const EvRef& e) {
+    p = PutRaw(p, cat_and_name);
+    p = PutRaw(p, ",\"pid\":");
+    p = PutUint(p, e.pid);
+    p = PutRaw(p, ",\"tid\":");
+    p = PutUint(p, e.tid);
+    p = PutRaw(p, ",\"ts\":");
+    return PutMicros(p, e.ts - base_);
+  }
+
+  // ,"cat":"kernel","name":"<escaped name>"
+  const std::string& KernelCatName(StringId name) {
+    if (name >= kernel_json_.size()) kernel_json_.resize(name + 1u);
+    std::string& s = kernel_json_[name];
+    if (s.empty()) {
+      s = ",\"cat\":\"kernel\",\"name\":";
+      AppendJsonString(names_.KernelName(name), &s);
+    }
+    return s;
+  }
+
+  const KernelArgText& KernelArgs(uint32_t config) {
+    if (config >= kernel_args_.size()) kernel_args_.resize(config + 1u);
+    KernelArgText& t = kernel_args_[config];
+    if (!t.tail.empty()) return t;
+    static const LaunchConfig kNone{};
+    const LaunchConfig& lc = config < p_.launch_configs.size() ? p_.launch_configs[config] : kNone;
+    std::string& text = scratch_text_;
+    JsonWriter& o = scratch_;
+    text.clear();
+    o.Raw(",\"device\":").Uint(lc.device_id).Raw(",\"context\":").Uint(lc.context_id);
+    o.Flush();
+    t.head = text;
+    text.clear();
+    o.Raw(",\"registers per thread\":").Uint(lc.registers_per_thread);
+    o.Raw(",\"shared memory\":").Uint(uint64_t{lc.static_shared_bytes} + lc.dynamic_shared_bytes);
+    KernelOccupancy(o, lc);
+    o.Raw(",\"grid\":[").Uint(lc.grid[0]).Char(',').Uint(lc.grid[1]).Char(',').Uint(lc.grid[2]);
+    o.Raw("],\"block\":[").Uint(lc.block[0]).Char(',').Uint(lc.block[1]).Char(',').Uint(lc.block[2]);
+    o.Raw("]}}");
+    o.Flush();
+    t.tail = text;
+    return t;
+  }
+
+  bool WriteKernelFast(const EvRef& e) {
+    const Kernel& k = p_.kernels[e.index];
+    const std::string& cat_name = KernelCatName(k.name);
+    // Configs past the table take the checked path (it formats the empty configuration).
+    if (k.launch_config >= p_.launch_configs.size()) return false;
+    const KernelArgText& args = KernelArgs(k.launch_config);
+    const size_t need = kEventSlack + cat_name.size() + args.head.size() + args.tail.size();
+    if (need > kFastPathLimit) return false;
+    char* p = BeginAt(out_.Reserve(need), 'X');
+    p = CommonAt(p, cat_name, e);
+    p = PutRaw(p, ",\"dur\":");
+    p = PutMicros(p, Dur(e.ts, e.end));
+    p = PutRaw(p, ",\"args\":{\"correlation\":");
+    p = PutUint(p, k.correlation_id);
+    p = PutRaw(p, ",\"External id\":");
+    p = PutUint(p, k.correlation_id);
+    p = PutRaw(p, args.head);
+    p = PutRaw(p, ",\"stream\":");
+    p = PutUint(p, k.stream_id);
+    p = PutRaw(p, args.tail);
+    out_.Commit(p);
+    return true;
+  }
+
+  // ,"cat":"cuda_runtime","name":"<escaped name>"
+  const std::string& ApiCatName(const ApiCall& c) {
+    const uint32_t key = static_cast<uint32_t>(c.domain) << 16 | c.cbid;
+    if (last_api_ != nullptr && key == last_api_key_) return *last_api_;
+    std::string& s = api_json_[key];
+    if (s.empty()) {
+      s = c.domain == ApiDomain::kDriver ? ",\"cat\":\"cuda_driver\",\"name\":"
+                                         : ",\"cat\":\"cuda_runtime\",\"name\":";
+      AppendJsonString(names_.ApiCallName(c), &s);
+    }
+    last_api_key_ = key;
+    last_api_ = &s;
+    return s;
+  }
+
+  bool WriteApiFast(const EvRef& e) {
+    const ApiCall& c = p_.api_calls[e.index];
+    const std::string& cat_name = ApiCatName(c);
+    const size_t need = kEventSlack + cat_name.size();
+    if (need > kFastPathLimit) return false;
+    char* p = BeginAt(out_.Reserve(need), 'X');
+    p = CommonAt(p, cat_name, e);
+    p = PutRaw(p, ",\"dur\":");
+    p = PutMicros(p, Dur(e.ts, e.end));
+    p = PutRaw(p, ",\"args\":{\"correlation\":");
+    p = PutUint(p, c.correlation_id);
+    p = PutRaw(p, ",\"cbid\":");
+    p = PutUint(p, c.cbid);
+    p = PutRaw(p, "}}");
+    out_.Commit(p);
+    return true;
+  }
+
+  bool WriteFlowFast(const EvRef& e) {
+    const bool start = e.kind == Ev::kFlowStart;
+    char* p = BeginAt(out_.Reserve(kEventSlack), start ? 's' : 'f');
+    p = PutRaw(p, ",\"id\":");
+    p = PutUint(p, e.index);
+    p = CommonAt(p, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"", e);
+    p = PutRaw(p, start ? "}" : ",\"bp\":\"e\"}");
+    out_.Commit(p);
+    return true;
   }
 
   void RangeArgs(uint16_t domain, uint32_t category, uint16_t flags) {
@@ -618,12 +827,23 @@ class TraceWriter {
   const Profile& p_;
   CorrelationIndex corr_;
   NameCache names_;
-  JsonWriter out_;
-  std::string path_;
+  JsonWriter& out_;
+  std::string trace_name_;
   uint64_t base_ = 0;
   uint64_t count_ = 0;
   std::vector<EvRef> events_;
-  std::map<LaneKey, std::vector<size_t>> lanes_;
+  std::map<LaneKey, std::vector<uint32_t>> lanes_;  // event indices per lane group
+  LaneKey last_lane_key_{};
+  std::vector<uint32_t>* last_lane_ = nullptr;  // lanes_[last_lane_key_] (map nodes do not move)
+  std::vector<std::string> kernel_json_;      // by StringId
+  std::vector<KernelArgText> kernel_args_;    // by launch config
+  std::unordered_map<uint32_t, std::string> api_json_;  // (domain << 16 | cbid)
+  uint32_t last_api_key_ = 0;
+  const std::string* last_api_ = nullptr;
+  std::string scratch_text_;  // what scratch_ formats (kernel args, once per configuration)
+  JsonWriter scratch_{JsonSink{&scratch_text_, [](void* ctx, const char* data, size_t size) {
+                                 static_cast<std::string*>(ctx)->append(data, size);
+                               }}};
   std::vector<size_t> api_ev_;
   std::vector<size_t> gpu_ev_[3];
   std::vector<Annotation> annotations_;
@@ -635,9 +855,26 @@ class TraceWriter {
 }  // namespace
 
 TraceStats WriteTraceJson(const Profile& profile, const std::string& path) {
-  TraceWriter w(profile, path);
+  JsonWriter out(path);
+  const size_t slash = path.find_last_of('/');
+  TraceWriter w(profile, &out, slash == std::string::npos ? path : path.substr(slash + 1));
   w.ComputeBase();
   return w.Write();
+}
+
+TraceStats FormatTraceJson(const Profile& profile, const std::string& trace_name, JsonSink sink) {
+  JsonWriter out(sink);
+  TraceWriter w(profile, &out, trace_name);
+  w.ComputeBase();
+  return w.Write();
+}
+
+std::string FormatTraceJson(const Profile& profile, const std::string& trace_name) {
+  std::string text;
+  FormatTraceJson(profile, trace_name, JsonSink{&text, [](void* ctx, const char* data, size_t size) {
+                                                  static_cast<std::string*>(ctx)->append(data, size);
+                                                }});
+  return text;
 }
 
 }  // namespace gprof
