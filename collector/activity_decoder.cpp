@@ -63,9 +63,10 @@ Memcpy DecodeMemcpy(const MemcpyActivity& a) {
   m.start_ns = a.start;
   m.end_ns = a.end;
   m.bytes = a.bytes;
-  // correlationId is the driver call's; a copy issued through the runtime carries the runtime
-  // call's id too. Prefer the driver id (what CUPTI's API records and callbacks report).
-  m.correlation_id = a.correlationId != 0 ? a.correlationId : a.runtimeCorrelationId;
+  // correlationId names the driver call; runtimeCorrelationId (when non-zero) the runtime call
+  // that issued it. We record runtime calls, and the driver calls inside them are not recorded,
+  // so link to the runtime call when there is one, else to the (direct) driver call.
+  m.correlation_id = a.runtimeCorrelationId != 0 ? a.runtimeCorrelationId : a.correlationId;
   m.stream_id = a.streamId;
   m.context_id = a.contextId;
   m.device_id = Dev8(a.deviceId);

@@ -103,7 +103,7 @@ TEST(ActivityDecoder, MemcpyPageableAndPinned) {
   a.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
   a.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
   a.flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC;
-  a.correlationId = 0;
+  a.correlationId = 500;  // the driver call inside the runtime call
   a.runtimeCorrelationId = 78;
   m = DecodeMemcpy(a);
   EXPECT_EQ(m.kind, CopyKind::kDtoH);
