@@ -83,6 +83,7 @@ const char* CuptiSourceName(CuptiSource source) {
     case CuptiSource::kBuildToolkit: return "the CUDA toolkit gprof-run was built with";
     case CuptiSource::kCudaHome: return "CUDA_HOME";
     case CuptiSource::kPythonWheel: return "a pip-installed CUDA wheel";
+    case CuptiSource::kLinkerPath: return "the dynamic linker's search path";
   }
   return "?";
 }
@@ -189,6 +190,15 @@ CuptiLoadResult LoadCupti(const CuptiSearchInputs& inputs) {
     }
     result.path = LoadedPath(handle, c.path);
     result.source = c.source;
+  }
+  if (handle == nullptr && inputs.explicit_path.empty()) {
+    handle = dlopen(kCuptiSoname, RTLD_NOW | RTLD_LOCAL);
+    if (handle != nullptr) {
+      result.path = LoadedPath(handle, kCuptiSoname);
+      result.source = CuptiSource::kLinkerPath;
+    } else {
+      tried += std::string(tried.empty() ? "" : ", ") + kCuptiSoname + " on the linker path";
+    }
   }
   if (handle == nullptr) {
     result.error = "libcupti.so.13 was not found or could not be loaded (tried: " +

@@ -34,7 +34,9 @@ struct CuptiApi {
 };
 
 // Where a candidate path came from, for the message that says which libcupti was used.
-enum class CuptiSource { kExplicit, kAlreadyLoaded, kBuildToolkit, kCudaHome, kPythonWheel };
+enum class CuptiSource {
+  kExplicit, kAlreadyLoaded, kBuildToolkit, kCudaHome, kPythonWheel, kLinkerPath
+};
 const char* CuptiSourceName(CuptiSource source);
 
 struct CuptiCandidate {
@@ -74,8 +76,9 @@ struct CuptiLoadResult {
   std::string error;           // when !ok: one line, what was tried and why it failed
 };
 
-// Loads the first loadable candidate (after a libcupti.so.13 already in the process) and
-// resolves every symbol. Never throws; never dlcloses a library CUPTI may have hooked into.
+// Loads the first loadable candidate (after a libcupti.so.13 already in the process; when no
+// candidate loads and no explicit path was given, last the dynamic linker's own search for
+// libcupti.so.13: LD_LIBRARY_PATH, ld.so.cache) and resolves every symbol. Never throws; never dlcloses a library CUPTI may have hooked into.
 CuptiLoadResult LoadCupti(const CuptiSearchInputs& inputs);
 
 }  // namespace gprof::collector
