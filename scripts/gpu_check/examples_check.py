@@ -74,9 +74,9 @@ def check_example(runner, section, label, argv, done_name):
     if not section.check(bool(r.trace), f"`{label}`: trace.json written"
                          + (f" ({os.path.relpath(r.trace, runner.work_dir)})" if r.trace else "")):
         return row
-    c = runner.check_trace(r.trace)
-    section.check(c.ok(), f"`{label}`: `gprof-run check trace.json` exited {c.returncode}"
-                  + ("" if c.ok() else f": {c.tail(4)}"))
+    c = runner.check_trace(r.traces)
+    section.check(c.ok(), f"`{label}`: `gprof-run check` passes on {len(r.traces)} trace(s), "
+                  f"exit {c.returncode}" + ("" if c.ok() else f": {c.tail(4)}"))
     try:
         t = Trace(r.trace)
     except (OSError, ValueError) as e:
@@ -110,10 +110,13 @@ def check_example(runner, section, label, argv, done_name):
     section.check(bad == 0, f"`{label}`: every GPU record correlates with exactly one API call "
                   "and every launch/copy/memset call with its GPU work"
                   + (f" — {bad} problem(s): " + "; ".join(problems) if bad else ""))
+    gpu_status = str(t.gprof.get("gpu_status", "?"))
+    section.check(gpu_status == "collected", f"`{label}`: GPU collection status '{gpu_status}'")
     if not runner.standin:
-        lib = str(t.gprof.get("cupti_library", t.gprof.get("cupti_lib", "")))
-        section.check("cudasim" not in lib and "cudasim" not in r.stderr,
-                      f"`{label}`: real CUPTI used" + (f" ({lib})" if lib else ""))
+        lib = str(t.gprof.get("cupti_library", ""))
+        devices = ", ".join(str(d.get("name")) for d in t.doc.get("deviceProperties", []))
+        section.check("cudasim" not in lib + devices, f"`{label}`: real CUPTI and GPU used "
+                      f"({lib or 'no cupti_library in trace'}; {devices or 'no devices'})")
     return row
 
 

@@ -23,7 +23,8 @@ class RunResult:
     stderr: str
     timed_out: bool = False
     out_dir: str = ""        # gprof-run output directory that was found ("" if none)
-    trace: str = ""          # trace.json inside it
+    trace: str = ""          # the main process's trace.json inside it
+    traces: list = field(default_factory=list)  # every trace in it
     dumps: list = field(default_factory=list)
 
     def ok(self):
@@ -82,23 +83,30 @@ class Runner:
         out_dir = os.path.join(self.work_dir, f"{self._counter:02d}-{label}")
         argv = [self.launcher, "-q", "-o", out_dir, "--"] + list(program_argv)
         r = self.run(argv, extra_env, timeout_s)
-        r.out_dir, r.trace, r.dumps = find_outputs(out_dir)
+        r.out_dir, r.trace, r.traces, r.dumps = find_outputs(out_dir)
         return r
 
-    def check_trace(self, trace):
-        """`gprof-run check TRACE` -> RunResult."""
-        return self.run([self.launcher, "check", trace], timeout_s=120)
+    def check_trace(self, traces):
+        """`gprof-run check TRACE...` -> RunResult."""
+        traces = [traces] if isinstance(traces, str) else list(traces)
+        return self.run([self.launcher, "check"] + traces, timeout_s=120)
 
 
 def find_outputs(out_dir):
-    """The directory gprof-run wrote (out_dir, or out_dir-N if it existed), its trace and dumps."""
+    """The directory gprof-run wrote (out_dir, or out_dir-N if it existed), its main trace and
+    every trace and dump in it. The main process's trace is trace.json (docs/LAUNCHER.md); when
+    the main process wrote no dump (e.g. a wrapper that only starts the CUDA program), the largest
+    <program>.<pid>.trace.json stands in for it."""
     candidates = [out_dir] + sorted(glob.glob(out_dir + "-*"))
     for d in candidates:
-        traces = sorted(glob.glob(os.path.join(d, "**", "trace.json"), recursive=True))
+        traces = sorted(glob.glob(os.path.join(d, "*trace.json")))
         if traces:
-            dumps = sorted(glob.glob(os.path.join(d, "**", "*.gpdump"), recursive=True))
-            return d, traces[0], dumps
-    return "", "", []
+            main = os.path.join(d, "trace.json")
+            if main not in traces:
+                main = max(traces, key=os.path.getsize)
+            dumps = sorted(glob.glob(os.path.join(d, "*.gpdump")))
+            return d, main, traces, dumps
+    return "", "", [], []
 
 
 def probe_gpu():

@@ -6,8 +6,10 @@ Run: python3 -m unittest discover -s scripts/gpu_check -p 'test_*.py'
 
 import json
 import os
+import stat
 import sys
 import tempfile
+import textwrap
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -16,7 +18,10 @@ import examples_check  # noqa: E402
 import launch_overhead  # noqa: E402
 import torch_compare  # noqa: E402
 from kineto_trace import Trace, api_kind  # noqa: E402
-from report import FAIL, PASS, Report  # noqa: E402
+from report import FAIL, PASS, SKIP, Report  # noqa: E402
+from runner import Runner  # noqa: E402
+
+BUILD = os.environ.get("GPU_CHECK_BUILD_DIR", "")
 
 
 def api(name, corr, ts, cat="cuda_runtime"):
@@ -170,6 +175,71 @@ class ParsingTest(unittest.TestCase):
         self.assertTrue(r.failed())
         self.assertIn("**Result: FAIL**", r.render())
         self.assertIn("- **FAIL** broken", r.render())
+
+
+# A stand-in for "python with torch" so that the step-3 flow (runs, result files, trace parsing,
+# comparison, overhead table) runs on the CUDA/CUPTI stand-in: its gprof mode runs matmul_bias
+# (ten NVTX steps "ProfilerStep#N", two kernels each); its torch mode writes the Kineto trace that
+# torch.profiler would write for the same steps.
+FAKE_PYTHON = textwrap.dedent("""\
+    #!/usr/bin/env python3
+    import json, os, sys
+    if sys.argv[1] == "-c":
+        print("2.11.0+fake 13.0"); sys.exit(0)
+    a = sys.argv[2:]
+    opt = lambda k: a[a.index(k) + 1] if k in a else ""
+    mode, steps = opt("--mode"), int(opt("--steps") or 10)
+    if mode == "gprof":
+        os.spawnv(os.P_WAIT, os.environ["FAKE_MATMUL"], ["matmul_bias", "64", str(steps)])
+    if mode == "torch":
+        ev, corr = [], 0
+        for s in range(steps):
+            t0 = 1000.0 * s
+            ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % s,
+                       "pid": 1, "tid": 1, "ts": t0, "dur": 900.0})
+            for k, name in enumerate(["_Z13matmul_kernelPKfS0_Pfi", "_Z15bias_add_kernelPfPKfi"]):
+                corr += 1
+                ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel",
+                           "pid": 1, "tid": 1, "ts": t0 + 10 + k, "dur": 1,
+                           "args": {"correlation": corr}})
+                ev.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7,
+                           "ts": t0 + 20 + 10 * k, "dur": 5.0, "args": {"correlation": corr}})
+        json.dump({"traceEvents": ev}, open(opt("--trace"), "w"))
+    json.dump({"step_seconds": [0.001] * steps, "measured_seconds": 0.001 * steps},
+              open(opt("--result"), "w"))
+    """)
+
+
+@unittest.skipUnless(BUILD and os.path.exists(os.path.join(BUILD, "tests", "cudasim", "lib")),
+                     "set GPU_CHECK_BUILD_DIR to a build with the stand-in")
+class TorchCompareFlowOnStandIn(unittest.TestCase):
+    def test_step_three_flow_compares_steps_from_both_traces(self):
+        with tempfile.TemporaryDirectory() as d:
+            fake = os.path.join(d, "python")
+            with open(fake, "w", encoding="utf-8") as f:
+                f.write(FAKE_PYTHON)
+            os.chmod(fake, stat.S_IRWXU)
+            runner = Runner(BUILD, True, d)
+            os.environ["FAKE_MATMUL"] = runner.bin("matmul_bias")
+            s = Report("t").section("3")
+            torch_compare.run(runner, s, fake, steps=10, warmup=1)
+            text = "\n".join(f"{st} {msg}" for st, msg in s.checks)
+            self.assertNotIn("crashed", text)
+            self.assertIn("PASS kernel names and counts match in 10/10 steps (2 kernels per step)",
+                          text)
+            self.assertIn("PASS gprof-run lost no records", text)
+            self.assertIn("| gprof-run |", "\n".join(s.lines))
+
+
+class TorchMissing(unittest.TestCase):
+    def test_missing_torch_is_a_skip_on_the_standin_and_a_failure_on_a_gpu(self):
+        with tempfile.TemporaryDirectory() as d:
+            for standin, want in ((True, SKIP), (False, FAIL)):
+                s = Report("t").section("3")
+                torch_compare.run(Runner(d, standin, d), s, "/nonexistent/python")
+                self.assertEqual(s.checks[0][0], want)
+                if standin:
+                    self.assertIn("skipped: torch not importable", s.checks[0][1])
 
 
 if __name__ == "__main__":

@@ -105,7 +105,7 @@ def compare_times(section, g_times, t_times):
             if rel > TOLERANCE:
                 bad.append((n, rel))
         rows.append([f"`{_short(n)}`", f"{a:.1f}", f"{b:.1f}",
-                     f"{100 * rel:+.1f}%" if b > 0 else "n/a", "yes" if judge else "no"])
+                     f"{100 * (a - b) / b:+.1f}%" if b > 0 else "n/a", "yes" if judge else "no"])
     ga, tb = sum(g_tot.values()), sum(t_tot.values())
     section.check(not bad, f"per-kernel GPU time within {TOLERANCE:.0%} for {judged - len(bad)}"
                   f"/{judged} kernels with >= {MIN_JUDGED_US:g} us"
@@ -167,7 +167,7 @@ def run(runner, section, python, steps=20, warmup=5):
     if "gprof" in traces:
         section.check(bool(traces["gprof"]), "gprof-run wrote a trace for the training loop")
         if traces["gprof"]:
-            c = runner.check_trace(traces["gprof"])
+            c = runner.check_trace(results["gprof"][1].traces)
             section.check(c.ok(), f"`gprof-run check` on the training-loop trace exited "
                           f"{c.returncode}" + ("" if c.ok() else f": {c.tail(4)}"))
     if traces.get("gprof") and traces.get("torch") and os.path.exists(traces["torch"]):
@@ -177,8 +177,8 @@ def run(runner, section, python, steps=20, warmup=5):
                       + (f": {lost}" if lost else ""))
         g_times, t_times = compare_steps(section, g, t, steps)
         compare_times(section, g_times, t_times)
-    elif "torch" in results:
-        section.status(FAIL, "torch.profiler wrote no trace")
+    elif "torch" in results and not os.path.exists(traces["torch"]):
+        section.status(FAIL, f"torch.profiler wrote no trace ({traces['torch']})")
     rows = overhead_rows(results)
     if rows:
         section.add("Wall time (median step with a device synchronize at its end; measured "
