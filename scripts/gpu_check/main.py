@@ -68,7 +68,8 @@ def step1(report, status):
         s.status(SKIP, f"build skipped (--skip-build); using {status.get('build_dir', '?')}")
     else:
         s.check(build == "ok", f"Release build ({status.get('build_seconds', '?')} s): {build}"
-                + (f"; log {status.get('build_log')}" if build != "ok" else ""))
+                + (f"; first error: `{status.get('build_error', '?')}`; log "
+                   f"{status.get('build_log')}" if build != "ok" else ""))
     log = status.get("ctest_log", "")
     text = ""
     if log and os.path.exists(log):
