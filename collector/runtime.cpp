@@ -31,6 +31,8 @@
 #include "collector/nvtx_hooks.h"
 #include "collector/profile_builder.h"
 #include "collector/thread_buffer.h"
+#include "collector/window_profile.h"
+#include "collector/window_thread.h"
 #include "model/dump.h"
 #include "support/clock.h"
 #include "support/log.h"
@@ -67,6 +69,7 @@ pid_t g_pid = 0;                         // the pid that ran init
 int g_wake_fds[2] = {-1, -1};            // signal handler -> flush thread
 int g_done_fds[2] = {-1, -1};            // flush thread -> signal handler
 bool g_handler_installed[NSIG] = {};
+bool g_windows_active = false;           // schedule windows / capture ranges (set once at init)
 
 std::map<std::string, std::string> ReadEnvironment() {
   std::map<std::string, std::string> env;
@@ -176,8 +179,16 @@ bool WriteProfile(const Profile& profile, const std::string& dir, const std::str
 
 void FlushNow() {
   Runtime& rt = *g_rt;
+  if (g_windows_active) {
+    // Saves a partly recorded window; takes flush_mutex itself (through WriteWindow).
+    FinishWindows(NowNs());
+  }
   std::lock_guard<std::mutex> lock(rt.flush_mutex);
   SetHostCollectionEnabled(false);
+  if (g_windows_active) {
+    if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) StopGpuCollection();
+    return;  // windows were written as they completed; there is no whole-run profile
+  }
   Profile profile;
   BuildProfile(rt, &profile, NowNs());
   if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) StopGpuCollection();
@@ -341,6 +352,7 @@ bool InitOnce() {
   InstallSignalHandlers();
   RegisterPythonFinalizeHook();
   if (rt->config.nvtx) SetHostCollectionEnabled(true);
+  g_windows_active = StartWindows(rt->config, rt->info.start_ns);
   log::Debug("initialized in pid " + std::to_string(g_pid) + " (" + rt->info.program + ")");
   return true;
 }
@@ -477,22 +489,38 @@ void RankFromEnv(const std::map<std::string, std::string>& env, int32_t* rank, i
   }
 }
 
-std::string WriteWindowProfile(const ProfileInfo& window, bool reset_after) noexcept {
+std::string WriteWindow(const WindowSpan& span, Profile* gpu_pending) noexcept {
   try {
     if (!IsInitProcess()) return {};
-    if (g_flush_state.load(std::memory_order_acquire) != kFlushNone) return {};
     Runtime& rt = *g_rt;
     std::lock_guard<std::mutex> lock(rt.flush_mutex);
     Profile profile;
-    BuildProfile(rt, &profile, NowNs());
-    profile.info.cycle = window.cycle;
-    profile.info.first_step = window.first_step;
-    profile.info.last_step = window.last_step;
-    profile.info.partial_window = window.partial_window;
-    if (window.start_ns != 0) profile.info.start_ns = window.start_ns;
-    if (reset_after) ResetHostRecords();
+    profile.info = rt.info;
+    BuildHostProfile(&profile, span.end_ns);
+    if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) {
+      profile.info.gpu_status = rt.gpu.status;
+      profile.info.cupti_library = rt.gpu.cupti_library;
+      DrainGpu(gpu_pending, /*forced=*/true);
+      MoveGpuRecords(gpu_pending, &profile);
+    }
+    CutWindow(&profile, span.start_ns, span.end_ns, gpu_pending);
+    // NVTX steps named ProfilerStep#N are already ranges in the profile; other sources get
+    // ProfilerStep#N spans so that HTA and the table see iterations.
+    const StepSource& step = rt.config.step;
+    if (step.kind != StepSource::Kind::kNvtx || step.pattern.rfind("ProfilerStep", 0) != 0) {
+      profile.steps = span.steps;
+    }
+    profile.info.start_ns = span.start_ns;
+    profile.info.end_ns = span.end_ns;
+    profile.info.cycle = span.cycle;
+    profile.info.first_step = span.first_step;
+    profile.info.last_step = span.last_step;
+    profile.info.partial_window = span.partial;
     const std::string path = WindowDumpPath(rt.config.output_dir, profile.info);
     return WriteProfile(profile, rt.config.output_dir, path) ? path : std::string();
+  } catch (const std::exception& e) {
+    log::Error(std::string("writing a window profile failed: ") + e.what());
+    return {};
   } catch (...) {
     log::Error("writing a window profile failed");
     return {};

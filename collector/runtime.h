@@ -5,7 +5,7 @@
 // Threads: the On* entry points run on whichever application thread first calls CUDA or NVTX
 // (possibly several at once: init is guarded by one atomic state and runs exactly once). The exit
 // flush runs in the atexit handler or on the flush thread started at init (woken by a signal
-// handler). WriteWindowProfile runs on the window thread. All of these are cold; nothing here runs
+// handler). WriteWindow runs on the window thread. All of these are cold; nothing here runs
 // on the hot path. Every function is noexcept: failures are logged once and make the library
 // inert; the program keeps running.
 #pragma once
@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "collector/window_tracker.h"
 #include "config/config.h"
 #include "model/profile.h"
 
@@ -50,12 +51,11 @@ std::string ProgramNameFrom(const std::string& exe_path, const std::vector<std::
 // (PMI_SIZE), SLURM_PROCID/SLURM_NTASKS, first match wins; -1 when unknown.
 void RankFromEnv(const std::map<std::string, std::string>& env, int32_t* rank, int32_t* world);
 
-// Schedule windows: builds a profile of everything recorded since the last reset (host records
-// and, when GPU collection runs, a drained GPU side), fills ProfileInfo's window fields from
-// `window` (cycle, first/last step, partial, start_ns), writes it to WindowDumpPath and, when
-// `reset_after`, forgets the host records it covered. Returns the path written or "" on failure
-// (logged). Serialized with the exit flush; does nothing once the exit flush began.
-std::string WriteWindowProfile(const ProfileInfo& window, bool reset_after) noexcept;
+// Schedule windows: builds a profile of the window `span` — host records, plus GPU records
+// drained into `gpu_pending` and moved in — cuts it to the window (window_profile.h; GPU records
+// of later windows go back into `gpu_pending`), and writes it to WindowDumpPath. Returns the path
+// written or "" on failure (logged). Serialized with the exit flush. Window thread or exit only.
+std::string WriteWindow(const WindowSpan& span, Profile* gpu_pending) noexcept;
 
 // The exit flush: writes the whole-run dump once (later calls return at once, or wait for a flush
 // in progress on another thread). Called by the atexit handler and the signal flush thread.

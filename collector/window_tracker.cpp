@@ -184,6 +184,12 @@ TrackerOutput WindowTracker::OnExit(uint64_t ts) {
   return out;
 }
 
+bool WindowTracker::CollectingNowOrNext() const {
+  if (!schedule_.enabled()) return collecting_;
+  const uint64_t next = static_cast<uint64_t>(step_ + 1);
+  return collecting_ || ScheduleAction(schedule_, next) != StepAction::kNone;
+}
+
 uint64_t WindowTracker::NextDeadline() const {
   if (schedule_.enabled()) {
     return step_kind_ == StepSource::Kind::kTime ? next_time_step_ns_ : UINT64_MAX;

@@ -59,6 +59,11 @@ class WindowTracker {
   TrackerOutput OnTime(uint64_t now);
   // Program exit: saves a partly recorded window.
   TrackerOutput OnExit(uint64_t ts);
+  // Whether a window is open (its events are being kept).
+  bool InWindow() const { return window_open_; }
+  // Schedules only: whether the current or the next step collects (GPU activity is switched on
+  // one step ahead).
+  bool CollectingNowOrNext() const;
   // The next time OnTime must be called (UINT64_MAX when time does not matter).
   uint64_t NextDeadline() const;
 

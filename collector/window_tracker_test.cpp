@@ -43,8 +43,10 @@ TEST(WindowTracker, NvtxStepsWaitWarmupActive) {
   Driver d{ScheduleConfig(0, 1, 1, 2, 1)};
   EXPECT_TRUE(d.tracker.windowed());
   EXPECT_FALSE(d.collecting);               // before the first step range
+  EXPECT_FALSE(d.tracker.CollectingNowOrNext());  // step 0 is a wait step
   d.Step(kStart + 10);                      // step 0: wait
   EXPECT_FALSE(d.collecting);
+  EXPECT_TRUE(d.tracker.CollectingNowOrNext());   // step 1 warms up: GPU activity goes on now
   d.Step(kStart + 20);                      // step 1: warmup
   EXPECT_TRUE(d.collecting);
   d.Step(kStart + 30);                      // step 2: active, warmup discarded

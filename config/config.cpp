@@ -7,7 +7,10 @@
 namespace gprof {
 namespace {
 
-const std::vector<ConfigKey> kConfigKeys = {
+// Built on first use and never destroyed: this file is linked into the injection library, which
+// must have no global constructors or destructors (it may be preloaded).
+const std::vector<ConfigKey>& KeyTable() {
+  static const auto* keys = new std::vector<ConfigKey>{
     {"GPROF_OUTPUT_DIR", ConfigType::kString, "",
      "Directory the injection library writes its dumps into (the launcher sets it from -o)."},
     {"GPROF_LOG_LEVEL", ConfigType::kEnum, "warn",
@@ -45,7 +48,9 @@ const std::vector<ConfigKey> kConfigKeys = {
     {"GPROF_DELAY", ConfigType::kSpec, "0",
      "Collect nothing for this long after start (e.g. 2s, 500ms)."},
     {"GPROF_DURATION", ConfigType::kSpec, "0", "Stop collecting after this long (0 = no limit)."},
-};
+  };
+  return *keys;
+}
 
 struct Parser {
   const std::map<std::string, std::string>& env;
@@ -256,7 +261,7 @@ struct Parser {
     for (const auto& [key, value] : env) {
       if (key.rfind("GPROF_", 0) != 0) continue;
       bool known = false;
-      for (const ConfigKey& k : kConfigKeys) known = known || k.name == key;
+      for (const ConfigKey& k : KeyTable()) known = known || k.name == key;
       if (!known) {
         result.warnings.push_back("unknown setting " + key + "=" + value +
                                   " ignored (gprof-run --help-env lists the settings)");
@@ -267,7 +272,7 @@ struct Parser {
 
 }  // namespace
 
-const std::vector<ConfigKey>& ConfigKeys() { return kConfigKeys; }
+const std::vector<ConfigKey>& ConfigKeys() { return KeyTable(); }
 
 bool ParseDurationNs(std::string_view text, uint64_t* ns) {
   static const std::pair<std::string_view, double> kUnits[] = {

@@ -1,0 +1,303 @@
+// Schedule windows and capture ranges end to end: each step source, each schedule field, the exit
+// cases, repeat cycles, and that events outside the windows are absent from the outputs.
+// schedule_prog runs on the CUDA/CUPTI stand-in; nvtx_training needs no CUDA at all.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "model/dump.h"
+#include "tests/collection/collection_util.h"
+#include "tests/support/process.h"
+
+namespace gprof::testing {
+namespace {
+
+struct Window {
+  std::string file;
+  Profile profile;
+};
+
+struct ScheduledRun {
+  ProcessResult process;
+  std::vector<Window> windows;  // sorted by cycle
+  std::vector<std::string> whole_run_dumps;
+};
+
+ScheduledRun RunScheduled(const std::vector<std::string>& argv,
+                 const std::map<std::string, std::string>& env, const std::string& tag,
+                 bool standin = true) {
+  const std::string out = MakeTempDir(tag);
+  std::map<std::string, std::string> extra = env;
+  if (standin) extra["GPROF_CUPTI_LIB"] = StandInLibDir() + "/libcupti.so.13";
+  ScheduledRun r;
+  r.process = RunProcess(argv, ProfiledOptions(out, standin ? StandInLibDir() : "", extra));
+  for (const std::string& name : ListDir(out)) {
+    if (name.size() < 7 || name.substr(name.size() - 7) != ".gpdump") continue;
+    if (name.find(".cycle") == std::string::npos) {
+      r.whole_run_dumps.push_back(name);
+      continue;
+    }
+    Window w;
+    w.file = name;
+    std::string error;
+    EXPECT_TRUE(ReadDump(out + "/" + name, &w.profile, &error)) << error;
+    r.windows.push_back(std::move(w));
+  }
+  std::sort(r.windows.begin(), r.windows.end(), [](const Window& a, const Window& b) {
+    return a.profile.info.cycle < b.profile.info.cycle;
+  });
+  return r;
+}
+
+std::vector<std::string> Prog(int iterations, std::vector<std::string> more = {}) {
+  std::vector<std::string> argv = {GPROF_SCHEDULE_PROG, std::to_string(iterations)};
+  argv.insert(argv.end(), more.begin(), more.end());
+  return argv;
+}
+
+std::multiset<std::string> RangeNames(const Profile& p) {
+  std::multiset<std::string> names;
+  for (const HostRange& r : p.ranges) names.insert(std::string(p.strings.Get(r.name)));
+  return names;
+}
+
+std::vector<std::string> KernelNames(const Profile& p) {
+  std::vector<Kernel> kernels = p.kernels;
+  std::sort(kernels.begin(), kernels.end(),
+            [](const Kernel& a, const Kernel& b) { return a.start_ns < b.start_ns; });
+  std::vector<std::string> names;
+  for (const Kernel& k : kernels) {
+    const std::string name(p.strings.Get(k.name));
+    names.push_back(name.find("step_kernel") != std::string::npos ? "step" : "tail");
+  }
+  return names;
+}
+
+void ExpectFinished(const ScheduledRun& r) {
+  EXPECT_EQ(r.process.exit_code, 0) << r.process.err;
+  EXPECT_NE(r.process.out.find("GPROF_EXAMPLE_DONE"), std::string::npos);
+  EXPECT_TRUE(r.whole_run_dumps.empty()) << "windows replace the whole-run dump";
+}
+
+// Everything kept lies inside the window; every kernel is linked to a kept launch.
+void ExpectInsideWindow(const Profile& p) {
+  for (const HostRange& r : p.ranges) {
+    EXPECT_GE(r.start_ns, p.info.start_ns);
+    EXPECT_LT(r.start_ns, p.info.end_ns);
+  }
+  for (const ApiCall& c : p.api_calls) {
+    EXPECT_GE(c.start_ns, p.info.start_ns);
+    EXPECT_LT(c.start_ns, p.info.end_ns);
+  }
+  std::set<uint32_t> launches;
+  for (const ApiCall& c : p.api_calls) launches.insert(c.correlation_id);
+  for (const Kernel& k : p.kernels) EXPECT_TRUE(launches.count(k.correlation_id));
+}
+
+TEST(Schedule, NvtxStepsWaitWarmupActiveRepeat) {
+  const ScheduledRun r =
+      RunScheduled(Prog(12), {{"GPROF_SCHEDULE", "wait=1,warmup=1,active=2,repeat=2"}}, "nvtx_repeat");
+  ExpectFinished(r);
+  ASSERT_EQ(r.windows.size(), 2u);
+  EXPECT_NE(r.windows[0].file.find(".cycle0.steps2-3.gpdump"), std::string::npos);
+  EXPECT_NE(r.windows[1].file.find(".cycle1.steps6-7.gpdump"), std::string::npos);
+  for (int c = 0; c < 2; ++c) {
+    const Profile& p = r.windows[c].profile;
+    const int first = 2 + 4 * c;
+    EXPECT_EQ(p.info.cycle, static_cast<uint32_t>(c));
+    EXPECT_EQ(p.info.first_step, static_cast<uint32_t>(first));
+    EXPECT_EQ(p.info.last_step, static_cast<uint32_t>(first + 1));
+    EXPECT_FALSE(p.info.partial_window);
+    const std::multiset<std::string> expected = {
+        "ProfilerStep#" + std::to_string(first), "work#" + std::to_string(first),
+        "ProfilerStep#" + std::to_string(first + 1), "work#" + std::to_string(first + 1)};
+    EXPECT_EQ(RangeNames(p), expected);  // nothing from wait/warmup steps or other cycles
+    EXPECT_EQ(KernelNames(p), (std::vector<std::string>{"step", "tail", "step", "tail"}));
+    EXPECT_EQ(p.counters.nvtx_ranges_open_at_end, 0u);
+    ExpectInsideWindow(p);
+  }
+}
+
+TEST(Schedule, SkipFirstAndRepeatZeroUntilExitEndsWithPartialWindow) {
+  const ScheduledRun r =
+      RunScheduled(Prog(6), {{"GPROF_SCHEDULE", "skip_first=3,active=1,repeat=0"}}, "skip_repeat0");
+  ExpectFinished(r);
+  ASSERT_EQ(r.windows.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    const Profile& p = r.windows[i].profile;
+    EXPECT_EQ(p.info.first_step, static_cast<uint32_t>(3 + i));
+    EXPECT_EQ(p.info.last_step, static_cast<uint32_t>(3 + i));
+    EXPECT_EQ(RangeNames(p).count("work#" + std::to_string(3 + i)), 1u);
+    EXPECT_EQ(RangeNames(p).size(), 2u);
+  }
+  EXPECT_FALSE(r.windows[0].profile.info.partial_window);
+  EXPECT_FALSE(r.windows[1].profile.info.partial_window);
+  EXPECT_TRUE(r.windows[2].profile.info.partial_window);  // step 5 was cut short by exit
+}
+
+TEST(Schedule, ExitDuringWarmupSavesNothing) {
+  const ScheduledRun r = RunScheduled(Prog(3), {{"GPROF_SCHEDULE", "warmup=5,active=1"}}, "exit_warmup");
+  ExpectFinished(r);
+  EXPECT_TRUE(r.windows.empty());
+}
+
+TEST(Schedule, ExitDuringActiveSavesPartialWindow) {
+  const ScheduledRun r =
+      RunScheduled(Prog(4), {{"GPROF_SCHEDULE", "warmup=1,active=10,repeat=1"}}, "exit_active");
+  ExpectFinished(r);
+  ASSERT_EQ(r.windows.size(), 1u);
+  const Profile& p = r.windows[0].profile;
+  EXPECT_TRUE(p.info.partial_window);
+  EXPECT_EQ(p.info.first_step, 1u);
+  EXPECT_EQ(p.info.last_step, 3u);
+  EXPECT_EQ(RangeNames(p).count("work#0"), 0u);  // the warmup step was discarded
+  EXPECT_EQ(RangeNames(p).count("work#3"), 1u);
+  EXPECT_EQ(p.kernels.size(), 6u);
+}
+
+TEST(Schedule, RunWithNoStepsSavesNothing) {
+  const ScheduledRun r = RunScheduled(Prog(5), {{"GPROF_SCHEDULE", "active=1"}, {"GPROF_STEP", "nvtx:Nope*"}},
+                             "no_steps");
+  ExpectFinished(r);
+  EXPECT_TRUE(r.windows.empty());
+}
+
+TEST(Schedule, KernelLaunchesAsSteps) {
+  // Each step_kernel launch begins a step; step 0 runs from program start to the first launch.
+  const ScheduledRun r = RunScheduled(Prog(6), {{"GPROF_SCHEDULE", "skip_first=2,active=2,repeat=1"},
+                                       {"GPROF_STEP", "kernel:step_kern.l"}},
+                             "kernel_steps");
+  ExpectFinished(r);
+  ASSERT_EQ(r.windows.size(), 1u);
+  const Profile& p = r.windows[0].profile;
+  EXPECT_EQ(p.info.first_step, 2u);
+  EXPECT_EQ(p.info.last_step, 3u);
+  // From iteration 1's step_kernel launch to iteration 3's (excluded).
+  EXPECT_EQ(KernelNames(p), (std::vector<std::string>{"step", "tail", "step", "tail"}));
+  ASSERT_EQ(p.steps.size(), 2u);  // ProfilerStep#2, #3 spans for HTA
+  EXPECT_EQ(p.steps[0].number, 2u);
+  EXPECT_EQ(p.steps[1].number, 3u);
+  EXPECT_EQ(p.steps[0].end_ns, p.steps[1].start_ns);
+  ExpectInsideWindow(p);
+}
+
+TEST(Schedule, ApiCallsAsSteps) {
+  const ScheduledRun r = RunScheduled(Prog(5), {{"GPROF_SCHEDULE", "skip_first=1,active=1,repeat=1"},
+                                       {"GPROF_STEP", "api:cudaStreamSynchronize"}},
+                             "api_steps");
+  ExpectFinished(r);
+  ASSERT_EQ(r.windows.size(), 1u);
+  const Profile& p = r.windows[0].profile;
+  // Step 1: from iteration 0's synchronize to iteration 1's: iteration 1's two kernels.
+  EXPECT_EQ(KernelNames(p), (std::vector<std::string>{"step", "tail"}));
+  EXPECT_EQ(RangeNames(p).count("work#1"), 1u);
+  EXPECT_EQ(RangeNames(p).count("work#0"), 0u);
+  ExpectInsideWindow(p);
+}
+
+TEST(Schedule, TimeSlicedSteps) {
+  const ScheduledRun r =
+      RunScheduled(Prog(40, {"--sleep-us", "3000"}),
+          {{"GPROF_SCHEDULE", "skip_first=1,active=1,repeat=1"}, {"GPROF_STEP", "time:30ms"}},
+          "time_steps");
+  ExpectFinished(r);
+  ASSERT_EQ(r.windows.size(), 1u);
+  const Profile& p = r.windows[0].profile;
+  EXPECT_EQ(p.info.end_ns - p.info.start_ns, 30'000'000u);
+  EXPECT_FALSE(p.kernels.empty());
+  ExpectInsideWindow(p);
+}
+
+TEST(Schedule, CudaProfilerApiCaptureStopsAfterFirstRange) {
+  const ScheduledRun r = RunScheduled(Prog(8, {"--profiler-api", "3:4", "--profiler-api", "6:6"}),
+                             {{"GPROF_CAPTURE_RANGE", "cudaProfilerApi"}}, "profiler_api");
+  ExpectFinished(r);
+  ASSERT_EQ(r.windows.size(), 1u);
+  const Profile& p = r.windows[0].profile;
+  EXPECT_EQ(RangeNames(p), (std::multiset<std::string>{"ProfilerStep#3", "work#3",
+                                                        "ProfilerStep#4", "work#4"}));
+  EXPECT_EQ(p.kernels.size(), 4u);
+  ExpectInsideWindow(p);
+}
+
+TEST(Schedule, CudaProfilerApiCaptureRepeat) {
+  const ScheduledRun r = RunScheduled(Prog(8, {"--profiler-api", "1:1", "--profiler-api", "5:6"}),
+                             {{"GPROF_CAPTURE_RANGE", "cudaProfilerApi"},
+                              {"GPROF_CAPTURE_RANGE_END", "repeat"}},
+                             "profiler_api_repeat");
+  ExpectFinished(r);
+  ASSERT_EQ(r.windows.size(), 2u);
+  EXPECT_EQ(r.windows[0].profile.kernels.size(), 2u);
+  EXPECT_EQ(r.windows[1].profile.kernels.size(), 4u);
+  EXPECT_EQ(RangeNames(r.windows[1].profile).count("work#5"), 1u);
+}
+
+TEST(Schedule, NvtxCaptureRange) {
+  const ScheduledRun r = RunScheduled(
+      Prog(8), {{"GPROF_CAPTURE_RANGE", "nvtx"}, {"GPROF_NVTX_CAPTURE", "work#5"}}, "nvtx_capture");
+  ExpectFinished(r);
+  ASSERT_EQ(r.windows.size(), 1u);
+  const Profile& p = r.windows[0].profile;
+  EXPECT_EQ(RangeNames(p), (std::multiset<std::string>{"work#5"}));
+  EXPECT_EQ(p.kernels.size(), 2u);
+}
+
+TEST(Schedule, DelayAndDuration) {
+  const ScheduledRun r = RunScheduled(Prog(60, {"--sleep-us", "3000"}),
+                             {{"GPROF_DELAY", "50ms"}, {"GPROF_DURATION", "40ms"}}, "delay");
+  ExpectFinished(r);
+  ASSERT_EQ(r.windows.size(), 1u);
+  const Profile& p = r.windows[0].profile;
+  EXPECT_EQ(p.info.end_ns - p.info.start_ns, 40'000'000u);
+  EXPECT_FALSE(p.ranges.empty());
+  EXPECT_EQ(RangeNames(p).count("work#0"), 0u);
+  ExpectInsideWindow(p);
+}
+
+TEST(Schedule, NvtxOnlyProgramGetsWindowsWithoutCuda) {
+  const std::string prog = BinaryDir() + "/bin/nvtx_training";
+  const ScheduledRun r =
+      RunScheduled({prog, "8"}, {{"GPROF_SCHEDULE", "wait=2,active=3,repeat=1"}}, "nvtx_only", false);
+  EXPECT_EQ(r.process.exit_code, 0) << r.process.err;
+  EXPECT_TRUE(r.whole_run_dumps.empty());
+  ASSERT_EQ(r.windows.size(), 1u);
+  const Profile& p = r.windows[0].profile;
+  EXPECT_EQ(p.info.first_step, 2u);
+  EXPECT_EQ(p.info.last_step, 4u);
+  const std::multiset<std::string> names = RangeNames(p);
+  EXPECT_EQ(names.count("ProfilerStep#1"), 0u);
+  EXPECT_EQ(names.count("ProfilerStep#2"), 1u);
+  EXPECT_EQ(names.count("ProfilerStep#4"), 1u);
+  EXPECT_EQ(names.count("ProfilerStep#5"), 0u);
+  EXPECT_EQ(names.count("forward"), 3u);
+}
+
+TEST(Schedule, LauncherRendersEachWindow) {
+  const std::string out = MakeTempDir("launcher_windows");
+  ProcessOptions o;
+  o.set_env["LD_LIBRARY_PATH"] = StandInLibDir();
+  const ProcessResult r = RunProcess(
+      {LauncherPath(), "-o", out + "/prof", "--cupti-lib", StandInLibDir() + "/libcupti.so.13",
+       "--wait", "1", "--active", "2", "--repeat", "2", "--", GPROF_SCHEDULE_PROG, "10"},
+      o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> traces;
+  for (const std::string& f : ListDir(out + "/prof")) {
+    if (f.find(".trace.json") != std::string::npos) traces.push_back(f);
+  }
+  ASSERT_EQ(traces.size(), 2u) << r.err;
+  for (const std::string& t : traces) {
+    const std::string trace = ReadFile(out + "/prof/" + t);
+    EXPECT_NE(trace.find("\"cycle\""), std::string::npos);
+    EXPECT_NE(trace.find("ProfilerStep#"), std::string::npos);
+    const ProcessResult check = RunProcess({LauncherPath(), "check", out + "/prof/" + t});
+    EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  }
+}
+
+}  // namespace
+}  // namespace gprof::testing
