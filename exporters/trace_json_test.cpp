@@ -8,6 +8,7 @@
 
 #include "exporters/exporters.h"
 #include "exporters/json_writer.h"
+#include "exporters/trace_json.h"
 
 namespace gprof {
 namespace {
@@ -92,6 +93,34 @@ TEST(WriteTraceJson, BytesPerLaunchStayBounded) {
   const double per_launch = static_cast<double>(big.bytes - small.bytes) / 1000.0;
   EXPECT_LE(per_launch, 700.0);
   RecordProperty("bytes_per_launch", std::to_string(per_launch));
+}
+
+// The in-memory formatter (benchmarks, tools) is the same writer: same bytes as the file, handed
+// over in chunks of at most 1 MiB, escaped names included.
+TEST(FormatTraceJson, SameBytesAsTheFileInBoundedChunks) {
+  Profile p = Launches(20000);  // ~13 MB: many chunks
+  p.kernels[5].name = p.strings.Intern("quote\"and\ttab");
+  const std::string path = testing::TempDir() + "/same.pt.trace.json";
+  const TraceStats file_stats = WriteTraceJson(p, path);
+  struct Chunks {
+    std::string text;
+    size_t largest = 0;
+    int count = 0;
+  } chunks;
+  const TraceStats mem_stats = FormatTraceJson(
+      p, "same.pt.trace.json", JsonSink{&chunks, [](void* ctx, const char* data, size_t size) {
+        auto* c = static_cast<Chunks*>(ctx);
+        c->text.append(data, size);
+        c->largest = std::max(c->largest, size);
+        ++c->count;
+      }});
+  EXPECT_EQ(chunks.text, Read(path));
+  EXPECT_EQ(mem_stats.bytes, chunks.text.size());
+  EXPECT_EQ(mem_stats.events, file_stats.events);
+  EXPECT_GT(chunks.count, 1);
+  EXPECT_LE(chunks.largest, size_t{1} << 20);
+  EXPECT_NE(chunks.text.find("\"name\":\"quote\\\"and\\ttab\""), std::string::npos);
+  EXPECT_EQ(FormatTraceJson(p, "same.pt.trace.json"), chunks.text);
 }
 
 TEST(WriteTraceJson, UnwritablePathThrows) {
