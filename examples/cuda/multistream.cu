@@ -68,6 +68,7 @@ int main() {
   EXAMPLE_CHECK(cudaEventDestroy(stop));
   EXAMPLE_CHECK(cudaFree(device));
   EXAMPLE_CHECK(cudaFreeHost(pinned));
+  std::printf("kernels=%d copies=%d memsets=1\n", kStreams, 2 * kStreams + 1);
   std::printf("GPROF_EXAMPLE_DONE multistream\n");
   return 0;
 }

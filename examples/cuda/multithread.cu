@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   for (auto& t : pool) t.join();
   EXAMPLE_CHECK(cudaDeviceSynchronize());
   std::printf("multithread: threads=%d launches_per_thread=%d\n", threads, launches);
+  std::printf("kernels=%d copies=%d memsets=%d\n", threads * launches, threads, threads);
   std::printf("GPROF_EXAMPLE_DONE multithread\n");
   return 0;
 }
