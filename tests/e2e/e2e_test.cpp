@@ -1,0 +1,170 @@
+// `gprof-run PROGRAM` as a user runs it. Each test checks what the user reads (the table on stderr
+// and in table.txt, the closing line) and runs `gprof-run check` on every trace written.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "tests/support/process.h"
+
+namespace gprof::testing {
+namespace {
+
+struct LauncherRun {
+  ProcessResult process;
+  std::string dir;
+  std::string table;
+};
+
+LauncherRun Profile(const std::vector<std::string>& program, const std::string& tag,
+                    bool standin = false) {
+  LauncherRun r;
+  r.dir = MakeTempDir(tag) + "/out";
+  std::vector<std::string> argv = {LauncherPath(), "-o", r.dir};
+  ProcessOptions o;
+  if (standin) {
+    argv.push_back("--cupti-lib");
+    argv.push_back(StandInLibDir() + "/libcupti.so.13");
+    o.set_env["LD_LIBRARY_PATH"] = StandInLibDir();
+  }
+  // `program` may start with launcher flags followed by "--".
+  if (std::find(program.begin(), program.end(), "--") == program.end()) argv.push_back("--");
+  argv.insert(argv.end(), program.begin(), program.end());
+  r.process = RunProcess(argv, o);
+  r.table = ReadFile(r.dir + "/table.txt");
+  return r;
+}
+
+// Every trace in the output directory passes `gprof-run check`; returns how many there were.
+int CheckEveryTrace(const std::string& dir) {
+  int traces = 0;
+  for (const std::string& f : ListDir(dir)) {
+    if (f.size() < 10 || f.substr(f.size() - 10) != "trace.json") continue;
+    ++traces;
+    const ProcessResult check = RunProcess({LauncherPath(), "check", dir + "/" + f});
+    EXPECT_EQ(check.exit_code, 0) << f << ":\n" << check.out << check.err;
+  }
+  return traces;
+}
+
+// The "# of Calls" (last column) of the row named `name`, or -1.
+long Calls(const std::string& table, const std::string& name) {
+  const std::regex row("^ *" + std::regex_replace(name, std::regex(R"([.*+?^${}()|\[\]\\])"),
+                                                  R"(\$&)") +
+                       " .* ([0-9]+) *$");
+  size_t start = 0;
+  while (start < table.size()) {
+    size_t end = table.find('\n', start);
+    if (end == std::string::npos) end = table.size();
+    std::smatch m;
+    const std::string line = table.substr(start, end - start);
+    if (std::regex_match(line, m, row)) return std::stol(m[1]);
+    start = end + 1;
+  }
+  return -1;
+}
+
+double TimeNs(const std::string& text) {
+  std::smatch m;
+  if (!std::regex_match(text, m, std::regex(R"(([0-9.]+)(us|ms|s))"))) return -1;
+  return std::stod(m[1]) * (m[2] == "us" ? 1e3 : m[2] == "ms" ? 1e6 : 1e9);
+}
+
+// The "Self CPU" cell (third column) of the row named `name`, in nanoseconds, or -1.
+double SelfCpuNs(const std::string& table, const std::string& name) {
+  size_t pos = table.find(name + "  ");
+  if (pos == std::string::npos) return -1;
+  const std::string line = table.substr(pos + name.size(), table.find('\n', pos) - pos - name.size());
+  std::smatch m;
+  if (!std::regex_search(line, m, std::regex(R"(^ +[0-9.]+% +([0-9.]+(?:us|ms|s)) )"))) return -1;
+  return TimeNs(m[1]);
+}
+
+// "Self CPU time total: 1.234ms" -> nanoseconds.
+double FooterNs(const std::string& table, const std::string& footer) {
+  std::smatch m;
+  if (!std::regex_search(table, m, std::regex(footer + R"(: ([0-9.]+)(us|ms|s))"))) return -1;
+  const double v = std::stod(m[1]);
+  return v * (m[2] == "us" ? 1e3 : m[2] == "ms" ? 1e6 : 1e9);
+}
+
+TEST(MainJob, NvtxTrainingExample) {
+  const LauncherRun r = Profile({BinaryDir() + "/bin/nvtx_training", "6"}, "nvtx_training");
+  ASSERT_EQ(r.process.exit_code, 0) << r.process.err;
+  EXPECT_NE(r.process.out.find("GPROF_EXAMPLE_DONE nvtx_training"), std::string::npos);
+  // The table is printed and written; rows and calls match what the program did.
+  ASSERT_FALSE(r.table.empty());
+  EXPECT_NE(r.process.err.find(r.table.substr(0, r.table.find('\n'))), std::string::npos);
+  EXPECT_EQ(Calls(r.table, "ProfilerStep*"), 6);
+  EXPECT_EQ(Calls(r.table, "forward"), 6);
+  EXPECT_EQ(Calls(r.table, "backward"), 6);
+  EXPECT_NE(r.table.find("Self CPU time total:"), std::string::npos);
+  EXPECT_EQ(r.table.find("Self CUDA"), std::string::npos) << "no GPU columns without GPU data";
+  EXPECT_NE(r.process.err.find("gprof-run: recorded"), std::string::npos);
+  EXPECT_NE(r.process.err.find(r.dir + "/trace.json"), std::string::npos);
+  EXPECT_EQ(CheckEveryTrace(r.dir), 1);
+}
+
+TEST(MainJob, PythonScriptWithPypiNvtx) {
+  const LauncherRun r =
+      Profile({PythonPath(), SourceDir() + "/examples/python/train.py"}, "python_train");
+  ASSERT_EQ(r.process.exit_code, 0)
+      << r.process.err << "\n(run scripts/setup: it creates build/pyenv with PyPI's nvtx)";
+  EXPECT_GT(Calls(r.table, "ProfilerStep*"), 0) << r.table;
+  EXPECT_GT(Calls(r.table, "forward"), 0) << r.table;
+  EXPECT_EQ(CheckEveryTrace(r.dir), 1);
+}
+
+#ifdef GPROF_HAVE_STANDIN
+// The articles' workflow: schedule(wait=1, warmup=1, active=3), then read the table's footers.
+TEST(MainJob, MatmulOverheadBoundAtSmallSizeComputeBoundAtLarge) {
+  double cpu[2], gpu[2], launch_cpu[2];
+  const char* sizes[2] = {"64", "4096"};
+  for (int i = 0; i < 2; ++i) {
+    const LauncherRun r = Profile({"--wait", "1", "--warmup", "1", "--active", "3", "--repeat",
+                                   "1", "--", BinaryDir() + "/bin/matmul_bias", sizes[i], "6"},
+                                  std::string("matmul") + sizes[i], /*standin=*/true);
+    ASSERT_EQ(r.process.exit_code, 0) << r.process.err;
+    std::string table;
+    for (const std::string& f : ListDir(r.dir)) {
+      if (f.find(".cycle0.steps2-4.table.txt") != std::string::npos) table = ReadFile(r.dir + "/" + f);
+    }
+    ASSERT_FALSE(table.empty()) << r.process.err;
+    EXPECT_EQ(Calls(table, "ProfilerStep*"), 3) << table;
+    EXPECT_EQ(Calls(table, "__cudaLaunchKernel"), 6) << table;
+    EXPECT_EQ(Calls(table, "matmul_kernel(float const*, float const*, float*, int)"), 3) << table;
+    cpu[i] = FooterNs(table, "Self CPU time total");
+    gpu[i] = FooterNs(table, "Self CUDA time total");
+    launch_cpu[i] = SelfCpuNs(table, "__cudaLaunchKernel");
+    ASSERT_GT(launch_cpu[i], 0) << table;
+    ASSERT_GT(gpu[i], 0) << table;
+    EXPECT_EQ(CheckEveryTrace(r.dir), 1);
+  }
+  EXPECT_GT(cpu[0], 3 * gpu[0]) << "64: CPU time far above GPU time (overhead-bound)";
+  // 4096: the GPU dominates: its time dwarfs the host's launch cost and is comparable to all CPU
+  // time (most of which is cudaDeviceSynchronize waiting for it; the stand-in's wake-up from
+  // that wait is late on a loaded machine, hence the loose bound).
+  EXPECT_GT(gpu[1], 10 * launch_cpu[1]);
+  EXPECT_GT(gpu[1], 0.25 * cpu[1]) << "4096: GPU time comparable to CPU time (compute-bound)";
+  EXPECT_LT(gpu[0], launch_cpu[0]) << "64: kernels take less time than launching them";
+}
+
+TEST(MainJob, MultistreamAndMultithreadTracesLoadCleanly) {
+  for (const auto& program : std::vector<std::vector<std::string>>{
+           {BinaryDir() + "/bin/multistream"}, {BinaryDir() + "/bin/multithread", "3", "20"}}) {
+    const LauncherRun r = Profile(program, "gpu_example", /*standin=*/true);
+    ASSERT_EQ(r.process.exit_code, 0) << r.process.err;
+    EXPECT_NE(r.process.err.find("no losses"), std::string::npos) << r.process.err;
+    EXPECT_EQ(CheckEveryTrace(r.dir), 1);
+    const std::string trace = ReadFile(r.dir + "/trace.json");
+    EXPECT_NE(trace.find("\"cat\":\"kernel\""), std::string::npos);
+    EXPECT_NE(trace.find("\"cat\":\"ac2g\""), std::string::npos);
+    EXPECT_NE(trace.find("\"deviceProperties\""), std::string::npos);
+  }
+}
+#endif
+
+}  // namespace
+}  // namespace gprof::testing
