@@ -4,10 +4,16 @@
 //
 // Threads: called only on the collector's parser thread (and in tests). Allocation is fine here;
 // never called from a CUPTI callback.
+//
+// Speed (bench figure 3): a kernel record costs a name lookup and a launch-config lookup. Both go
+// through small caches first (NameCacheEntry, recent_configs) and only fall back to hashing on a
+// miss. The caches are accelerators only: every hit is confirmed against the interned value, so a
+// stale entry (a reused name pointer, a moved-from batch) costs a miss, never a wrong id.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
-#include <string>
+#include <cstring>
 #include <unordered_map>
 #include <vector>
 
@@ -17,12 +23,34 @@
 
 namespace gprof::collector {
 
+// Launch configurations are keyed by their 56 bytes (no padding: see the static_assert in
+// records.h), hashed a word at a time.
+struct LaunchConfigHash {
+  size_t operator()(const LaunchConfig& c) const noexcept;
+};
+struct LaunchConfigEqual {
+  bool operator()(const LaunchConfig& a, const LaunchConfig& b) const noexcept {
+    return std::memcmp(&a, &b, sizeof(LaunchConfig)) == 0;
+  }
+};
+
+// One slot of the kernel-name cache: CUPTI hands out one name pointer per kernel, so the pointer
+// finds the slot; the name is then confirmed against the interned string (a module unload can
+// free a name and a later kernel can get the same address). `last_config` is the launch config
+// this kernel had last time, the first one tried for its next launch.
+struct NameCacheEntry {
+  const char* pointer = nullptr;
+  StringId id = 0;
+  uint32_t last_config = UINT32_MAX;
+};
+
 // Everything decoded since the last drain. StringIds and launch-config indices refer to this
 // batch's own tables; MergeBatchInto (cupti_session) re-interns them into a Profile.
 struct GpuBatch {
   StringTable strings;
   std::vector<LaunchConfig> launch_configs;
-  std::unordered_map<std::string, uint32_t> launch_config_index;  // raw bytes -> index
+  std::unordered_map<LaunchConfig, uint32_t, LaunchConfigHash, LaunchConfigEqual>
+      launch_config_index;  // config -> index into launch_configs
   std::vector<Kernel> kernels;
   std::vector<Memcpy> memcpys;
   std::vector<Memset> memsets;
@@ -34,7 +62,19 @@ struct GpuBatch {
   uint64_t records_uncorrelated = 0;   // GPU work records with correlation id 0
   uint64_t graph_traces = 0;           // GRAPH_TRACE records (graph-level; kernels carry graph ids)
 
-  uint32_t InternLaunchConfig(const LaunchConfig& config);
+  // Caches in front of `strings` and `launch_config_index` (see the file comment).
+  static constexpr size_t kNameCacheSlots = 64;  // power of two
+  static constexpr size_t kRecentConfigs = 4;
+  NameCacheEntry name_cache[kNameCacheSlots];
+  uint32_t recent_configs[kRecentConfigs] = {UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX};
+  uint32_t recent_next = 0;  // slot of recent_configs to overwrite next
+
+  // Returns the index of `config` in launch_configs, adding it when new. `hint` (an index, or
+  // UINT32_MAX) is compared first.
+  uint32_t InternLaunchConfig(const LaunchConfig& config, uint32_t hint = UINT32_MAX);
+  // Returns the id of the NUL-terminated kernel name `name` (nullptr: "<unnamed>") and, in
+  // *entry, its cache slot (for last_config).
+  StringId InternKernelName(const char* name, NameCacheEntry** entry);
   void Clear();
 };
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace gprof::collector {
@@ -68,6 +69,72 @@ TEST(ActivityDecoder, LaunchConfigsAndNamesAreInterned) {
   EXPECT_EQ(ka.name, kb.name);
   EXPECT_NE(ka.name, kc.name);
   EXPECT_EQ(batch.launch_configs.size(), 2u);
+}
+
+// CUPTI shares one name pointer per kernel, but a module unload can free a name and a later
+// kernel's name can land at the same address: the name cache must not hand out the old name.
+TEST(ActivityDecoder, ReusedNamePointerGetsTheNewName) {
+  GpuBatch batch;
+  char name[32] = "_Z4longerPf";
+  Kernel first = DecodeKernel(MakeKernel(1, name), &batch);
+  std::strcpy(name, "_Z4long");  // shorter: a prefix of the old name
+  Kernel second = DecodeKernel(MakeKernel(2, name), &batch);
+  std::strcpy(name, "_Z4longerPi");  // same length, last byte differs
+  Kernel third = DecodeKernel(MakeKernel(3, name), &batch);
+  std::strcpy(name, "_Z4longerPf");  // back to the first
+  Kernel fourth = DecodeKernel(MakeKernel(4, name), &batch);
+  EXPECT_EQ(batch.strings.Get(first.name), "_Z4longerPf");
+  EXPECT_EQ(batch.strings.Get(second.name), "_Z4long");
+  EXPECT_EQ(batch.strings.Get(third.name), "_Z4longerPi");
+  EXPECT_EQ(fourth.name, first.name);
+  Kernel unnamed = DecodeKernel(MakeKernel(5, nullptr), &batch);
+  EXPECT_EQ(batch.strings.Get(unnamed.name), "<unnamed>");
+}
+
+// More names than cache slots and more launch configurations than the recent-config check
+// holds, interleaved: every kernel still gets its own name and configuration, each stored once.
+TEST(ActivityDecoder, ManyNamesAndConfigsInterleavedStayExact) {
+  std::vector<std::string> names;
+  for (int i = 0; i < 150; ++i) names.push_back("_Z6kernel" + std::to_string(i) + "Pf");
+  GpuBatch batch;
+  std::vector<Kernel> out;
+  for (uint32_t i = 0; i < 3000; ++i) {
+    KernelActivity a = MakeKernel(i + 1, names[(i * 7) % names.size()].c_str());
+    a.gridX = 1 + static_cast<int32_t>(i % 11);
+    a.dynamicSharedMemory = static_cast<int32_t>((i % 3) * 1024);
+    out.push_back(DecodeKernel(a, &batch));
+  }
+  EXPECT_EQ(batch.strings.size(), names.size() + 1);  // + the empty string (id 0)
+  EXPECT_EQ(batch.launch_configs.size(), 33u);        // 11 grids x 3 shared sizes
+  for (uint32_t i = 0; i < out.size(); ++i) {
+    ASSERT_EQ(batch.strings.Get(out[i].name), names[(i * 7) % names.size()]) << i;
+    const LaunchConfig& c = batch.launch_configs.at(out[i].launch_config);
+    ASSERT_EQ(c.grid[0], 1 + i % 11) << i;
+    ASSERT_EQ(c.dynamic_shared_bytes, (i % 3) * 1024) << i;
+    ASSERT_EQ(c.block[0], 256u) << i;
+  }
+}
+
+// The caches survive a move and Clear() as plain data; the batch left behind must still decode
+// correctly (its tables are empty again, so every cached entry is stale).
+TEST(ActivityDecoder, MovedFromAndClearedBatchesDecodeCorrectly) {
+  GpuBatch batch;
+  KernelActivity a = MakeKernel(1, "_Z3fooPf");
+  KernelActivity b = MakeKernel(2, "_Z3barPf");
+  b.gridX = 5;
+  DecodeKernel(a, &batch);
+  DecodeKernel(b, &batch);
+  GpuBatch taken = std::move(batch);
+  EXPECT_EQ(taken.launch_configs.size(), 2u);
+  Kernel k = DecodeKernel(b, &batch);
+  EXPECT_EQ(batch.strings.Get(k.name), "_Z3barPf");
+  ASSERT_EQ(batch.launch_configs.size(), 1u);
+  EXPECT_EQ(batch.launch_configs.at(k.launch_config).grid[0], 5u);
+  taken.Clear();
+  Kernel again = DecodeKernel(a, &taken);
+  EXPECT_EQ(taken.strings.Get(again.name), "_Z3fooPf");
+  ASSERT_EQ(taken.launch_configs.size(), 1u);
+  EXPECT_EQ(taken.launch_configs.at(again.launch_config).grid[0], 64u);
 }
 
 TEST(ActivityDecoder, MemcpyPageableAndPinned) {
@@ -306,6 +373,29 @@ TEST(ActivityDecoder, DecodeBufferWalksEveryRecord) {
   GpuBatch batch2;
   EXPECT_EQ(DecodeBuffer(buffer.data(), used + 8, &WalkRecords, &batch2, &errors), 3u);
   EXPECT_EQ(errors, 1u);
+}
+
+// One batch can take several buffers (a drain that waits): records accumulate, names and
+// configurations stay shared across the buffers.
+TEST(ActivityDecoder, OneBatchAcrossSeveralBuffers) {
+  std::vector<uint8_t> buffer(64 * sizeof(KernelActivity), 0);
+  GpuBatch batch;
+  uint64_t errors = 0;
+  for (uint32_t round = 0; round < 5; ++round) {
+    size_t used = 0;
+    for (uint32_t i = 0; i < 64; ++i) {
+      KernelActivity k = MakeKernel(round * 64 + i + 1, i % 2 ? "_Z3oddv" : "_Z4evenv");
+      std::memcpy(buffer.data() + used, &k, sizeof(k));
+      used += sizeof(k);
+    }
+    EXPECT_EQ(DecodeBuffer(buffer.data(), used, &WalkRecords, &batch, &errors), 64u);
+  }
+  EXPECT_EQ(errors, 0u);
+  ASSERT_EQ(batch.kernels.size(), 320u);
+  EXPECT_EQ(batch.kernels.back().correlation_id, 320u);
+  EXPECT_EQ(batch.strings.Get(batch.kernels.back().name), "_Z3oddv");
+  EXPECT_EQ(batch.strings.size(), 3u);
+  EXPECT_EQ(batch.launch_configs.size(), 1u);
 }
 
 }  // namespace
