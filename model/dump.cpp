@@ -1,3 +1,5 @@
+// Dump writer and reader (format in dump.h). WriteDump runs inside the profiled process, off the
+// hot path (at exit and at the end of each schedule window); ReadDump runs in the launcher.
 #include "model/dump.h"
 
 #include <unistd.h>
@@ -21,13 +23,96 @@ enum SectionTag : uint32_t {
   kEnd = 0xffffffffu,
 };
 
-constexpr uint64_t kFnvOffset = 1469598103934665603ull;
-constexpr uint64_t kFnvPrime = 1099511628211ull;
+// The checksum is XXH64 (seed 0), computed as a stream so that the writer, which sees the file in
+// arbitrary pieces, and the reader, which sees it whole, agree. Eight bytes per multiply in four
+// independent lanes: about 8x faster than the byte-wise FNV-1a of format version 1, which was
+// half of the exit cost (bench figure 6b). Detects every corruption a checksum here has to:
+// flipped bits, truncation, reordered sections.
+class Xxh64 {
+ public:
+  void Update(const void* data, size_t n) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    total_ += n;
+    if (pending_size_ + n < kStripe) {
+      std::memcpy(pending_ + pending_size_, p, n);
+      pending_size_ += n;
+      return;
+    }
+    if (pending_size_ != 0) {
+      const size_t fill = kStripe - pending_size_;
+      std::memcpy(pending_ + pending_size_, p, fill);
+      Stripe(pending_);
+      p += fill;
+      n -= fill;
+      pending_size_ = 0;
+    }
+    for (; n >= kStripe; p += kStripe, n -= kStripe) Stripe(p);
+    std::memcpy(pending_, p, n);
+    pending_size_ = n;
+  }
 
-uint64_t Fnv1a(uint64_t h, const void* data, size_t n) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * kFnvPrime;
-  return h;
+  uint64_t Digest() const {
+    uint64_t h;
+    if (total_ >= kStripe) {
+      h = Rotl(v_[0], 1) + Rotl(v_[1], 7) + Rotl(v_[2], 12) + Rotl(v_[3], 18);
+      for (uint64_t v : v_) h = (h ^ Round(0, v)) * kP1 + kP4;
+    } else {
+      h = kP5;  // seed 0
+    }
+    h += total_;
+    const unsigned char* p = pending_;
+    size_t n = pending_size_;
+    for (; n >= 8; p += 8, n -= 8) h = Rotl(h ^ Round(0, Load64(p)), 27) * kP1 + kP4;
+    if (n >= 4) {
+      uint32_t w;
+      std::memcpy(&w, p, 4);
+      h = Rotl(h ^ (uint64_t{w} * kP1), 23) * kP2 + kP3;
+      p += 4;
+      n -= 4;
+    }
+    for (; n > 0; ++p, --n) h = Rotl(h ^ (*p * kP5), 11) * kP1;
+    h ^= h >> 33;
+    h *= kP2;
+    h ^= h >> 29;
+    h *= kP3;
+    h ^= h >> 32;
+    return h;
+  }
+
+ private:
+  static constexpr uint64_t kP1 = 0x9e3779b185ebca87ull;
+  static constexpr uint64_t kP2 = 0xc2b2ae3d27d4eb4full;
+  static constexpr uint64_t kP3 = 0x165667b19e3779f9ull;
+  static constexpr uint64_t kP4 = 0x85ebca77c2b2ae63ull;
+  static constexpr uint64_t kP5 = 0x27d4eb2f165667c5ull;
+  static constexpr size_t kStripe = 32;
+
+  static uint64_t Rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+  static uint64_t Load64(const unsigned char* p) {  // the dump is little-endian, as is the host
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  static uint64_t Round(uint64_t acc, uint64_t input) {
+    return Rotl(acc + input * kP2, 31) * kP1;
+  }
+  void Stripe(const unsigned char* p) {
+    v_[0] = Round(v_[0], Load64(p));
+    v_[1] = Round(v_[1], Load64(p + 8));
+    v_[2] = Round(v_[2], Load64(p + 16));
+    v_[3] = Round(v_[3], Load64(p + 24));
+  }
+
+  uint64_t v_[4] = {kP1 + kP2, kP2, 0, 0 - kP1};
+  uint64_t total_ = 0;
+  unsigned char pending_[kStripe];
+  size_t pending_size_ = 0;
+};
+
+uint64_t Checksum(const void* data, size_t n) {
+  Xxh64 h;
+  h.Update(data, n);
+  return h.Digest();
 }
 
 // Appends to a FILE* while hashing. Errors are sticky and reported once at the end.
@@ -36,7 +121,7 @@ class Sink {
   explicit Sink(FILE* f) : f_(f) {}
   void Bytes(const void* data, size_t n) {
     if (n == 0) return;
-    hash_ = Fnv1a(hash_, data, n);
+    hash_.Update(data, n);
     if (std::fwrite(data, 1, n, f_) != n) ok_ = false;
   }
   template <typename T>
@@ -59,12 +144,12 @@ class Sink {
     Pod(static_cast<uint64_t>(blob.size()));
     Bytes(blob.data(), blob.size());
   }
-  uint64_t hash() const { return hash_; }
+  uint64_t hash() const { return hash_.Digest(); }
   bool ok() const { return ok_; }
 
  private:
   FILE* f_;
-  uint64_t hash_ = kFnvOffset;
+  Xxh64 hash_;
   bool ok_ = true;
 };
 
@@ -237,6 +322,9 @@ bool ReadDump(const std::string& path, Profile* p, std::string* error) {
     return fail("dump format version " + std::to_string(version) +
                 " is newer than this gprof-run understands (" +
                 std::to_string(kDumpFormatVersion) + "); use a newer gprof-run");
+  if (version == 1)
+    return fail("unsupported dump format version 1 (written by an older gprof-run, FNV-1a "
+                "checksum); read it with the gprof-run that recorded it, or record again");
   if (version != kDumpFormatVersion)
     return fail("unsupported dump format version " + std::to_string(version));
   if (data.size() < kHeader + kTrailer ||
@@ -246,7 +334,7 @@ bool ReadDump(const std::string& path, Profile* p, std::string* error) {
   const size_t body_end = data.size() - kTrailer;
   uint64_t stored_hash = 0;
   std::memcpy(&stored_hash, data.data() + body_end + 8, 8);
-  if (Fnv1a(kFnvOffset, data.data(), body_end) != stored_hash)
+  if (Checksum(data.data(), body_end) != stored_hash)
     return fail("corrupt (checksum mismatch)");
 
   Profile result;

@@ -150,6 +150,63 @@ TEST(Dump, RejectsNewerFormatVersion) {
   std::remove(path.c_str());
 }
 
+TEST(Dump, RejectsVersionOneFileWithClearMessage) {
+  // A file from before the checksum change: same layout, version 1 in the header.
+  const std::string path = TempPath("version1");
+  ASSERT_EQ(WriteDump(SampleProfile(), path), "");
+  std::string bytes = Bytes(path);
+  const uint32_t old_version = 1;
+  std::memcpy(bytes.data() + 8, &old_version, 4);
+  Rewrite(path, bytes);
+  const std::string error = ReadError(path);
+  EXPECT_NE(error.find("unsupported dump format version 1"), std::string::npos) << error;
+  EXPECT_NE(error.find("older gprof-run"), std::string::npos) << error;
+  EXPECT_NE(error.find(path), std::string::npos) << error;
+  std::remove(path.c_str());
+}
+
+TEST(Dump, RejectsUnknownOlderFormatVersion) {
+  const std::string path = TempPath("version0");
+  ASSERT_EQ(WriteDump(SampleProfile(), path), "");
+  std::string bytes = Bytes(path);
+  const uint32_t zero = 0;
+  std::memcpy(bytes.data() + 8, &zero, 4);
+  Rewrite(path, bytes);
+  EXPECT_NE(ReadError(path).find("unsupported dump format version 0"), std::string::npos);
+  std::remove(path.c_str());
+}
+
+TEST(Dump, ChecksumCatchesAFlippedBitAnywhereInALargeDump) {
+  // Large enough for the checksum's 32-byte stripes and its tail. The checksum is verified
+  // before any section is parsed, so a flipped bit from the first section header to the last
+  // byte before the trailer is reported as a checksum mismatch.
+  Profile p = SampleProfile();
+  for (uint32_t i = 0; i < 1000; ++i) {
+    Kernel k{};
+    k.start_ns = 10'000 + i;
+    k.end_ns = 20'000 + i;
+    k.correlation_id = i;
+    p.kernels.push_back(k);
+  }
+  const std::string path = TempPath("large");
+  ASSERT_EQ(WriteDump(p, path), "");
+  Profile back;
+  std::string error;
+  ASSERT_TRUE(ReadDump(path, &back, &error)) << error;
+  ASSERT_EQ(back.kernels.size(), 1001u);  // SampleProfile's kernel and ours
+  EXPECT_EQ(back.kernels.back().end_ns, 20'999u);
+  const std::string bytes = Bytes(path);
+  const size_t body_end = bytes.size() - 24;
+  for (size_t at : {size_t{16}, bytes.size() / 3, body_end - 33, body_end - 5, body_end - 1}) {
+    std::string bad = bytes;
+    bad[at] ^= 0x01;
+    Rewrite(path, bad);
+    const std::string why = ReadError(path);
+    EXPECT_NE(why.find("checksum mismatch"), std::string::npos) << "byte " << at << ": " << why;
+  }
+  std::remove(path.c_str());
+}
+
 TEST(Dump, RejectsMissingFile) {
   EXPECT_NE(ReadError("/nonexistent.gpdump").find("cannot open"), std::string::npos);
 }
