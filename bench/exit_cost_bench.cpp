@@ -12,6 +12,7 @@
 #include <string>
 
 #include "bench/bench_profile.h"
+#include "collector/api_records.h"
 #include "collector/profile_builder.h"
 #include "collector/thread_buffer.h"
 #include "model/dump.h"
@@ -30,7 +31,8 @@ int main(int argc, char** argv) {
   for (int rep = 0; rep < 3; ++rep) {
     collector::ResetHostRecords();
     for (const ApiCall& c : shape.api_calls) {
-      collector::AppendHostRecord(collector::HostRecordType::kApiCall, &c, sizeof(c));
+      collector::AppendApiRecord(c.start_ns, c.end_ns, c.correlation_id, c.cbid, c.domain,
+                                 c.return_code);
     }
     Profile p;
     p.info = shape.info;

@@ -1,8 +1,8 @@
 // Figure 5: resident bytes the collector keeps per event, measured as the growth of this process's
 // resident set (/proc/self/statm) while events are stored the way the collector stores them:
-//   API call  - one kApiCall record in the calling thread's buffer (collector/thread_buffer.h)
-//   NVTX pair - a push record (NvtxBeginPayload + inline name "forward") and a pop record, as the
-//               NVTX hooks append them; reported per event (push or pop)
+//   API call  - one kApiCall record in the calling thread's buffer (collector/api_records.h)
+//   NVTX pair - a push record (inline name "forward") and a pop record, appended with the same
+//               functions the NVTX hooks use (collector/nvtx_records.h); reported per event
 //   kernel    - decoded from CUpti_ActivityKernel10 records into a GpuBatch (activity_decoder.h),
 //               where kernels wait until the drain at window end / exit
 // CUPTI's own activity buffers are a fixed pool (GPROF_ACTIVITY_* config), not per event.
@@ -17,6 +17,7 @@
 
 #include "bench/bench_profile.h"
 #include "collector/activity_decoder.h"
+#include "collector/api_records.h"
 #include "collector/cupti_structs.h"
 #include "collector/nvtx_records.h"
 #include "collector/thread_buffer.h"
@@ -46,27 +47,23 @@ int main(int argc, char** argv) {
   const uint64_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1'000'000;
   if (!InitThreadBuffers(4096ull << 20)) return 1;
   // Touch the thread's first chunk so registration is not counted.
-  ApiCall call{};
-  AppendHostRecord(HostRecordType::kApiCall, &call, sizeof(call));
+  AppendApiRecord(1, 2, 0, 505, ApiDomain::kRuntime, 0);
 
   uint64_t before = ResidentBytes();
   double t0 = bench::NowSeconds();
   for (uint64_t i = 0; i < n; ++i) {
-    call.correlation_id = static_cast<uint32_t>(i);
-    AppendHostRecord(HostRecordType::kApiCall, &call, sizeof(call));
+    AppendApiRecord(i, i + 1, static_cast<uint32_t>(i), 505, ApiDomain::kRuntime, 0);
   }
   const double fresh_ns = (bench::NowSeconds() - t0) * 1e9 / static_cast<double>(n);
   const double per_api = static_cast<double>(ResidentBytes() - before) / static_cast<double>(n);
   before = ResidentBytes();
   static const char kName[] = "forward";
   for (uint64_t i = 0; i < n / 2; ++i) {
-    NvtxBeginPayload push{};
-    push.ts_ns = i;
+    NvtxBeginFields push;
+    push.ts = i;
     push.encoding = NvtxNameEncoding::kUtf8;
-    AppendHostRecord2(HostRecordType::kNvtxPush, &push, sizeof(push), kName, sizeof(kName) - 1);
-    NvtxEndPayload pop{};
-    pop.ts_ns = i + 1;
-    AppendHostRecord(HostRecordType::kNvtxPop, &pop, sizeof(pop));
+    AppendNvtxBegin(HostRecordType::kNvtxPush, push, kName, sizeof(kName) - 1);
+    AppendNvtxEnd<HostRecordType::kNvtxPop>(0, i + 1, 0);
   }
   const double per_nvtx = static_cast<double>(ResidentBytes() - before) / static_cast<double>(n / 2 * 2);
   if (HostRecordsDropped() != 0) {
@@ -78,8 +75,7 @@ int main(int argc, char** argv) {
   ResetHostRecords();
   t0 = bench::NowSeconds();
   for (uint64_t i = 0; i < n; ++i) {
-    call.correlation_id = static_cast<uint32_t>(i);
-    AppendHostRecord(HostRecordType::kApiCall, &call, sizeof(call));
+    AppendApiRecord(i, i + 1, static_cast<uint32_t>(i), 505, ApiDomain::kRuntime, 0);
   }
   const double reused_ns = (bench::NowSeconds() - t0) * 1e9 / static_cast<double>(n);
   ResetHostRecords();
@@ -112,11 +108,12 @@ int main(int argc, char** argv) {
                      Bytes(per_nvtx), "<= 32 B", per_nvtx <= 32 ? "PASS" : "FAIL");
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.1f / %.1f ns", fresh_ns, reused_ns);
-  bench::PrintFigure("5d", "append one 40-B API record: fresh arena pages / resident pages", buf,
+  bench::PrintFigure("5d", "append one 32-B API record: fresh arena pages / resident pages", buf,
                      "-", "INFO");
-  std::printf("sizes: ApiCall record %zu+8 header; NvtxBegin %zu+8+name(7)->pad8; NvtxEnd %zu+8; "
+  std::printf("sizes: API record %zu (4 header); NVTX push %u+name(7)->pad8; pop %zu; "
               "Kernel %zu (+%zu LaunchConfig interned); kernel vector capacity %.1f B/event\n",
-              sizeof(ApiCall), sizeof(NvtxBeginPayload), sizeof(NvtxEndPayload), sizeof(Kernel),
-              sizeof(LaunchConfig), kernel_capacity);
+              sizeof(ApiHostRecord),
+              4 + NvtxBeginFixedPayload(HostRecordType::kNvtxPush, false, NvtxNameEncoding::kUtf8),
+              sizeof(NvtxRecordFixed), sizeof(Kernel), sizeof(LaunchConfig), kernel_capacity);
   return 0;
 }

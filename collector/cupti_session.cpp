@@ -32,10 +32,12 @@
 
 #include "collector/activity_decoder.h"
 #include "collector/activity_pool.h"
+#include "collector/api_records.h"
 #include "collector/cupti_api_filter.h"
 #include "collector/cupti_hooks.h"
 #include "collector/cupti_loader.h"
 #include "collector/cupti_structs.h"
+#include "collector/host_clock.h"
 #include "collector/host_collection.h"
 #include "collector/thread_buffer.h"
 #include "support/clock.h"
@@ -116,10 +118,10 @@ void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     } else if (t_runtime_depth > 0) {
       return;
     }
-    uint64_t now = NowNs();
+    const uint64_t now = HostTicks();
     if (cb->correlationData != nullptr) *cb->correlationData = now;
-    if (ApiHook hook = g_hook.load(std::memory_order_relaxed)) {
-      ApiHookEvent event{now,
+    if (ApiHook hook = g_hook.load(std::memory_order_relaxed)) [[unlikely]] {
+      ApiHookEvent event{HostTicksToNs(now),
                          cb->functionName,
                          cb->symbolName,
                          cb->correlationId,
@@ -139,22 +141,16 @@ void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   Session* s = g_session;
   DomainTables& tables = s->domains[DomainIndex(domain)];
   if (cbid >= tables.record.size() || tables.record[cbid] == 0) return;
-  ApiCall call{};
-  call.start_ns = cb->correlationData != nullptr ? *cb->correlationData : 0;
-  call.end_ns = NowNs();
-  call.correlation_id = cb->correlationId;
-  call.tid = CurrentTid();
-  call.cbid = static_cast<uint16_t>(cbid);
-  call.domain = runtime ? ApiDomain::kRuntime : ApiDomain::kDriver;
-  if (cb->functionReturnValue != nullptr) {
-    int32_t rc;  // cudaError_t and CUresult are both int-sized enums
-    std::memcpy(&rc, cb->functionReturnValue, sizeof(rc));
-    call.return_code = rc;
-  }
+  const uint64_t end = HostTicks();
+  int32_t rc = 0;  // cudaError_t and CUresult are both int-sized enums
+  if (cb->functionReturnValue != nullptr) std::memcpy(&rc, cb->functionReturnValue, sizeof(rc));
   if (tables.seen[cbid].load(std::memory_order_relaxed) == 0) {
     tables.seen[cbid].store(1, std::memory_order_relaxed);
   }
-  AppendHostRecord(HostRecordType::kApiCall, &call, sizeof(call));
+  // The record has no tid: the thread is implied by the buffer it lands in.
+  AppendApiRecord(cb->correlationData != nullptr ? *cb->correlationData : 0, end,
+                  cb->correlationId, static_cast<uint16_t>(cbid),
+                  runtime ? ApiDomain::kRuntime : ApiDomain::kDriver, rc);
 }
 
 void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) noexcept {

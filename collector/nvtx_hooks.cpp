@@ -1,8 +1,9 @@
 // NVTX hooks (see nvtx_hooks.h).
 //
 // Rules: every hook below except the Domain*/Register*/Name* ones runs on application threads on
-// the hot path: one relaxed load of the collection flag, one clock read, one record append; no
-// allocation, lock, logging, exception or syscall. Every hook is noexcept (called from C).
+// the hot path: one relaxed load of the collection flag, one clock read, one record written in
+// place (ReserveHostRecord/PublishHostRecord); no allocation, lock, logging, exception or
+// syscall. Every hook is noexcept (called from C).
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
 
@@ -13,16 +14,17 @@
 #include <cstring>
 #include <cwchar>
 
+#include "collector/host_clock.h"
 #include "collector/host_collection.h"
 #include "collector/nvtx_records.h"
 #include "collector/nvtx_registry.h"
 #include "collector/thread_buffer.h"
-#include "support/clock.h"
 
 namespace gprof::collector {
 namespace {
 
-constexpr uint32_t kMaxNameBytes = kMaxHostPayload - sizeof(NvtxBeginPayload);
+// Room for the name after the largest fixed part (range start with category and registered id).
+constexpr uint32_t kMaxNameBytes = kMaxHostPayload - 32;
 
 std::atomic<NvtxObserver> g_observer{nullptr};
 std::atomic<uint64_t> g_next_range_id{1};
@@ -32,42 +34,38 @@ inline uint16_t DomainIndex(nvtxDomainHandle_t domain) {
 }
 
 inline void Notify(NvtxEventKind kind, uint16_t domain, const char* name, uint32_t len,
-                   uint64_t ts, uint64_t id) {
-  if (NvtxObserver o = g_observer.load(std::memory_order_relaxed)) {
-    o(kind, domain, name, len, ts, id);
+                   uint64_t ticks, uint64_t id) {
+  if (NvtxObserver o = g_observer.load(std::memory_order_relaxed)) [[unlikely]] {
+    o(kind, domain, name, len, HostTicksToNs(ticks), id);
   }
 }
 
 // The common begin path for ASCII/UTF-8 names.
 inline void BeginUtf8(HostRecordType type, NvtxEventKind kind, uint16_t domain, uint32_t category,
                       uint64_t id, const char* name) {
-  NvtxBeginPayload p;
-  p.ts_ns = NowNs();
-  p.id = id;
-  p.category = category;
-  p.registered = 0;
-  p.domain = domain;
-  p.encoding = name != nullptr ? NvtxNameEncoding::kUtf8 : NvtxNameEncoding::kNone;
-  std::memset(p.pad0, 0, sizeof p.pad0);
+  NvtxBeginFields f;
+  f.ts = HostTicks();
+  f.id = id;
+  f.category = category;
+  f.domain = domain;
+  f.encoding = name != nullptr ? NvtxNameEncoding::kUtf8 : NvtxNameEncoding::kNone;
   const uint32_t len = name != nullptr ? static_cast<uint32_t>(strnlen(name, kMaxNameBytes)) : 0;
-  AppendHostRecord2(type, &p, sizeof p, name, len);
-  Notify(kind, domain, name, len, p.ts_ns, id);
+  AppendNvtxBegin(type, f, name, len);
+  Notify(kind, domain, name, len, f.ts, id);
 }
 
 inline void BeginWide(HostRecordType type, NvtxEventKind kind, uint16_t domain, uint32_t category,
                       uint64_t id, const wchar_t* name) {
   if (name == nullptr) return BeginUtf8(type, kind, domain, category, id, nullptr);
-  NvtxBeginPayload p;
-  p.ts_ns = NowNs();
-  p.id = id;
-  p.category = category;
-  p.registered = 0;
-  p.domain = domain;
-  p.encoding = NvtxNameEncoding::kWide;
-  std::memset(p.pad0, 0, sizeof p.pad0);
+  NvtxBeginFields f;
+  f.ts = HostTicks();
+  f.id = id;
+  f.category = category;
+  f.domain = domain;
+  f.encoding = NvtxNameEncoding::kWide;
   const size_t units = wcsnlen(name, kMaxNameBytes / sizeof(wchar_t));
-  AppendHostRecord2(type, &p, sizeof p, name, static_cast<uint32_t>(units * sizeof(wchar_t)));
-  Notify(kind, domain, nullptr, 0, p.ts_ns, id);
+  AppendNvtxBegin(type, f, name, static_cast<uint32_t>(units * sizeof(wchar_t)));
+  Notify(kind, domain, nullptr, 0, f.ts, id);
 }
 
 inline void BeginAttributes(HostRecordType type, NvtxEventKind kind, uint16_t domain, uint64_t id,
@@ -86,17 +84,16 @@ inline void BeginAttributes(HostRecordType type, NvtxEventKind kind, uint16_t do
     case NVTX_MESSAGE_TYPE_REGISTERED: {
       const auto* entry = reinterpret_cast<const NvtxStringEntry*>(a->message.registered);
       if (entry == nullptr) return BeginUtf8(type, kind, domain, category, id, nullptr);
-      NvtxBeginPayload p;
-      p.ts_ns = NowNs();
-      p.id = id;
-      p.category = category;
-      p.registered = entry->id;
-      p.domain = domain;
-      p.encoding = NvtxNameEncoding::kRegistered;
-      std::memset(p.pad0, 0, sizeof p.pad0);
-      AppendHostRecord(type, &p, sizeof p);
+      NvtxBeginFields f;
+      f.ts = HostTicks();
+      f.id = id;
+      f.category = category;
+      f.registered = entry->id;
+      f.domain = domain;
+      f.encoding = NvtxNameEncoding::kRegistered;
+      AppendNvtxBegin(type, f, nullptr, 0);
       // The entry is immutable and never freed, so its text is safe to hand out here.
-      Notify(kind, domain, entry->text.data(), static_cast<uint32_t>(entry->text.size()), p.ts_ns,
+      Notify(kind, domain, entry->text.data(), static_cast<uint32_t>(entry->text.size()), f.ts,
              id);
       return;
     }
@@ -105,14 +102,12 @@ inline void BeginAttributes(HostRecordType type, NvtxEventKind kind, uint16_t do
   }
 }
 
-inline void End(HostRecordType type, NvtxEventKind kind, uint16_t domain, uint64_t id) {
-  NvtxEndPayload p;
-  p.ts_ns = NowNs();
-  p.id = id;
-  p.domain = domain;
-  std::memset(p.pad0, 0, sizeof p.pad0);
-  AppendHostRecord(type, &p, sizeof p);
-  Notify(kind, domain, nullptr, 0, p.ts_ns, id);
+// Pop and range end: a fixed-size record (16 B, 24 with a range id).
+template <HostRecordType kType>
+inline void End(NvtxEventKind kind, uint16_t domain, uint64_t id) {
+  const uint64_t ts = HostTicks();
+  AppendNvtxEnd<kType>(domain, ts, id);
+  Notify(kind, domain, nullptr, 0, ts, id);
 }
 
 inline uint64_t NewRangeId() { return g_next_range_id.fetch_add(1, std::memory_order_relaxed); }
@@ -151,7 +146,7 @@ nvtxRangeId_t NVTX_API RangeStartW(const wchar_t* m) noexcept {
 }
 void NVTX_API RangeEnd(nvtxRangeId_t id) noexcept {
   if (!HostCollectionEnabled() || id == 0) return;
-  End(HostRecordType::kNvtxEnd, NvtxEventKind::kEnd, 0, id);
+  End<HostRecordType::kNvtxEnd>(NvtxEventKind::kEnd, 0, id);
 }
 int NVTX_API RangePushEx(const nvtxEventAttributes_t* a) noexcept {
   if (!HostCollectionEnabled()) return 0;
@@ -170,7 +165,7 @@ int NVTX_API RangePushW(const wchar_t* m) noexcept {
 }
 int NVTX_API RangePop() noexcept {
   if (!HostCollectionEnabled()) return 0;
-  End(HostRecordType::kNvtxPop, NvtxEventKind::kPop, 0, 0);
+  End<HostRecordType::kNvtxPop>(NvtxEventKind::kPop, 0, 0);
   return 0;
 }
 
@@ -207,7 +202,7 @@ nvtxRangeId_t NVTX_API DomainRangeStartEx(nvtxDomainHandle_t d,
 }
 void NVTX_API DomainRangeEnd(nvtxDomainHandle_t d, nvtxRangeId_t id) noexcept {
   if (!HostCollectionEnabled() || id == 0) return;
-  End(HostRecordType::kNvtxEnd, NvtxEventKind::kEnd, DomainIndex(d), id);
+  End<HostRecordType::kNvtxEnd>(NvtxEventKind::kEnd, DomainIndex(d), id);
 }
 int NVTX_API DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) noexcept {
   if (!HostCollectionEnabled()) return 0;
@@ -216,7 +211,7 @@ int NVTX_API DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t
 }
 int NVTX_API DomainRangePop(nvtxDomainHandle_t d) noexcept {
   if (!HostCollectionEnabled()) return 0;
-  End(HostRecordType::kNvtxPop, NvtxEventKind::kPop, DomainIndex(d), 0);
+  End<HostRecordType::kNvtxPop>(NvtxEventKind::kPop, DomainIndex(d), 0);
   return 0;
 }
 void NVTX_API DomainNameCategoryA(nvtxDomainHandle_t d, uint32_t category,

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <string>
 
+#include "collector/api_records.h"
+#include "collector/host_clock.h"
 #include "collector/nvtx_records.h"
 
 namespace gprof::collector {
@@ -45,12 +47,9 @@ uint16_t ProfileBuilder::Domain(uint16_t index) {
   return index;
 }
 
-StringId ProfileBuilder::NameOf(const void* payload, uint32_t size) {
-  NvtxBeginPayload p;
-  std::memcpy(&p, payload, sizeof p);
-  const char* bytes = static_cast<const char*>(payload) + sizeof p;
-  const uint32_t len = size - static_cast<uint32_t>(sizeof p);
-  switch (p.encoding) {
+StringId ProfileBuilder::NameOf(NvtxNameEncoding encoding, uint32_t registered, const char* bytes,
+                                uint32_t len) {
+  switch (encoding) {
     case NvtxNameEncoding::kUtf8:
       return profile_->strings.Intern(TrimPartialUtf8(std::string_view(bytes, len)));
     case NvtxNameEncoding::kWide: {
@@ -59,8 +58,8 @@ StringId ProfileBuilder::NameOf(const void* payload, uint32_t size) {
       return profile_->strings.Intern(WideToUtf8(wide.data(), wide.size()));
     }
     case NvtxNameEncoding::kRegistered:
-      if (p.registered < registry_.strings.size()) {
-        return profile_->strings.Intern(registry_.strings[p.registered]);
+      if (registered < registry_.strings.size()) {
+        return profile_->strings.Intern(registry_.strings[registered]);
       }
       return kNoString;
     case NvtxNameEncoding::kNone:
@@ -73,20 +72,23 @@ void ProfileBuilder::NoteThread(uint32_t tid) {
   if (tids_.empty() || tids_.back() != tid) tids_.push_back(tid);
 }
 
-void ProfileBuilder::Add(uint32_t tid, HostRecordType type, const void* payload, uint32_t size) {
+void ProfileBuilder::Add(uint32_t tid, HostRecordType type, uint8_t flags, const void* payload,
+                         uint32_t size) {
   switch (type) {
     case HostRecordType::kNvtxPush:
     case HostRecordType::kNvtxStart:
     case HostRecordType::kNvtxMark: {
-      if (size < sizeof(NvtxBeginPayload)) return;
-      NvtxBeginPayload p;
-      std::memcpy(&p, payload, sizeof p);
+      NvtxBeginFields f;
+      const char* name = nullptr;
+      uint32_t name_len = 0;
+      if (!ReadNvtxBegin(type, flags, payload, size, &f, &name, &name_len)) return;
       NoteThread(tid);
-      const Open open{p.ts_ns, NameOf(payload, size), tid, Domain(p.domain), p.category};
+      const Open open{HostTicksToNs(f.ts), NameOf(f.encoding, f.registered, name, name_len), tid,
+                      Domain(f.domain), f.category};
       if (type == HostRecordType::kNvtxPush) {
         stacks_[(static_cast<uint64_t>(tid) << 16) | open.domain].push_back(open);
       } else if (type == HostRecordType::kNvtxStart) {
-        started_[p.id] = open;
+        started_[f.id] = open;
       } else {
         profile_->marks.push_back(
             HostMark{open.start_ns, open.name, tid, open.domain, 0, open.category});
@@ -94,50 +96,44 @@ void ProfileBuilder::Add(uint32_t tid, HostRecordType type, const void* payload,
       return;
     }
     case HostRecordType::kNvtxPop: {
-      if (size < sizeof(NvtxEndPayload)) return;
-      NvtxEndPayload p;
-      std::memcpy(&p, payload, sizeof p);
-      auto it = stacks_.find((static_cast<uint64_t>(tid) << 16) | Domain(p.domain));
+      uint16_t domain = 0;
+      uint64_t ts = 0, id = 0;
+      if (!ReadNvtxEnd(type, payload, size, &domain, &ts, &id)) return;
+      auto it = stacks_.find((static_cast<uint64_t>(tid) << 16) | Domain(domain));
       if (it == stacks_.end() || it->second.empty()) {
         ++profile_->counters.nvtx_unmatched_pops;
         return;
       }
       const Open open = it->second.back();
       it->second.pop_back();
+      const uint64_t end_ns = std::max(HostTicksToNs(ts), open.start_ns);
       profile_->ranges.push_back(
-          HostRange{open.start_ns, p.ts_ns, open.name, open.tid, open.domain, 0, open.category});
+          HostRange{open.start_ns, end_ns, open.name, open.tid, open.domain, 0, open.category});
       return;
     }
     case HostRecordType::kNvtxEnd: {
-      if (size < sizeof(NvtxEndPayload)) return;
-      NvtxEndPayload p;
-      std::memcpy(&p, payload, sizeof p);
-      ends_.push_back(PendingEnd{p.id, p.ts_ns});
+      uint16_t domain = 0;
+      uint64_t ts = 0, id = 0;
+      if (!ReadNvtxEnd(type, payload, size, &domain, &ts, &id)) return;
+      ends_.push_back(PendingEnd{id, HostTicksToNs(ts)});
       return;
     }
     case HostRecordType::kApiCall: {
-      if (size < sizeof(ApiCall)) return;
-      ApiCall call;
-      std::memcpy(&call, payload, sizeof call);
-      NoteThread(call.tid);
-      profile_->api_calls.push_back(call);
+      ApiHostRecord r;
+      if (!ReadApiRecord(payload, size, &r)) return;
+      NoteThread(tid);
+      const uint64_t start_ns = HostTicksToNs(r.start);
+      profile_->api_calls.push_back(ApiCall{start_ns, std::max(HostTicksToNs(r.end), start_ns),
+                                            r.correlation_id, tid, r.cbid, r.domain, 0,
+                                            r.return_code});
       return;
     }
-    case HostRecordType::kStep: {
-      if (size < sizeof(Step)) return;
-      Step step;
-      std::memcpy(&step, payload, sizeof step);
-      profile_->steps.push_back(step);
-      return;
-    }
-    case HostRecordType::kThreadName:
-      return;  // thread names come from the registry (they must survive window resets)
   }
 }
 
-void ProfileBuilder::Visit(void* ctx, uint32_t tid, HostRecordType type, const void* payload,
-                           uint32_t size) {
-  static_cast<ProfileBuilder*>(ctx)->Add(tid, type, payload, size);
+void ProfileBuilder::Visit(void* ctx, uint32_t tid, HostRecordType type, uint8_t flags,
+                           const void* payload, uint32_t size) {
+  static_cast<ProfileBuilder*>(ctx)->Add(tid, type, flags, payload, size);
 }
 
 void ProfileBuilder::Finish(uint64_t end_ns) {
@@ -148,8 +144,9 @@ void ProfileBuilder::Finish(uint64_t end_ns) {
       continue;
     }
     const Open& open = it->second;
-    profile_->ranges.push_back(HostRange{open.start_ns, end.ts_ns, open.name, open.tid,
-                                         open.domain, kRangeStartEnd, open.category});
+    profile_->ranges.push_back(HostRange{open.start_ns, std::max(end.ts_ns, open.start_ns),
+                                         open.name, open.tid, open.domain, kRangeStartEnd,
+                                         open.category});
     started_.erase(it);
   }
   auto close_open = [&](const Open& open, uint16_t flags) {

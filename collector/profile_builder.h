@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "collector/nvtx_records.h"
 #include "collector/nvtx_registry.h"
 #include "collector/thread_buffer.h"
 #include "model/profile.h"
@@ -24,14 +25,15 @@ class ProfileBuilder {
   ProfileBuilder(const NvtxRegistrySnapshot& registry, Profile* profile);
 
   // One host record, in each thread's append order (VisitHostRecords order).
-  void Add(uint32_t tid, HostRecordType type, const void* payload, uint32_t size);
+  // Timestamps are converted from host clock ticks to CLOCK_REALTIME ns (host_clock.h) here.
+  void Add(uint32_t tid, HostRecordType type, uint8_t flags, const void* payload, uint32_t size);
   // Closes what is still open at `end_ns`, sorts ranges/marks by start, fills threads and
   // counters. Call once.
   void Finish(uint64_t end_ns);
 
   // Adapter for VisitHostRecords: `ctx` is a ProfileBuilder*.
-  static void Visit(void* ctx, uint32_t tid, HostRecordType type, const void* payload,
-                    uint32_t size);
+  static void Visit(void* ctx, uint32_t tid, HostRecordType type, uint8_t flags,
+                    const void* payload, uint32_t size);
 
  private:
   struct Open {
@@ -41,7 +43,7 @@ class ProfileBuilder {
     uint16_t domain;
     uint32_t category;
   };
-  StringId NameOf(const void* payload, uint32_t size);
+  StringId NameOf(NvtxNameEncoding encoding, uint32_t registered, const char* bytes, uint32_t len);
   uint16_t Domain(uint16_t index);
   void NoteThread(uint32_t tid);
 

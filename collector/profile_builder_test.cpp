@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "collector/api_records.h"
+#include "collector/host_clock.h"
 #include "collector/nvtx_records.h"
 
 namespace gprof::collector {
@@ -16,28 +18,37 @@ namespace {
 
 class Builder : public ::testing::Test {
  protected:
+  // Feeds one record to the builder as VisitHostRecords hands it over (header split off).
+  void Feed(uint32_t tid, const std::vector<char>& record) {
+    HostRecordHeader h;
+    std::memcpy(&h, record.data(), sizeof h);
+    builder_.Add(tid, h.type, h.flags, record.data() + sizeof h, h.size);
+  }
+  void BeginRaw(HostRecordType type, uint32_t tid, const NvtxBeginFields& f, const void* name,
+                uint32_t len) {
+    std::vector<char> record(
+        HostRecordBytes(NvtxBeginFixedPayload(type, f.category != 0, f.encoding) + len));
+    WriteNvtxBegin(record.data(), type, f, name, len);
+    Feed(tid, record);
+  }
+  // `ts` values are host clock ticks (what the hooks store); expectations use Ns(ts).
   void Begin(HostRecordType type, uint32_t tid, uint64_t ts, const std::string& name,
              uint16_t domain = 0, uint64_t id = 0, uint32_t category = 0) {
-    NvtxBeginPayload p{};
-    p.ts_ns = ts;
-    p.id = id;
-    p.category = category;
-    p.domain = domain;
-    p.encoding = NvtxNameEncoding::kUtf8;
-    std::vector<char> bytes(sizeof p + name.size());
-    std::memcpy(bytes.data(), &p, sizeof p);
-    std::memcpy(bytes.data() + sizeof p, name.data(), name.size());
-    builder_.Add(tid, type, bytes.data(), static_cast<uint32_t>(bytes.size()));
+    NvtxBeginFields f;
+    f.ts = ts;
+    f.id = id;
+    f.category = category;
+    f.domain = domain;
+    f.encoding = NvtxNameEncoding::kUtf8;
+    BeginRaw(type, tid, f, name.data(), static_cast<uint32_t>(name.size()));
   }
   void Push(uint32_t tid, uint64_t ts, const std::string& name, uint16_t domain = 0) {
     Begin(HostRecordType::kNvtxPush, tid, ts, name, domain);
   }
   void End(HostRecordType type, uint32_t tid, uint64_t ts, uint16_t domain = 0, uint64_t id = 0) {
-    NvtxEndPayload p{};
-    p.ts_ns = ts;
-    p.id = id;
-    p.domain = domain;
-    builder_.Add(tid, type, &p, sizeof p);
+    std::vector<char> record(24);
+    WriteNvtxEnd(record.data(), type, domain, ts, id);
+    Feed(tid, record);
   }
   void Pop(uint32_t tid, uint64_t ts, uint16_t domain = 0) {
     End(HostRecordType::kNvtxPop, tid, ts, domain);
@@ -159,13 +170,11 @@ TEST_F(Builder, MarksKeepNameDomainAndCategory) {
 
 TEST_F(Builder, WideNamesBecomeUtf8) {
   const std::wstring wide = L"gr\u00fc\u00dfe \u6b65 \U0001F680";
-  NvtxBeginPayload p{};
-  p.ts_ns = 10;
-  p.encoding = NvtxNameEncoding::kWide;
-  std::vector<char> bytes(sizeof p + wide.size() * sizeof(wchar_t));
-  std::memcpy(bytes.data(), &p, sizeof p);
-  std::memcpy(bytes.data() + sizeof p, wide.data(), wide.size() * sizeof(wchar_t));
-  builder_.Add(1, HostRecordType::kNvtxPush, bytes.data(), static_cast<uint32_t>(bytes.size()));
+  NvtxBeginFields f;
+  f.ts = 10;
+  f.encoding = NvtxNameEncoding::kWide;
+  BeginRaw(HostRecordType::kNvtxPush, 1, f, wide.data(),
+           static_cast<uint32_t>(wide.size() * sizeof(wchar_t)));
   Pop(1, 20);
   builder_.Finish(100);
   ASSERT_EQ(profile_.ranges.size(), 1u);
@@ -173,15 +182,29 @@ TEST_F(Builder, WideNamesBecomeUtf8) {
 }
 
 TEST_F(Builder, RegisteredStringsResolveThroughTheRegistry) {
-  NvtxBeginPayload p{};
-  p.ts_ns = 10;
-  p.encoding = NvtxNameEncoding::kRegistered;
-  p.registered = 1;
-  builder_.Add(1, HostRecordType::kNvtxPush, &p, sizeof p);
+  NvtxBeginFields f;
+  f.ts = 10;
+  f.encoding = NvtxNameEncoding::kRegistered;
+  f.registered = 1;
+  f.category = 5;
+  BeginRaw(HostRecordType::kNvtxPush, 1, f, nullptr, 0);
   Pop(1, 20);
   builder_.Finish(100);
   ASSERT_EQ(profile_.ranges.size(), 1u);
   EXPECT_EQ(Name(profile_.ranges[0].name), "registered step");
+  EXPECT_EQ(profile_.ranges[0].category, 5u);
+}
+
+TEST_F(Builder, UnnamedEventsHaveNoName) {
+  NvtxBeginFields f;
+  f.ts = 10;
+  f.encoding = NvtxNameEncoding::kNone;
+  f.domain = 1;
+  BeginRaw(HostRecordType::kNvtxMark, 2, f, nullptr, 0);
+  builder_.Finish(100);
+  ASSERT_EQ(profile_.marks.size(), 1u);
+  EXPECT_EQ(profile_.marks[0].name, kNoString);
+  EXPECT_EQ(Name(profile_.domains[profile_.marks[0].domain]), "train-domain");
 }
 
 TEST_F(Builder, TruncatedNamesDoNotEndInAPartialUtf8Sequence) {
@@ -203,13 +226,31 @@ TEST_F(Builder, ThreadsListRecordingAndNamedThreads) {
   EXPECT_EQ(Name(profile_.threads[1].name), "loader");
 }
 
-TEST_F(Builder, ApiCallsPassThrough) {
-  ApiCall call{100, 200, 77, 3, 505, ApiDomain::kRuntime, 0, 0};
-  builder_.Add(3, HostRecordType::kApiCall, &call, sizeof call);
+TEST_F(Builder, ApiRecordsBecomeApiCallsOfTheirThread) {
+  // What the CUPTI callback appends: no tid in the record, the buffer's thread is the caller.
+  ApiHostRecord r{};
+  r.header = HostRecordHeader{kApiRecordPayload, HostRecordType::kApiCall, 0};
+  r.correlation_id = 77;
+  r.start = 100;
+  r.end = 200;
+  r.return_code = 2;
+  r.cbid = 505;
+  r.domain = ApiDomain::kRuntime;
+  std::vector<char> record(sizeof r);
+  std::memcpy(record.data(), &r, sizeof r);
+  Feed(3, record);
   builder_.Finish(1000);
   ASSERT_EQ(profile_.api_calls.size(), 1u);
-  EXPECT_EQ(profile_.api_calls[0].correlation_id, 77u);
-  EXPECT_EQ(profile_.api_calls[0].cbid, 505u);
+  const ApiCall& call = profile_.api_calls[0];
+  EXPECT_EQ(call.correlation_id, 77u);
+  EXPECT_EQ(call.cbid, 505u);
+  EXPECT_EQ(call.domain, ApiDomain::kRuntime);
+  EXPECT_EQ(call.tid, 3u);
+  EXPECT_EQ(call.return_code, 2);
+  EXPECT_EQ(call.start_ns, HostTicksToNs(100));
+  EXPECT_EQ(call.end_ns, HostTicksToNs(200));
+  ASSERT_EQ(profile_.threads.size(), 2u);  // tid 3 (recorded) and tid 11 (named)
+  EXPECT_EQ(profile_.threads[0].tid, 3u);
 }
 
 }  // namespace

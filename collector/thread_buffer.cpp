@@ -1,15 +1,15 @@
 // Per-thread host event buffers (the contract and the design are in thread_buffer.h).
 //
-// Rules (in-process code): AppendHostRecord* runs on any application thread and on CUPTI callback
-// threads: no allocation, no locks, no logging, no exceptions, no syscalls there except the
-// one-time gettid of a new thread. Visit/Reset run on one cold thread, never concurrently with
-// each other; InitThreadBuffers runs once at init (tests may call it again once every thread that
-// appended has exited).
+// Rules (in-process code): ReserveSlow/AppendHostRecord run on any application thread and on
+// CUPTI callback threads: no allocation, no locks, no logging, no exceptions, no syscalls there
+// except the one-time gettid of a new thread. Visit/Reset run on one cold thread, never
+// concurrently with each other; InitThreadBuffers runs once at init (tests may call it again once
+// every thread that appended has exited).
 //
 // Memory: two MAP_NORESERVE mappings made at init and never freed: the thread-state slots and the
 // record arena. Untouched pages cost nothing, so the cap only bounds what a run can use.
-// Ownership: a thread's `current` chunk and write position belong to that thread alone; the
-// visitor only follows the published chain (`head`, then each chunk's `next`) and each chunk's
+// Ownership: a thread's current chunk (tls_chunk) and its `used` are written by that thread alone;
+// the visitor only follows the published chain (`head`, then each chunk's `next`) and each chunk's
 // `used` (release/acquire pairs). Reset returns finished chunks (those with a successor) to a
 // lock-free free list (index + ABA tag in one 64-bit word); the owner never touches a chunk again
 // after linking its successor, so a finished chunk can be reused safely.
@@ -20,30 +20,30 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 
+#include "collector/host_clock.h"
+
 namespace gprof::collector {
+
+namespace thread_buffer_internal {
+__thread Chunk* tls_chunk __attribute__((tls_model("initial-exec"))) = nullptr;
+}  // namespace thread_buffer_internal
+
 namespace {
 
-constexpr uint32_t kChunkSize = 64 * 1024;
-constexpr uint32_t kChunkHeaderSize = 64;
-constexpr uint32_t kRecordHeaderSize = 8;
-constexpr uint32_t kMaxThreads = 8192;  // slots are never reused: threads beyond this drop
+using thread_buffer_internal::Chunk;
+using thread_buffer_internal::kChunkHeaderSize;
+using thread_buffer_internal::kChunkSize;
+using thread_buffer_internal::tls_chunk;
 
-struct Chunk {
-  std::atomic<uint32_t> used;       // published end of the last whole record (bytes from chunk start)
-  std::atomic<uint32_t> free_next;  // free-list link: index + 1 of the next free chunk (0 = none)
-  std::atomic<Chunk*> next;         // successor in the owning thread's chain (set once)
-};
-static_assert(sizeof(Chunk) <= kChunkHeaderSize);
+constexpr uint32_t kHeaderSize = sizeof(HostRecordHeader);
+constexpr uint32_t kTimestampOffset = 8;  // record offset of every record's u64 timestamp
+constexpr uint32_t kMaxThreads = 8192;    // slots are never reused: threads beyond this drop
 
 struct alignas(64) ThreadState {
   // Written by the owner before `ready` is released; read-only afterwards.
   uint32_t tid;
-  // Owner-only.
-  Chunk* current;
-  uint32_t write_pos;
   // Published by the owner: the first chunk of its chain (set once).
   std::atomic<Chunk*> head;
   std::atomic<bool> ready;
@@ -51,14 +51,6 @@ struct alignas(64) ThreadState {
   Chunk* first;
   uint32_t first_pos;
 };
-
-struct RecordHeader {
-  uint16_t size;
-  uint8_t type;
-  uint8_t flags;
-  uint32_t reserved;
-};
-static_assert(sizeof(RecordHeader) == kRecordHeaderSize);
 
 // All constant-initialized: no global constructor (the library may be preloaded).
 std::atomic<char*> g_arena{nullptr};
@@ -69,8 +61,9 @@ ThreadState* g_slots = nullptr;             // written at init only
 std::atomic<uint32_t> g_slot_cursor{0};
 std::atomic<uint64_t> g_dropped{0};
 
-thread_local ThreadState* tls_thread = nullptr;
-thread_local uint32_t tls_tid = 0;
+// initial-exec: plain %fs loads, no __tls_get_addr (which may allocate) in the dlopen'ed library.
+__thread ThreadState* tls_thread __attribute__((tls_model("initial-exec"))) = nullptr;
+__thread uint32_t tls_tid __attribute__((tls_model("initial-exec"))) = 0;
 
 inline Chunk* ChunkAt(char* arena, uint32_t index) {
   return reinterpret_cast<Chunk*>(arena + static_cast<uint64_t>(index) * kChunkSize);
@@ -121,7 +114,8 @@ void FreeChunk(Chunk* c) {
   }
 }
 
-// First record from a new thread: claim a slot (one fetch_add) and a chunk.
+// First record from a new thread: claim a slot (one fetch_add). Its first chunk comes with the
+// first record (ReserveSlow).
 ThreadState* RegisterThread() {
   if (g_slots == nullptr) return nullptr;
   if (g_slot_cursor.load(std::memory_order_relaxed) >= kMaxThreads) return nullptr;
@@ -129,24 +123,62 @@ ThreadState* RegisterThread() {
   if (index >= kMaxThreads) return nullptr;
   ThreadState* t = &g_slots[index];
   t->tid = CurrentTid();
-  t->current = AllocChunk();  // may be null: Append retries on the next record
-  t->write_pos = kChunkHeaderSize;
-  t->head.store(t->current, std::memory_order_relaxed);
+  t->head.store(nullptr, std::memory_order_relaxed);
   t->first = nullptr;
   t->first_pos = kChunkHeaderSize;
   t->ready.store(true, std::memory_order_release);
   tls_thread = t;
+  tls_chunk = nullptr;
   return t;
 }
 
-inline bool Drop() {
+inline char* Drop() {
   g_dropped.fetch_add(1, std::memory_order_relaxed);
-  return false;
+  return nullptr;
 }
 
-inline uint32_t Padded(uint32_t size) { return (size + 7u) & ~7u; }
+inline HostRecordHeader HeaderAt(const char* at) {
+  HostRecordHeader h;
+  std::memcpy(&h, at, sizeof h);
+  return h;
+}
+
+// Visitor side: the thread's unvisited records start at (first, first_pos).
+inline void StartCursor(ThreadState* t) {
+  if (t->first == nullptr) {
+    t->first = t->head.load(std::memory_order_acquire);
+    t->first_pos = kChunkHeaderSize;
+  }
+}
 
 }  // namespace
+
+namespace thread_buffer_internal {
+
+char* ReserveSlow(uint32_t bytes) noexcept {
+  if (bytes > kMaxHostRecordBytes) return Drop();
+  ThreadState* t = tls_thread;
+  if (t == nullptr) {
+    t = RegisterThread();
+    if (t == nullptr) return Drop();
+  }
+  Chunk* c = tls_chunk;
+  if (c != nullptr) {
+    const uint32_t pos = c->used.load(std::memory_order_relaxed);
+    if (pos + bytes <= kChunkSize) return reinterpret_cast<char*>(c) + pos;
+  }
+  Chunk* fresh = AllocChunk();
+  if (fresh == nullptr) return Drop();
+  if (c != nullptr) {
+    c->next.store(fresh, std::memory_order_release);  // c is finished: never touched again
+  } else {
+    t->head.store(fresh, std::memory_order_release);
+  }
+  tls_chunk = fresh;
+  return reinterpret_cast<char*>(fresh) + kChunkHeaderSize;
+}
+
+}  // namespace thread_buffer_internal
 
 bool InitThreadBuffers(uint64_t arena_bytes) {
   const uint64_t chunks = arena_bytes / kChunkSize;
@@ -176,45 +208,23 @@ bool InitThreadBuffers(uint64_t arena_bytes) {
   return arena != nullptr;
 }
 
-uint32_t CurrentTid() {
+uint32_t CurrentTid() noexcept {
   if (tls_tid == 0) tls_tid = static_cast<uint32_t>(::syscall(SYS_gettid));
   return tls_tid;
 }
 
-bool AppendHostRecord(HostRecordType type, const void* payload, uint32_t size) {
-  return AppendHostRecord2(type, payload, size, nullptr, 0);
-}
-
-bool AppendHostRecord2(HostRecordType type, const void* a, uint32_t a_size, const void* b,
-                       uint32_t b_size) {
+bool AppendHostRecord(HostRecordType type, uint8_t flags, const void* a, uint32_t a_size,
+                      const void* b, uint32_t b_size) noexcept {
   const uint32_t size = a_size + b_size;
   if (size > kMaxHostPayload || size < a_size) return Drop();
-  ThreadState* t = tls_thread;
-  if (t == nullptr) {
-    t = RegisterThread();
-    if (t == nullptr) return Drop();
-  }
-  const uint32_t need = kRecordHeaderSize + Padded(size);
-  Chunk* c = t->current;
-  uint32_t pos = t->write_pos;
-  if (c == nullptr || pos + need > kChunkSize) {
-    Chunk* fresh = AllocChunk();
-    if (fresh == nullptr) return Drop();
-    if (c != nullptr) {
-      c->next.store(fresh, std::memory_order_release);  // c is finished: never touched again
-    } else {
-      t->head.store(fresh, std::memory_order_release);
-    }
-    t->current = c = fresh;
-    pos = kChunkHeaderSize;
-  }
-  char* at = reinterpret_cast<char*>(c) + pos;
-  const RecordHeader header{static_cast<uint16_t>(size), static_cast<uint8_t>(type), 0, 0};
+  const uint32_t bytes = HostRecordBytes(size);
+  char* at = ReserveHostRecord(bytes);
+  if (at == nullptr) return false;
+  const HostRecordHeader header{static_cast<uint16_t>(size), type, flags};
   std::memcpy(at, &header, sizeof header);
-  if (a_size != 0) std::memcpy(at + kRecordHeaderSize, a, a_size);
-  if (b_size != 0) std::memcpy(at + kRecordHeaderSize + a_size, b, b_size);
-  t->write_pos = pos + need;
-  c->used.store(pos + need, std::memory_order_release);
+  if (a_size != 0) std::memcpy(at + kHeaderSize, a, a_size);
+  if (b_size != 0) std::memcpy(at + kHeaderSize + a_size, b, b_size);
+  PublishHostRecord(at, bytes);
   return true;
 }
 
@@ -224,10 +234,7 @@ void VisitHostRecords(HostRecordVisitor visitor, void* ctx) {
   for (uint32_t i = 0; i < threads; ++i) {
     ThreadState* t = &g_slots[i];
     if (!t->ready.load(std::memory_order_acquire)) continue;
-    if (t->first == nullptr) {
-      t->first = t->head.load(std::memory_order_acquire);
-      t->first_pos = kChunkHeaderSize;
-    }
+    StartCursor(t);
     Chunk* c = t->first;
     uint32_t pos = t->first_pos;
     while (c != nullptr) {
@@ -235,12 +242,10 @@ void VisitHostRecords(HostRecordVisitor visitor, void* ctx) {
       Chunk* next = c->next.load(std::memory_order_acquire);
       const uint32_t used = c->used.load(std::memory_order_acquire);
       const char* base = reinterpret_cast<const char*>(c);
-      while (pos + kRecordHeaderSize <= used) {
-        RecordHeader header;
-        std::memcpy(&header, base + pos, sizeof header);
-        visitor(ctx, t->tid, static_cast<HostRecordType>(header.type),
-                base + pos + kRecordHeaderSize, header.size);
-        pos += kRecordHeaderSize + Padded(header.size);
+      while (pos + kHeaderSize <= used) {
+        const HostRecordHeader h = HeaderAt(base + pos);
+        visitor(ctx, t->tid, h.type, h.flags, base + pos + kHeaderSize, h.size);
+        pos += HostRecordBytes(h.size);
       }
       c = next;
       pos = kChunkHeaderSize;
@@ -254,10 +259,7 @@ void ResetHostRecords() {
   for (uint32_t i = 0; i < threads; ++i) {
     ThreadState* t = &g_slots[i];
     if (!t->ready.load(std::memory_order_acquire)) continue;
-    if (t->first == nullptr) {
-      t->first = t->head.load(std::memory_order_acquire);
-      t->first_pos = kChunkHeaderSize;
-    }
+    StartCursor(t);
     while (t->first != nullptr) {
       Chunk* c = t->first;
       Chunk* next = c->next.load(std::memory_order_acquire);
@@ -278,10 +280,7 @@ void ResetHostRecordsBefore(uint64_t ts_ns) {
   for (uint32_t i = 0; i < threads; ++i) {
     ThreadState* t = &g_slots[i];
     if (!t->ready.load(std::memory_order_acquire)) continue;
-    if (t->first == nullptr) {
-      t->first = t->head.load(std::memory_order_acquire);
-      t->first_pos = kChunkHeaderSize;
-    }
+    StartCursor(t);
     bool stop = false;
     while (t->first != nullptr && !stop) {
       Chunk* c = t->first;
@@ -289,19 +288,17 @@ void ResetHostRecordsBefore(uint64_t ts_ns) {
       const uint32_t used = c->used.load(std::memory_order_acquire);
       const char* base = reinterpret_cast<const char*>(c);
       uint32_t pos = t->first_pos;
-      while (pos + kRecordHeaderSize <= used) {
-        RecordHeader header;
-        std::memcpy(&header, base + pos, sizeof header);
-        if (static_cast<HostRecordType>(header.type) != HostRecordType::kThreadName &&
-            header.size >= sizeof(uint64_t)) {
-          uint64_t ts;
-          std::memcpy(&ts, base + pos + kRecordHeaderSize, sizeof ts);
-          if (ts >= ts_ns) {
+      while (pos + kHeaderSize <= used) {
+        const HostRecordHeader h = HeaderAt(base + pos);
+        if (h.size >= kTimestampOffset + sizeof(uint64_t) - kHeaderSize) {
+          uint64_t ticks;
+          std::memcpy(&ticks, base + pos + kTimestampOffset, sizeof ticks);
+          if (HostTicksToNs(ticks) >= ts_ns) {
             stop = true;
             break;
           }
         }
-        pos += kRecordHeaderSize + Padded(header.size);
+        pos += HostRecordBytes(h.size);
       }
       t->first_pos = pos;
       if (stop || next == nullptr) break;

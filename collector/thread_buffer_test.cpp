@@ -1,5 +1,6 @@
 // Unit tests for the per-thread host buffers: concurrent appends with a visitor running, exact
-// drop counting when the arena is full, whole in-order records, reset. Every test appends from
+// drop counting when the arena is full, whole in-order records, reset, cut at a timestamp, bytes
+// per API/NVTX record. Every test appends from
 // fresh threads only: InitThreadBuffers re-creates the arena, and a thread's buffer belongs to
 // the arena it first appended to.
 #include "collector/thread_buffer.h"
@@ -13,6 +14,10 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "collector/api_records.h"
+#include "collector/host_clock.h"
+#include "collector/nvtx_records.h"
 
 namespace gprof::collector {
 namespace {
@@ -30,7 +35,8 @@ struct Seen {
   uint64_t total = 0;
 };
 
-void Collect(void* ctx, uint32_t tid, HostRecordType type, const void* payload, uint32_t size) {
+void Collect(void* ctx, uint32_t tid, HostRecordType type, uint8_t flags, const void* payload,
+             uint32_t size) {
   auto* seen = static_cast<Seen*>(ctx);
   ++seen->total;
   Rec r;
@@ -39,6 +45,7 @@ void Collect(void* ctx, uint32_t tid, HostRecordType type, const void* payload, 
     return;
   }
   std::memcpy(&r, payload, sizeof r);
+  if (flags != static_cast<uint8_t>(r.seq * 7)) ++seen->corrupt;
   const auto* filler = static_cast<const unsigned char*>(payload) + sizeof r;
   bool ok = size == sizeof r + r.len;
   for (uint32_t i = 0; ok && i < r.len; ++i) ok = filler[i] == (r.seq & 0xff);
@@ -52,7 +59,8 @@ bool AppendRec(uint32_t writer, uint32_t seq) {
   Rec r{writer, seq, seq % 97};
   unsigned char filler[97];
   std::memset(filler, static_cast<int>(seq & 0xff), sizeof filler);
-  return AppendHostRecord2(HostRecordType::kNvtxMark, &r, sizeof r, filler, r.len);
+  return AppendHostRecord(HostRecordType::kNvtxMark, static_cast<uint8_t>(seq * 7), &r, sizeof r,
+                          filler, r.len);
 }
 
 TEST(ThreadBuffer, ConcurrentWritersWhileVisitingGiveWholeOrderedRecords) {
@@ -122,14 +130,14 @@ TEST(ThreadBuffer, OversizedPayloadIsDroppedAndCounted) {
   ASSERT_TRUE(InitThreadBuffers(1 << 20));
   std::thread([] {
     std::vector<char> big(kMaxHostPayload + 1, 'x');
-    EXPECT_FALSE(AppendHostRecord(HostRecordType::kNvtxMark, big.data(),
+    EXPECT_FALSE(AppendHostRecord(HostRecordType::kNvtxMark, 0, big.data(),
                                   static_cast<uint32_t>(big.size())));
-    EXPECT_TRUE(AppendHostRecord(HostRecordType::kNvtxMark, big.data(), kMaxHostPayload));
+    EXPECT_TRUE(AppendHostRecord(HostRecordType::kNvtxMark, 0, big.data(), kMaxHostPayload));
   }).join();
   EXPECT_EQ(HostRecordsDropped(), 1u);
   std::pair<uint64_t, uint32_t> count_and_size{0, 0};
   VisitHostRecords(
-      [](void* ctx, uint32_t, HostRecordType, const void*, uint32_t s) {
+      [](void* ctx, uint32_t, HostRecordType, uint8_t, const void*, uint32_t s) {
         auto* p = static_cast<std::pair<uint64_t, uint32_t>*>(ctx);
         ++p->first;
         p->second = s;
@@ -191,33 +199,68 @@ TEST(ThreadBuffer, ResetForgetsPublishedRecordsAndRecyclesChunks) {
 
 TEST(ThreadBuffer, ResetBeforeATimestampKeepsLaterRecordsOfEachThread) {
   ASSERT_TRUE(InitThreadBuffers(8 * 64 * 1024));
-  // Two threads, records stamped 0..4999 (leading u64 = the timestamp), enough to span chunks.
-  auto writer = [](uint64_t first_ts) {
-    for (uint64_t ts = first_ts; ts < first_ts + 5000; ++ts) {
-      ASSERT_TRUE(AppendHostRecord(HostRecordType::kNvtxMark, &ts, sizeof ts));
+  // Two threads appending API records (as the CUPTI callback does) stamped with host clock ticks
+  // t(i) = base + i * kStep: thread A i = 0..4999, thread B i = 1000..5999, enough to span chunks.
+  // The cut is given in CLOCK_REALTIME ns, as the window thread gives it.
+  constexpr uint64_t kStep = 1000;
+  const uint64_t base = HostTicks();
+  auto ticks = [&](uint64_t i) { return base + i * kStep; };
+  auto writer = [&](uint64_t first) {
+    for (uint64_t i = first; i < first + 5000; ++i) {
+      ASSERT_TRUE(AppendApiRecord(ticks(i), ticks(i) + 10, static_cast<uint32_t>(i), 505,
+                                  ApiDomain::kRuntime, 0));
     }
   };
   std::thread a(writer, 0), b(writer, 1000);
   a.join();
   b.join();
-  ResetHostRecordsBefore(3000);
-  std::map<uint32_t, std::vector<uint64_t>> by_tid;
+  ResetHostRecordsBefore(HostTicksToNs(ticks(3000)));
+  std::map<uint32_t, std::vector<uint32_t>> by_tid;  // correlation ids = i
   VisitHostRecords(
-      [](void* ctx, uint32_t tid, HostRecordType, const void* payload, uint32_t) {
-        uint64_t ts;
-        std::memcpy(&ts, payload, sizeof ts);
-        (*static_cast<std::map<uint32_t, std::vector<uint64_t>>*>(ctx))[tid].push_back(ts);
+      [](void* ctx, uint32_t tid, HostRecordType type, uint8_t, const void* payload, uint32_t size) {
+        ApiHostRecord r;
+        ASSERT_EQ(type, HostRecordType::kApiCall);
+        ASSERT_TRUE(ReadApiRecord(payload, size, &r));
+        (*static_cast<std::map<uint32_t, std::vector<uint32_t>>*>(ctx))[tid].push_back(
+            r.correlation_id);
       },
       &by_tid);
   ASSERT_EQ(by_tid.size(), 2u);
-  std::vector<std::vector<uint64_t>> kept;
-  for (auto& [tid, ts] : by_tid) kept.push_back(ts);
+  std::vector<std::vector<uint32_t>> kept;
+  for (auto& [tid, ids] : by_tid) kept.push_back(ids);
   std::sort(kept.begin(), kept.end(), [](auto& x, auto& y) { return x.back() < y.back(); });
   ASSERT_EQ(kept[0].size(), 2000u);  // 3000..4999
   EXPECT_EQ(kept[0].front(), 3000u);
   ASSERT_EQ(kept[1].size(), 3000u);  // 3000..5999
   EXPECT_EQ(kept[1].front(), 3000u);
   EXPECT_EQ(kept[1].back(), 5999u);
+}
+
+// The per-event memory targets (bench figure 5): an API call costs 32 bytes of buffer, an NVTX pop
+// 16, a push with a 7-byte name 24. One 64 KiB chunk (64 bytes of it chunk header) holds exactly
+// that many records before the arena is full.
+TEST(ThreadBuffer, RecordSizesPerEvent) {
+  constexpr uint32_t kUsable = 64 * 1024 - 64;
+  auto fill = [](auto append) {
+    uint64_t accepted = 0;
+    std::thread([&] {
+      while (append()) ++accepted;
+    }).join();
+    return accepted;
+  };
+  ASSERT_TRUE(InitThreadBuffers(64 * 1024));
+  EXPECT_EQ(fill([] { return AppendApiRecord(1, 2, 3, 505, ApiDomain::kRuntime, 0); }),
+            kUsable / 32);
+  ASSERT_TRUE(InitThreadBuffers(64 * 1024));
+  EXPECT_EQ(fill([] { return AppendNvtxEnd<HostRecordType::kNvtxPop>(0, 1, 0); }), kUsable / 16);
+  ASSERT_TRUE(InitThreadBuffers(64 * 1024));
+  EXPECT_EQ(fill([] {
+              NvtxBeginFields f;
+              f.ts = 1;
+              f.encoding = NvtxNameEncoding::kUtf8;
+              return AppendNvtxBegin(HostRecordType::kNvtxPush, f, "forward", 7);
+            }),
+            kUsable / 24);
 }
 
 }  // namespace
