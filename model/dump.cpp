@@ -297,7 +297,7 @@ bool TakeSection(const char* payload, uint32_t record_size, uint64_t count, std:
     return false;
   }
   out->resize(count);
-  std::memcpy(out->data(), payload, count * sizeof(T));
+  if (count != 0) std::memcpy(out->data(), payload, count * sizeof(T));  // data() may be null
   return true;
 }
 
