@@ -121,7 +121,7 @@ void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     const uint64_t now = HostTicks();
     if (cb->correlationData != nullptr) *cb->correlationData = now;
     if (ApiHook hook = g_hook.load(std::memory_order_relaxed)) [[unlikely]] {
-      ApiHookEvent event{HostTicksToNs(now),
+      ApiHookEvent event{HostTicksToNsLive(now),
                          cb->functionName,
                          cb->symbolName,
                          cb->correlationId,

@@ -36,7 +36,7 @@ inline uint16_t DomainIndex(nvtxDomainHandle_t domain) {
 inline void Notify(NvtxEventKind kind, uint16_t domain, const char* name, uint32_t len,
                    uint64_t ticks, uint64_t id) {
   if (NvtxObserver o = g_observer.load(std::memory_order_relaxed)) [[unlikely]] {
-    o(kind, domain, name, len, HostTicksToNs(ticks), id);
+    o(kind, domain, name, len, HostTicksToNsLive(ticks), id);
   }
 }
 

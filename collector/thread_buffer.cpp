@@ -181,6 +181,8 @@ char* ReserveSlow(uint32_t bytes) noexcept {
 }  // namespace thread_buffer_internal
 
 bool InitThreadBuffers(uint64_t arena_bytes) {
+  // Records are stamped with the host clock: decide its mode before the first record exists.
+  InitHostClock();
   const uint64_t chunks = arena_bytes / kChunkSize;
   void* slots = ::mmap(nullptr, sizeof(ThreadState) * kMaxThreads, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
