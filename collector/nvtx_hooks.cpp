@@ -40,6 +40,9 @@ inline void Notify(NvtxEventKind kind, uint16_t domain, const char* name, uint32
   }
 }
 
+// Names up to this many bytes are measured and copied in one pass, straight into the record.
+constexpr uint32_t kShortName = 48;
+
 // The common begin path for ASCII/UTF-8 names.
 inline void BeginUtf8(HostRecordType type, NvtxEventKind kind, uint16_t domain, uint32_t category,
                       uint64_t id, const char* name) {
@@ -49,7 +52,28 @@ inline void BeginUtf8(HostRecordType type, NvtxEventKind kind, uint16_t domain, 
   f.category = category;
   f.domain = domain;
   f.encoding = name != nullptr ? NvtxNameEncoding::kUtf8 : NvtxNameEncoding::kNone;
-  const uint32_t len = name != nullptr ? static_cast<uint32_t>(strnlen(name, kMaxNameBytes)) : 0;
+  uint32_t len = 0;
+  if (name != nullptr) [[likely]] {
+    // Short names: reserve room for kShortName bytes, copy up to the terminator, publish what was
+    // used. No strnlen/memcpy calls (the common case: a short literal).
+    const uint32_t fixed = NvtxBeginFixedPayload(type, category != 0, f.encoding);
+    char* at = ReserveHostRecord(HostRecordBytes(fixed + kShortName));
+    if (at == nullptr) {  // dropped (counted); the observer still sees the event
+      return Notify(kind, domain, name, static_cast<uint32_t>(strnlen(name, kMaxNameBytes)), f.ts,
+                    id);
+    }
+    char* dst = at + sizeof(HostRecordHeader) + fixed;
+    while (len < kShortName && name[len] != '\0') {
+      dst[len] = name[len];
+      ++len;
+    }
+    if (len < kShortName) [[likely]] {
+      WriteNvtxBeginFixed(at, type, f, len);
+      PublishHostRecord(at, HostRecordBytes(fixed + len));
+      return Notify(kind, domain, name, len, f.ts, id);
+    }
+    len = static_cast<uint32_t>(strnlen(name, kMaxNameBytes));  // a long name: the general path
+  }
   AppendNvtxBegin(type, f, name, len);
   Notify(kind, domain, name, len, f.ts, id);
 }

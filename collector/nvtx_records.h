@@ -60,10 +60,10 @@ struct NvtxBeginFields {
   NvtxNameEncoding encoding = NvtxNameEncoding::kNone;
 };
 
-// Writes a begin record with `name_len` name bytes at `at` (HostRecordBytes(payload) bytes, where
-// payload = NvtxBeginFixedPayload(...) + name_len). Returns the payload size.
-inline uint32_t WriteNvtxBegin(char* at, HostRecordType type, const NvtxBeginFields& f,
-                               const void* name, uint32_t name_len) noexcept {
+// Writes a begin record's header and fixed part (everything but the `name_len` name bytes, which
+// go at `at` + 4 + NvtxBeginFixedPayload(...)) at `at`. Returns the payload size.
+inline uint32_t WriteNvtxBeginFixed(char* at, HostRecordType type, const NvtxBeginFields& f,
+                                    uint32_t name_len) noexcept {
   const bool has_category = f.category != 0;
   const uint32_t fixed = NvtxBeginFixedPayload(type, has_category, f.encoding);
   const uint32_t payload = fixed + name_len;
@@ -84,11 +84,18 @@ inline uint32_t WriteNvtxBegin(char* at, HostRecordType type, const NvtxBeginFie
     std::memcpy(p, &f.category, 4);
     p += 4;
   }
-  if (f.encoding == NvtxNameEncoding::kRegistered) {
-    std::memcpy(p, &f.registered, 4);
-    p += 4;
+  if (f.encoding == NvtxNameEncoding::kRegistered) std::memcpy(p, &f.registered, 4);
+  return payload;
+}
+
+// Writes a whole begin record with `name_len` name bytes at `at` (HostRecordBytes(payload) bytes,
+// where payload = NvtxBeginFixedPayload(...) + name_len). Returns the payload size.
+inline uint32_t WriteNvtxBegin(char* at, HostRecordType type, const NvtxBeginFields& f,
+                               const void* name, uint32_t name_len) noexcept {
+  const uint32_t payload = WriteNvtxBeginFixed(at, type, f, name_len);
+  if (name_len != 0) {
+    std::memcpy(at + sizeof(HostRecordHeader) + (payload - name_len), name, name_len);
   }
-  if (name_len != 0) std::memcpy(p, name, name_len);
   return payload;
 }
 
