@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <thread>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -223,7 +224,9 @@ void CalibrateFromStamp(uint64_t tsc) noexcept {
 bool InitHostClock() noexcept {
   int expected = 0;
   if (!g_init_state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
-    while (g_init_state.load(std::memory_order_acquire) != 2) {
+    // Another thread is deciding (microseconds). Bounded: a child forked mid-init keeps realtime.
+    for (int i = 0; i < 100000 && g_init_state.load(std::memory_order_acquire) != 2; ++i) {
+      std::this_thread::yield();
     }
     return HostClockUsesTsc();
   }
@@ -273,8 +276,11 @@ uint64_t HostTicksToNs(uint64_t ticks) noexcept {
 
 void CalibrateHostClock() noexcept {
   if (!HostClockUsesTsc()) return;
-  // Cold callers wait for a concurrent writer (it finishes in well under a microsecond).
-  while (!TryAddKnot(/*forced=*/true, 0)) {
+  // Cold callers wait a little for a concurrent writer (it finishes in well under a microsecond),
+  // but never for good: in a child forked while a parent thread held the try-lock it stays taken.
+  for (int i = 0; i < 1000; ++i) {
+    if (TryAddKnot(/*forced=*/true, 0)) return;
+    std::this_thread::yield();
   }
 }
 

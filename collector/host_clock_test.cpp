@@ -1,7 +1,8 @@
 // Unit tests for the host clock: converted stamps match CLOCK_REALTIME (CUPTI's clock), a tick
 // converts to the same ns before and after new calibration knots, also when converted live on many
-// threads at once (what window cuts rely on), and conversion keeps the order of stamps. Run in whichever mode this machine gives (TSC where it is
-// invariant and the kernel's clocksource, realtime otherwise).
+// threads at once (what window cuts rely on), and conversion keeps the order of stamps. Run in
+// whichever mode this machine gives (TSC where it is invariant and the kernel's clocksource,
+// realtime otherwise).
 #include "collector/host_clock.h"
 
 #include <gtest/gtest.h>

@@ -45,7 +45,8 @@ int NVTX_API GetModuleFunctionTable(NvtxCallbackModule module, NvtxFunctionTable
   return 0;
 }
 
-const NvtxExportTableCallbacks kCallbacks{sizeof(NvtxExportTableCallbacks), &GetModuleFunctionTable};
+const NvtxExportTableCallbacks kCallbacks{sizeof(NvtxExportTableCallbacks),
+                                          &GetModuleFunctionTable};
 
 const void* GetExportTable(uint32_t id) {
   return id == NVTX_ETID_CALLBACKS ? &kCallbacks : nullptr;

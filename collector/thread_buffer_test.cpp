@@ -217,7 +217,8 @@ TEST(ThreadBuffer, ResetBeforeATimestampKeepsLaterRecordsOfEachThread) {
   ResetHostRecordsBefore(HostTicksToNs(ticks(3000)));
   std::map<uint32_t, std::vector<uint32_t>> by_tid;  // correlation ids = i
   VisitHostRecords(
-      [](void* ctx, uint32_t tid, HostRecordType type, uint8_t, const void* payload, uint32_t size) {
+      [](void* ctx, uint32_t tid, HostRecordType type, uint8_t, const void* payload,
+         uint32_t size) {
         ApiHostRecord r;
         ASSERT_EQ(type, HostRecordType::kApiCall);
         ASSERT_TRUE(ReadApiRecord(payload, size, &r));
