@@ -271,15 +271,20 @@ void OnApi(const ApiHookEvent& e) noexcept {
 
 // ---- Window thread --------------------------------------------------------------------------
 
-// GPU activity (CUPTI activity kinds) runs while a schedule window collects, and from one step
-// before it, so the first kernels of a window are never missed while CUPTI turns activity on.
-// Capture ranges and time windows cannot be foreseen: there activity stays on for the whole run
-// and the window cut keeps only what belongs to each window.
+// GPU activity (CUPTI activity kinds) and API-call recording run while a schedule window
+// collects, and from one step before it, so the first calls and kernels of a window are never
+// missed while CUPTI turns activity on. Capture ranges and time windows cannot be foreseen: there
+// both stay on for the whole run and the window cut keeps only what belongs to each window.
 void UpdateGpuActivity(Windows* w) {
   if (!w->config.schedule.enabled()) return;
   // Idempotent in the session; repeated so that a session started after this decision (cuInit
   // after the first NVTX call) gets it too.
-  SetGpuActivityEnabled(w->tracker.CollectingNowOrNext());
+  const bool want = w->tracker.CollectingNowOrNext();
+  SetGpuActivityEnabled(want);
+  // API-call records too: the CUPTI hook still sees every call (step detection), but nothing is
+  // stored during wait steps. NVTX keeps recording: its hooks also detect the steps, and a
+  // push/pop costs tens of nanoseconds.
+  SetGpuCollectionEnabled(want);
 }
 
 // Acts on the tracker's decisions for an event at `ts`. Outside windows, everything before the

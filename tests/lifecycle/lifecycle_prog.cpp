@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -81,8 +82,9 @@ int main(int argc, char** argv) {
   } else if (mode == "crash") {
     nvtxRangePushA("before-crash");
     std::fflush(stdout);
-    volatile int* null = nullptr;
-    *null = 1;
+    // A real segfault, not a null store: UBSan (sanitizer builds) would report that first.
+    volatile int* unmapped = reinterpret_cast<volatile int*>(uintptr_t{8});
+    *unmapped = 1;
   } else if (mode == "no-nvtx") {
     // nothing
   } else {
