@@ -101,15 +101,14 @@ Kernel DecodeKernel(const KernelActivity& a, GpuBatch* batch) {
   return k;
 }
 
-Memcpy DecodeMemcpy(const MemcpyActivity& a) {
+// Fields Memcpy6 and MemcpyPtoP4 share, under the same names.
+template <typename CopyActivity>
+Memcpy DecodeCopyCommon(const CopyActivity& a) {
   Memcpy m{};
   m.start_ns = a.start;
   m.end_ns = a.end;
   m.bytes = a.bytes;
-  // correlationId names the driver call; runtimeCorrelationId (when non-zero) the runtime call
-  // that issued it. We record runtime calls, and the driver calls inside them are not recorded,
-  // so link to the runtime call when there is one, else to the (direct) driver call.
-  m.correlation_id = a.runtimeCorrelationId != 0 ? a.runtimeCorrelationId : a.correlationId;
+  m.correlation_id = a.correlationId;
   m.stream_id = a.streamId;
   m.context_id = a.contextId;
   m.device_id = Dev8(a.deviceId);
@@ -122,22 +121,20 @@ Memcpy DecodeMemcpy(const MemcpyActivity& a) {
   return m;
 }
 
+Memcpy DecodeMemcpy(const MemcpyActivity& a) {
+  Memcpy m = DecodeCopyCommon(a);
+  // correlationId names the driver call; runtimeCorrelationId (when non-zero) the runtime call
+  // that issued it. We record runtime calls, and the driver calls inside them are not recorded,
+  // so link to the runtime call when there is one, else to the (direct) driver call.
+  if (a.runtimeCorrelationId != 0) m.correlation_id = a.runtimeCorrelationId;
+  return m;
+}
+
 Memcpy DecodePeerCopy(const PeerCopyActivity& a) {
-  Memcpy m{};
-  m.start_ns = a.start;
-  m.end_ns = a.end;
-  m.bytes = a.bytes;
-  m.correlation_id = a.correlationId;
-  m.stream_id = a.streamId;
-  m.context_id = a.contextId;
-  m.device_id = Dev8(a.deviceId);
-  m.kind = ToCopyKind(a.copyKind);
+  Memcpy m = DecodeCopyCommon(a);
   if (m.kind == CopyKind::kUnknown) m.kind = CopyKind::kPtoP;
-  m.src_kind = ToMemKind(a.srcKind);
-  m.dst_kind = ToMemKind(a.dstKind);
   m.src_device = Dev8(a.srcDeviceId);
   m.dst_device = Dev8(a.dstDeviceId);
-  m.is_async = (a.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;
   return m;
 }
 
