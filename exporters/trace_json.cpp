@@ -1,116 +1,37 @@
 // WriteTraceJson: the Kineto-flavoured Chrome trace (REFERENCE.md §3, §4), launcher process only.
 //
-// Plan, then stream: events are first listed as small fixed-size references (32 bytes each, no
-// text), placed on lanes so that slices on one (pid, tid) nest, sorted by (ts, longest first,
-// kind, pid, tid, index), and then formatted one by one with hand-written code into a buffered
-// file (or a caller's memory sink). The document itself is never held in memory.
+// Plan, then stream: the TracePlan (trace_plan.h, shared with the Perfetto writer) lists events as
+// small fixed-size references placed on lanes and sorted; they are then formatted one by one with
+// hand-written code into a buffered file (or a caller's memory sink). The document itself is never
+// held in memory.
 //
-// Speed (bench/trace_export_bench.cpp, 1 M launches): each source list is already in time order,
-// so the sort merges natural runs; names, API names and the launch-configuration part of kernel
-// args are escaped/formatted once per distinct value and copied; kernels, API calls and flows
-// (4 of every 4 events per launch) are formatted into one reserved region without per-field
-// bounds checks.
+// Speed (bench/trace_export_bench.cpp, 1 M launches): names, API names and the
+// launch-configuration part of kernel args are escaped/formatted once per distinct value and
+// copied; kernels, API calls and flows (4 of every 4 events per launch) are formatted into one
+// reserved region without per-field bounds checks.
 //
-// Tracks: host events use pid = OS pid, tid = OS tid; push/pop ranges, steps and API calls share
-// the thread's track (they nest by construction). Start/end ranges (which may cross threads and
-// push/pop ranges) and CUPTI overhead get their own tracks per thread. GPU work uses pid = device,
-// tid = stream (as Kineto, so HTA finds args.stream > 0); work that does not nest on its stream
-// (concurrent records, gpu_user_annotation spans of two threads) moves to an overflow track.
-// Overflow and extra tracks get synthetic tids from 0x80000000 up (above any OS tid), named after
-// the track they belong to.
+// Tracks are the plan's: host events on pid = OS pid, tid = OS tid; GPU work on pid = device,
+// tid = stream (as Kineto, so HTA finds args.stream > 0); overflow and extra tracks on synthetic
+// tids from 0x80000000 up, named after the track they belong to.
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
-#include <tuple>
 #include <unordered_map>
 
-#include "exporters/correlation_index.h"
 #include "exporters/exporters.h"
 #include "exporters/json_writer.h"
-#include "exporters/lane_packer.h"
-#include "exporters/trace_json.h"
 #include "exporters/names.h"
+#include "exporters/trace_json.h"
+#include "exporters/trace_plan.h"
 
 namespace gprof {
 namespace {
 
-enum class Ev : uint8_t {
-  // Order matters: at equal times, parents are listed first.
-  kStep, kRange, kAnnotation, kApi, kSync, kKernel, kMemcpy, kMemset, kOverhead, kMark,
-  kMemory, kFlowStart, kFlowEnd,
-};
-
-struct EvRef {
-  uint64_t ts;
-  uint64_t end;
-  uint32_t pid;
-  uint32_t tid;
-  uint32_t index;  // into the profile vector of its kind, or a side table
-  Ev kind;
-};
-static_assert(sizeof(EvRef) == 32);
-
-// Which lane group an event is packed in: (pid, tid, group). Group 0 is the thread / stream
-// itself, 1 = start/end ranges of a thread, 2 = CUPTI overhead of a thread.
-using LaneKey = std::tuple<uint32_t, uint32_t, uint8_t>;
-
-struct Annotation {
-  uint32_t name_source;  // range index, or step index when from_step
-  bool from_step;
-};
-
-struct MemoryPoint {
-  uint64_t bytes_in_use;
-};
-
-struct TrackName {
-  std::string name;
-  uint32_t sort_index;
-};
-
-constexpr uint32_t kNoStream = 0xffffffffu;
+using Ev = TraceEventKind;
+using EvRef = PlannedEvent;
 
 uint64_t Dur(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
-
-// Stable merge sort that exploits already-sorted runs (each record list is in time order, so a
-// trace has a handful of runs): O(n log runs). `less` must be a strict weak order.
-template <typename T, typename Less>
-void NaturalMergeSort(std::vector<T>* v, Less less) {
-  std::vector<size_t> runs{0};
-  for (size_t i = 1; i < v->size(); ++i) {
-    if (less((*v)[i], (*v)[i - 1])) runs.push_back(i);
-  }
-  runs.push_back(v->size());
-  if (runs.size() <= 2) return;
-  std::vector<T> tmp(v->size());
-  std::vector<T>* src = v;
-  std::vector<T>* dst = &tmp;
-  while (runs.size() > 2) {
-    std::vector<size_t> next{0};
-    for (size_t r = 0; r + 1 < runs.size(); r += 2) {
-      const size_t b = runs[r];
-      const size_t m = runs[r + 1];
-      const size_t e = r + 2 < runs.size() ? runs[r + 2] : m;
-      std::merge(src->begin() + b, src->begin() + m, src->begin() + m, src->begin() + e,
-                 dst->begin() + b, less);
-      next.push_back(e);
-    }
-    runs.swap(next);
-    std::swap(src, dst);
-  }
-  if (src != v) v->swap(tmp);
-}
-
-// Event order: by ts, longer first (parents before children), then kind, pid, tid, index.
-bool EventBefore(const EvRef& a, const EvRef& b) {
-  if (a.ts != b.ts) return a.ts < b.ts;
-  if (a.end != b.end) return a.end > b.end;
-  if (a.kind != b.kind) return a.kind < b.kind;
-  if (a.pid != b.pid) return a.pid < b.pid;
-  if (a.tid != b.tid) return a.tid < b.tid;
-  return a.index < b.index;
-}
 
 // The launch-configuration part of a kernel's args, formatted once per configuration.
 struct KernelArgText {
@@ -122,17 +43,19 @@ struct KernelArgText {
 constexpr size_t kEventSlack = 512;
 constexpr size_t kFastPathLimit = 60000;  // larger events (huge names) take the checked path
 
+
 class TraceWriter {
  public:
   TraceWriter(const Profile& p, JsonWriter* out, std::string trace_name)
-      : p_(p), corr_(p), names_(p), out_(*out), trace_name_(std::move(trace_name)) {}
+      : plan_(p), p_(p), names_(p), out_(*out), trace_name_(std::move(trace_name)),
+        base_(plan_.base_ns()) {}
+
 
   TraceStats Write() {
-    Plan();
     WriteHeader();
     out_.Raw("  \"traceEvents\": [\n");
     WriteMetadata();
-    for (const EvRef& e : events_) WriteEvent(e);
+    for (const EvRef& e : plan_.events()) WriteEvent(e);
     out_.Raw("\n  ],\n  \"traceName\": ");
     out_.String(trace_name_);
     out_.Raw("\n}\n");
@@ -142,255 +65,8 @@ class TraceWriter {
     return stats;
   }
 
+
  private:
-  // ---- planning ---------------------------------------------------------------------------
-
-  uint32_t DeviceOfContext(uint32_t context) const {
-    for (const LaunchConfig& c : p_.launch_configs) {
-      if (c.context_id == context) return c.device_id;
-    }
-    for (const Memcpy& m : p_.memcpys) {
-      if (m.context_id == context) return m.device_id;
-    }
-    return 0;
-  }
-
-  void Add(Ev kind, uint64_t ts, uint64_t end, uint32_t pid, uint32_t tid, uint32_t index,
-           uint8_t group) {
-    events_.push_back({ts, end, pid, tid, index, kind});
-    if (kind == Ev::kMark || kind == Ev::kMemory) return;
-    const LaneKey key{pid, tid, group};
-    // Consecutive events nearly always share a track: skip the map lookup then.
-    if (last_lane_ == nullptr || key != last_lane_key_) {
-      last_lane_key_ = key;
-      last_lane_ = &lanes_[key];
-    }
-    last_lane_->push_back(static_cast<uint32_t>(events_.size() - 1));
-  }
-
-  void Plan() {
-    const uint32_t pid = p_.info.pid;
-    events_.reserve(p_.ranges.size() + p_.steps.size() + p_.api_calls.size() * 3 +
-                    p_.kernels.size() * 2 + p_.memcpys.size() * 2 + p_.memsets.size() * 2);
-    for (uint32_t i = 0; i < p_.steps.size(); ++i) {
-      const Step& s = p_.steps[i];
-      Add(Ev::kStep, s.start_ns, s.end_ns, pid, s.tid, i, 0);
-    }
-    for (uint32_t i = 0; i < p_.ranges.size(); ++i) {
-      const HostRange& r = p_.ranges[i];
-      Add(Ev::kRange, r.start_ns, r.end_ns, pid, r.tid, i, (r.flags & kRangeStartEnd) ? 1 : 0);
-    }
-    api_ev_.resize(p_.api_calls.size());
-    for (uint32_t i = 0; i < p_.api_calls.size(); ++i) {
-      const ApiCall& c = p_.api_calls[i];
-      api_ev_[i] = events_.size();
-      Add(Ev::kApi, c.start_ns, c.end_ns, pid, c.tid, i, 0);
-    }
-    for (uint32_t i = 0; i < p_.marks.size(); ++i) {
-      Add(Ev::kMark, p_.marks[i].ts_ns, p_.marks[i].ts_ns, pid, p_.marks[i].tid, i, 0);
-    }
-    for (uint32_t i = 0; i < p_.overheads.size(); ++i) {
-      const Overhead& o = p_.overheads[i];
-      Add(Ev::kOverhead, o.start_ns, o.end_ns, pid, o.tid, i, 2);
-    }
-    gpu_ev_[0].resize(p_.kernels.size());
-    for (uint32_t i = 0; i < p_.kernels.size(); ++i) {
-      const Kernel& k = p_.kernels[i];
-      gpu_ev_[0][i] = events_.size();
-      Add(Ev::kKernel, k.start_ns, k.end_ns, KernelDevice(k), k.stream_id, i, 0);
-    }
-    gpu_ev_[1].resize(p_.memcpys.size());
-    for (uint32_t i = 0; i < p_.memcpys.size(); ++i) {
-      const Memcpy& m = p_.memcpys[i];
-      gpu_ev_[1][i] = events_.size();
-      Add(Ev::kMemcpy, m.start_ns, m.end_ns, m.device_id, m.stream_id, i, 0);
-    }
-    gpu_ev_[2].resize(p_.memsets.size());
-    for (uint32_t i = 0; i < p_.memsets.size(); ++i) {
-      const Memset& m = p_.memsets[i];
-      gpu_ev_[2][i] = events_.size();
-      Add(Ev::kMemset, m.start_ns, m.end_ns, m.device_id, m.stream_id, i, 0);
-    }
-    for (uint32_t i = 0; i < p_.syncs.size(); ++i) {
-      const Sync& s = p_.syncs[i];
-      Add(Ev::kSync, s.start_ns, s.end_ns, DeviceOfContext(s.context_id), s.stream_id, i, 0);
-    }
-    PlanAnnotations();
-    PlanMemory();
-    AssignLanes();
-    PlanFlows();
-    NaturalMergeSort(&events_, EventBefore);
-  }
-
-  uint32_t KernelDevice(const Kernel& k) const {
-    return k.launch_config < p_.launch_configs.size() ? p_.launch_configs[k.launch_config].device_id
-                                                      : 0;
-  }
-
-  // gpu_user_annotation: per NVTX range / step, one span per (device, stream) from the first
-  // start to the last end of the work launched by API calls inside it on its thread.
-  void PlanAnnotations() {
-    if (p_.steps.empty() && p_.ranges.empty()) return;
-    std::unordered_map<uint32_t, std::vector<uint32_t>> calls;  // tid -> api indices by start
-    for (uint32_t i = 0; i < p_.api_calls.size(); ++i) calls[p_.api_calls[i].tid].push_back(i);
-    for (auto& [tid, v] : calls) {
-      const auto by_start = [&](uint32_t a, uint32_t b) {
-        return p_.api_calls[a].start_ns < p_.api_calls[b].start_ns;
-      };
-      if (!std::is_sorted(v.begin(), v.end(), by_start)) std::stable_sort(v.begin(), v.end(), by_start);
-    }
-    struct Span {
-      uint32_t device, stream;
-      uint64_t start, end;
-    };
-    std::vector<Span> spans;
-    const auto span_for = [&](uint32_t tid, uint64_t start, uint64_t end, Annotation a) {
-      const auto it = calls.find(tid);
-      if (it == calls.end()) return;
-      const auto& v = it->second;
-      auto c = std::lower_bound(v.begin(), v.end(), start, [&](uint32_t i, uint64_t t) {
-        return p_.api_calls[i].start_ns < t;
-      });
-      spans.clear();
-      for (; c != v.end() && p_.api_calls[*c].start_ns < end; ++c) {
-        const ApiCall& call = p_.api_calls[*c];
-        if (call.end_ns > end) continue;
-        for (const GpuRef& g : corr_.Gpu(call.correlation_id)) {
-          auto s = std::find_if(spans.begin(), spans.end(), [&](const Span& x) {
-            return x.device == g.device_id && x.stream == g.stream_id;
-          });
-          if (s == spans.end()) {
-            spans.push_back({g.device_id, g.stream_id, g.start_ns, g.end_ns});
-          } else {
-            s->start = std::min(s->start, g.start_ns);
-            s->end = std::max(s->end, g.end_ns);
-          }
-        }
-      }
-      std::sort(spans.begin(), spans.end(), [](const Span& x, const Span& y) {
-        return std::tie(x.device, x.stream) < std::tie(y.device, y.stream);
-      });
-      for (const Span& s : spans) {
-        annotations_.push_back(a);
-        Add(Ev::kAnnotation, s.start, s.end, s.device, s.stream,
-            static_cast<uint32_t>(annotations_.size() - 1), 0);
-      }
-    };
-    for (uint32_t i = 0; i < p_.steps.size(); ++i) {
-      span_for(p_.steps[i].tid, p_.steps[i].start_ns, p_.steps[i].end_ns, {i, true});
-    }
-    for (uint32_t i = 0; i < p_.ranges.size(); ++i) {
-      span_for(p_.ranges[i].tid, p_.ranges[i].start_ns, p_.ranges[i].end_ns, {i, false});
-    }
-  }
-
-  // Memory: a counter track of bytes in use per device, one point per allocation or free. A
-  // counter shows what users ask about allocations (how much memory, when) as one line per
-  // device, stays readable with millions of operations, and never breaks slice nesting; the
-  // per-allocation details are in the table's source data, not worth an event each.
-  void PlanMemory() {
-    std::vector<uint32_t> order(p_.memory_ops.size());
-    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-      return p_.memory_ops[a].ts_ns < p_.memory_ops[b].ts_ns;
-    });
-    std::map<uint32_t, uint64_t> in_use;  // device -> bytes
-    std::unordered_map<uint64_t, uint64_t> live;  // (device << 56 ^ address) -> bytes
-    for (uint32_t i : order) {
-      const MemoryOp& m = p_.memory_ops[i];
-      const uint64_t key = static_cast<uint64_t>(m.device_id) << 56 ^ m.address;
-      uint64_t& total = in_use[m.device_id];
-      if (m.op == MemoryOpKind::kAlloc) {
-        total += m.bytes;
-        live[key] = m.bytes;
-      } else {
-        uint64_t bytes = m.bytes;
-        if (auto it = live.find(key); it != live.end()) {
-          if (bytes == 0) bytes = it->second;
-          live.erase(it);
-        }
-        total -= std::min(total, bytes);
-      }
-      memory_.push_back({total});
-      events_.push_back({m.ts_ns, m.ts_ns, m.device_id, 0,
-                         static_cast<uint32_t>(memory_.size() - 1), Ev::kMemory});
-    }
-  }
-
-  void AssignLanes() {
-    std::vector<LaneInterval> iv;
-    for (const auto& [key, members] : lanes_) {
-      const auto [pid, tid, group] = key;
-      iv.clear();
-      for (size_t m : members) {
-        const EvRef& e = events_[m];
-        iv.push_back({e.ts, e.end, static_cast<uint8_t>(e.kind), static_cast<uint32_t>(m)});
-      }
-      const std::vector<uint32_t> lanes = PackNestedLanes(iv);
-      constexpr uint32_t kUnset = 0xffffffffu;  // no real tid: synthetic ones start at 0x80000000
-      std::vector<uint32_t> tid_of_lane;        // lane -> tid, assigned in first-use order
-      for (size_t j = 0; j < members.size(); ++j) {
-        const uint32_t lane = lanes[j];
-        if (lane >= tid_of_lane.size()) tid_of_lane.resize(lane + 1, kUnset);
-        if (tid_of_lane[lane] == kUnset) {
-          uint32_t t = tid;
-          if (group != 0 || lane != 0) t = next_synthetic_tid_++;
-          tid_of_lane[lane] = t;
-          extra_tracks_[{pid, t}] = ExtraTrackName(pid, tid, group, lane);
-        }
-        events_[members[j]].tid = tid_of_lane[lane];
-      }
-    }
-  }
-
-  TrackName ExtraTrackName(uint32_t pid, uint32_t tid, uint8_t group, uint32_t lane) const {
-    const uint32_t sort = std::min<uint32_t>(tid, 0x7fffffff);
-    const std::string base = pid == p_.info.pid ? ThreadName(tid) : StreamName(tid);
-    const std::string n = lane > 0 ? " " + std::to_string(lane + (group == 0 ? 0 : 1)) : "";
-    if (group == 1) return {base + " (NVTX start/end ranges" + n + ")", sort};
-    if (group == 2) return {tid == 0 ? "CUPTI overhead" + n : "CUPTI overhead (" + base + ")" + n, sort};
-    if (lane == 0) return {base, sort};
-    return {base + " (overlapping work" + n + ")", sort};
-  }
-
-  std::string ThreadName(uint32_t tid) const {
-    for (const ThreadInfo& t : p_.threads) {
-      if (t.tid == tid && t.name != kNoString) return std::string(p_.strings.Get(t.name));
-    }
-    return "thread " + std::to_string(tid);
-  }
-
-  static std::string StreamName(uint32_t stream) {
-    return stream == kNoStream ? std::string("synchronization") : "stream " + std::to_string(stream);
-  }
-
-  // One ac2g pair per correlation id: `s` at the first API call with that id, `f` at the earliest
-  // GPU record; later records with the same id (graph launches) get no flow, so ids are unique.
-  void PlanFlows() {
-    const size_t n = p_.api_calls.size();
-    // When ids strictly increase (the usual case), every call is the first with its id.
-    bool increasing = true;
-    for (size_t i = 1; i < n && increasing; ++i) {
-      increasing = p_.api_calls[i - 1].correlation_id < p_.api_calls[i].correlation_id;
-    }
-    std::vector<EvRef> ends;
-    ends.reserve(n);
-    for (uint32_t i = 0; i < n; ++i) {
-      const ApiCall& c = p_.api_calls[i];
-      if (c.correlation_id == 0) continue;
-      if (!increasing && corr_.ApiCall(c.correlation_id) != static_cast<int64_t>(i)) continue;
-      const auto gpu = corr_.Gpu(c.correlation_id);
-      if (gpu.empty()) continue;
-      const EvRef api = events_[api_ev_[i]];
-      const GpuRef& g = gpu.front();
-      const EvRef target = events_[gpu_ev_[static_cast<int>(g.kind)][g.index]];
-      events_.push_back({api.ts, api.ts, api.pid, api.tid, c.correlation_id, Ev::kFlowStart});
-      ends.push_back({target.ts, target.ts, target.pid, target.tid, c.correlation_id, Ev::kFlowEnd});
-    }
-    // Starts and ends as two time-ordered runs (interleaved they would make one run per flow).
-    events_.insert(events_.end(), ends.begin(), ends.end());
-  }
-
   // ---- writing ----------------------------------------------------------------------------
 
   void WriteHeader() {
@@ -457,55 +133,15 @@ class TraceWriter {
   }
 
   void WriteMetadata() {
-    std::map<uint32_t, int> pids;  // pid -> -1 host, else device id
-    pids[p_.info.pid] = -1;
-    for (const DeviceInfo& d : p_.devices) pids.emplace(d.id, static_cast<int>(d.id));
-    uint32_t last_pid = 0;
-    bool have_last = false;
-    for (const EvRef& e : events_) {
-      if (have_last && e.pid == last_pid) continue;
-      pids.emplace(e.pid, static_cast<int>(e.pid));
-      last_pid = e.pid;
-      have_last = true;
+    for (const TraceProcess& proc : plan_.Processes()) {
+      Meta("process_name", proc.pid, nullptr, "name", &proc.name, 0);
+      Meta("process_labels", proc.pid, nullptr, "labels", &proc.labels, 0);
+      Meta("process_sort_index", proc.pid, nullptr, "sort_index", nullptr, proc.sort_index);
     }
-    for (const auto& [pid, device] : pids) {
-      std::string name, labels;
-      uint64_t sort;
-      if (device < 0) {
-        name = p_.info.program + " (pid " + std::to_string(pid) + ")";
-        labels = p_.info.rank >= 0 ? "CPU, rank " + std::to_string(p_.info.rank) : "CPU";
-        sort = 0;
-      } else {
-        name = "GPU " + std::to_string(pid);
-        for (const DeviceInfo& d : p_.devices) {
-          if (d.id == pid) name += " " + std::string(p_.strings.Get(d.name));
-        }
-        labels = "GPU " + std::to_string(pid);
-        sort = 1 + static_cast<uint64_t>(pid);
-      }
-      Meta("process_name", pid, nullptr, "name", &name, 0);
-      Meta("process_labels", pid, nullptr, "labels", &labels, 0);
-      Meta("process_sort_index", pid, nullptr, "sort_index", nullptr, sort);
-    }
-    // Every (pid, tid) that carries events gets a name: lanes got theirs while packing; marks
-    // and counters may sit on tracks with no slices.
-    std::map<std::pair<uint32_t, uint32_t>, TrackName> tracks = extra_tracks_;
-    std::pair<uint32_t, uint32_t> last_track{0, 0};
-    bool have_track = false;
-    for (const EvRef& e : events_) {
-      if (e.kind == Ev::kMemory) continue;
-      if (have_track && last_track == std::make_pair(e.pid, e.tid)) continue;
-      last_track = {e.pid, e.tid};
-      have_track = true;
-      if (!tracks.count({e.pid, e.tid})) {
-        const bool host = e.pid == p_.info.pid;
-        tracks[{e.pid, e.tid}] = {host ? ThreadName(e.tid) : StreamName(e.tid),
-                                  std::min<uint32_t>(e.tid, 0x7fffffff)};
-      }
-    }
-    for (const auto& [key, track] : tracks) {
-      Meta("thread_name", key.first, &key.second, "name", &track.name, 0);
-      Meta("thread_sort_index", key.first, &key.second, "sort_index", nullptr, track.sort_index);
+    // Every (pid, tid) that carries events gets a name.
+    for (const TraceTrack& track : plan_.Tracks()) {
+      Meta("thread_name", track.pid, &track.tid, "name", &track.name, 0);
+      Meta("thread_sort_index", track.pid, &track.tid, "sort_index", nullptr, track.sort_index);
     }
   }
 
@@ -553,8 +189,7 @@ class TraceWriter {
     JsonWriter& o = out_;
     switch (e.kind) {
       case Ev::kStep: {
-        const std::string name = "ProfilerStep#" + std::to_string(p_.steps[e.index].number);
-        Slice("user_annotation", name, e);
+        Slice("user_annotation", TracePlan::StepName(p_.steps[e.index].number), e);
         o.Char('}');
         break;
       }
@@ -641,9 +276,9 @@ class TraceWriter {
         break;
       }
       case Ev::kAnnotation: {
-        const Annotation& a = annotations_[e.index];
+        const GpuAnnotation& a = plan_.annotations()[e.index];
         if (a.from_step) {
-          Slice("gpu_user_annotation", "ProfilerStep#" + std::to_string(p_.steps[a.name_source].number), e);
+          Slice("gpu_user_annotation", TracePlan::StepName(p_.steps[a.name_source].number), e);
         } else {
           Slice("gpu_user_annotation", p_.strings.Get(p_.ranges[a.name_source].name), e);
         }
@@ -652,8 +287,8 @@ class TraceWriter {
       }
       case Ev::kMemory: {
         Begin("C");
-        Common("gpu_memory", "GPU " + std::to_string(e.pid) + " memory in use", e);
-        o.Raw(",\"args\":{\"bytes\":").Uint(memory_[e.index].bytes_in_use).Raw("}}");
+        Common("gpu_memory", TracePlan::MemoryCounterName(e.pid), e);
+        o.Raw(",\"args\":{\"bytes\":").Uint(plan_.MemoryInUse(e.index)).Raw("}}");
         break;
       }
       case Ev::kFlowStart:
@@ -806,35 +441,14 @@ class TraceWriter {
     if (any) out_.Char('}');
   }
 
- public:
-  void ComputeBase() {
-    uint64_t b = p_.info.start_ns ? p_.info.start_ns : UINT64_MAX;
-    const auto at = [&](uint64_t t) { b = std::min(b, t); };
-    for (const auto& r : p_.ranges) at(r.start_ns);
-    for (const auto& m : p_.marks) at(m.ts_ns);
-    for (const auto& c : p_.api_calls) at(c.start_ns);
-    for (const auto& k : p_.kernels) at(k.start_ns);
-    for (const auto& m : p_.memcpys) at(m.start_ns);
-    for (const auto& m : p_.memsets) at(m.start_ns);
-    for (const auto& s : p_.syncs) at(s.start_ns);
-    for (const auto& m : p_.memory_ops) at(m.ts_ns);
-    for (const auto& o : p_.overheads) at(o.start_ns);
-    for (const auto& s : p_.steps) at(s.start_ns);
-    base_ = b == UINT64_MAX ? 0 : b;
-  }
-
  private:
+  const TracePlan plan_;
   const Profile& p_;
-  CorrelationIndex corr_;
   NameCache names_;
   JsonWriter& out_;
   std::string trace_name_;
-  uint64_t base_ = 0;
+  const uint64_t base_;
   uint64_t count_ = 0;
-  std::vector<EvRef> events_;
-  std::map<LaneKey, std::vector<uint32_t>> lanes_;  // event indices per lane group
-  LaneKey last_lane_key_{};
-  std::vector<uint32_t>* last_lane_ = nullptr;  // lanes_[last_lane_key_] (map nodes do not move)
   std::vector<std::string> kernel_json_;      // by StringId
   std::vector<KernelArgText> kernel_args_;    // by launch config
   std::unordered_map<uint32_t, std::string> api_json_;  // (domain << 16 | cbid)
@@ -844,12 +458,6 @@ class TraceWriter {
   JsonWriter scratch_{JsonSink{&scratch_text_, [](void* ctx, const char* data, size_t size) {
                                  static_cast<std::string*>(ctx)->append(data, size);
                                }}};
-  std::vector<size_t> api_ev_;
-  std::vector<size_t> gpu_ev_[3];
-  std::vector<Annotation> annotations_;
-  std::vector<MemoryPoint> memory_;
-  std::map<std::pair<uint32_t, uint32_t>, TrackName> extra_tracks_;
-  uint32_t next_synthetic_tid_ = 0x80000000u;
 };
 
 }  // namespace
@@ -858,14 +466,12 @@ TraceStats WriteTraceJson(const Profile& profile, const std::string& path) {
   JsonWriter out(path);
   const size_t slash = path.find_last_of('/');
   TraceWriter w(profile, &out, slash == std::string::npos ? path : path.substr(slash + 1));
-  w.ComputeBase();
   return w.Write();
 }
 
 TraceStats FormatTraceJson(const Profile& profile, const std::string& trace_name, JsonSink sink) {
   JsonWriter out(sink);
   TraceWriter w(profile, &out, trace_name);
-  w.ComputeBase();
   return w.Write();
 }
 
