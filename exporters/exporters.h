@@ -1,6 +1,7 @@
 // Exporters: turn a Profile (model/profile.h) into what users read. Build and run without CUDA.
 //   RenderTable     -> key_averages().table()-style text (REFERENCE.md §2)
 //   WriteTraceJson  -> Kineto-flavoured Chrome trace JSON, streamed to a file (§3, §4)
+//   WritePerfettoTrace -> the same trace as Perfetto protobuf (.pftrace, §5), streamed to a file
 //   CheckTrace      -> every violation of Perfetto's importer rules in a trace file (§4)
 // Exporters may throw; callers (the launcher) catch in main.
 #pragma once
@@ -36,6 +37,12 @@ struct TraceStats {
 // Streams the trace to `path` (never builds the whole document in memory). Deterministic: same
 // profile, same bytes. Throws std::runtime_error on I/O errors.
 TraceStats WriteTraceJson(const Profile& profile, const std::string& path);
+
+// The same trace (same plan: tracks, lanes, flows, counters) as a Perfetto protobuf file with
+// interned names, about a fifth of the JSON's size; Perfetto opens it natively. Streamed and
+// deterministic like WriteTraceJson; TraceStats::events counts TracePackets. Throws
+// std::runtime_error on I/O errors.
+TraceStats WritePerfettoTrace(const Profile& profile, const std::string& path);
 
 struct TraceViolation {
   std::string rule;     // short rule id, e.g. "nesting", "negative-ts", "flow-id-reused"

@@ -1,0 +1,471 @@
+// Perfetto writer tests: a small profile is encoded and decoded by protoc against
+// perfetto_trace_test.proto (upstream's field numbers), then checked the way a user would look at
+// it in Perfetto: tracks and their names, begin/end nesting per track, flows from launch to
+// kernel, interning, counters; and against the JSON trace of the same profile (same slices,
+// instants, counters and flows). Skips with a message when protoc is not installed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "exporters/exporters.h"
+#include "exporters/perfetto_trace.h"
+#include "exporters/trace_json.h"
+#include "tests/support/process.h"
+
+namespace gprof {
+namespace {
+
+namespace fs = std::filesystem;
+
+// ---- protoc's text output as a tree ------------------------------------------------------------
+
+struct Node {
+  std::vector<std::pair<std::string, std::string>> fields;
+  std::vector<std::pair<std::string, std::unique_ptr<Node>>> kids;
+
+  std::string Get(const std::string& key) const {
+    for (const auto& [k, v] : fields) {
+      if (k == key) return v;
+    }
+    return "";
+  }
+  bool Has(const std::string& key) const {
+    for (const auto& [k, v] : fields) {
+      if (k == key) return true;
+    }
+    return false;
+  }
+  std::vector<std::string> All(const std::string& key) const {
+    std::vector<std::string> out;
+    for (const auto& [k, v] : fields) {
+      if (k == key) out.push_back(v);
+    }
+    return out;
+  }
+  const Node* Kid(const std::string& key) const {
+    for (const auto& [k, n] : kids) {
+      if (k == key) return n.get();
+    }
+    return nullptr;
+  }
+  std::vector<const Node*> Kids(const std::string& key) const {
+    std::vector<const Node*> out;
+    for (const auto& [k, n] : kids) {
+      if (k == key) out.push_back(n.get());
+    }
+    return out;
+  }
+};
+
+std::string Unquote(const std::string& v) {
+  if (v.size() < 2 || v.front() != '"') return v;
+  std::string out;
+  for (size_t i = 1; i + 1 < v.size(); ++i) {
+    if (v[i] == '\\' && i + 2 < v.size()) ++i;
+    out.push_back(v[i]);
+  }
+  return out;
+}
+
+// Parses protoc --decode output; fails the test on lines it does not understand and on unknown
+// fields (printed by protoc as bare field numbers).
+std::unique_ptr<Node> ParseText(const std::string& text) {
+  auto root = std::make_unique<Node>();
+  std::vector<Node*> stack{root.get()};
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t b = line.find_first_not_of(' ');
+    if (b == std::string::npos) continue;
+    line = line.substr(b);
+    EXPECT_FALSE(std::isdigit(static_cast<unsigned char>(line[0])))
+        << "field unknown to the Perfetto schema: " << line;
+    if (line == "}") {
+      stack.pop_back();
+      continue;
+    }
+    if (line.size() > 2 && line.compare(line.size() - 2, 2, " {") == 0) {
+      auto kid = std::make_unique<Node>();
+      Node* raw = kid.get();
+      stack.back()->kids.emplace_back(line.substr(0, line.size() - 2), std::move(kid));
+      stack.push_back(raw);
+      continue;
+    }
+    const size_t colon = line.find(": ");
+    if (colon == std::string::npos) {
+      ADD_FAILURE() << "unexpected protoc output line: " << line;
+      continue;
+    }
+    stack.back()->fields.emplace_back(line.substr(0, colon), Unquote(line.substr(colon + 2)));
+  }
+  return root;
+}
+
+bool HaveProtoc() {
+  return testing::RunProcess({"/bin/sh", "-c", "command -v protoc"}).exit_code == 0;
+}
+
+std::unique_ptr<Node> Decode(const std::string& bytes) {
+  const std::string proto_dir = std::string(GPROF_SOURCE_DIR) + "/exporters";
+  testing::ProcessOptions opt;
+  opt.stdin_data = bytes;
+  const testing::ProcessResult r =
+      testing::RunProcess({"protoc", "--decode=perfetto.protos.Trace", "-I" + proto_dir,
+                           proto_dir + "/perfetto_trace_test.proto"},
+                          opt);
+  EXPECT_EQ(r.exit_code, 0) << "protoc could not decode the trace: " << r.err;
+  return ParseText(r.out);
+}
+
+// ---- a small profile ---------------------------------------------------------------------------
+
+constexpr uint64_t kT0 = 1'700'000'000'000'000'000ull;
+constexpr uint32_t kPid = 4242;
+constexpr uint32_t kMain = 4242;
+constexpr uint32_t kWorker = 4250;
+
+Profile SmallProfile() {
+  Profile p;
+  p.info.pid = kPid;
+  p.info.program = "train";
+  p.info.start_ns = kT0;
+  p.threads.push_back({kWorker, p.strings.Intern("loader")});
+  p.devices.push_back({0, p.strings.Intern("NVIDIA H200"), 0, 9, 0, 132, 1024, 2048, 65536, 65536,
+                       49152, 233472, 32});
+  p.api_names.push_back({211, ApiDomain::kRuntime, 0, p.strings.Intern("cudaLaunchKernel")});
+  p.api_names.push_back({31, ApiDomain::kRuntime, 0, p.strings.Intern("cudaMemcpyAsync")});
+  LaunchConfig lc{};
+  lc.grid[0] = 4, lc.grid[1] = 2, lc.grid[2] = 1;
+  lc.block[0] = 256, lc.block[1] = lc.block[2] = 1;
+  p.launch_configs.push_back(lc);
+  const StringId kernel = p.strings.Intern("_Z10add_scalarPff");
+  const StringId forward = p.strings.Intern("forward");
+  p.steps.push_back({kT0 + 1'000, kT0 + 90'000, 3, kMain});
+  p.ranges.push_back({kT0 + 2'000, kT0 + 80'000, forward, kMain, 0, 0, 0});
+  p.ranges.push_back({kT0 + 2'500, kT0 + 95'000, p.strings.Intern("io"), kWorker, 0, kRangeStartEnd, 0});
+  // Three launches on the main thread; the third kernel overlaps the second on stream 7.
+  for (uint32_t i = 0; i < 3; ++i) {
+    const uint64_t t = kT0 + 10'000 + i * 10'000;
+    p.api_calls.push_back({t, t + 3'000, 100 + i, kMain, 211, ApiDomain::kRuntime, 0, 0});
+    const uint64_t ks = i == 2 ? kT0 + 26'000 : t + 4'000;
+    p.kernels.push_back({ks, ks + 5'000, 100 + i, kernel, 0, 7});
+  }
+  p.api_calls.push_back({kT0 + 50'000, kT0 + 52'000, 200, kMain, 31, ApiDomain::kRuntime, 0, 0});
+  Memcpy m{};
+  m.start_ns = kT0 + 53'000, m.end_ns = kT0 + 54'000, m.bytes = 4096, m.correlation_id = 200;
+  m.stream_id = 7, m.kind = CopyKind::kHtoD, m.src_kind = MemKind::kPageable;
+  m.dst_kind = MemKind::kDevice;
+  p.memcpys.push_back(m);
+  p.marks.push_back({kT0 + 60'000, p.strings.Intern("checkpoint"), kWorker, 0, 0, 0});
+  p.memory_ops.push_back({kT0 + 5'000, 0xA000, 1024, 0, 0xffffffffu, MemoryOpKind::kAlloc,
+                          MemKind::kDevice, 0, 0, 0});
+  p.memory_ops.push_back({kT0 + 70'000, 0xA000, 0, 0, 0xffffffffu, MemoryOpKind::kFree,
+                          MemKind::kDevice, 0, 0, 0});
+  return p;
+}
+
+struct Decoded {
+  std::unique_ptr<Node> root;
+  std::vector<const Node*> packets;
+  std::map<uint64_t, std::string> names;        // event name iid -> name
+  std::map<uint64_t, std::string> categories;   // category iid -> name
+  std::map<uint64_t, std::string> arg_names;    // debug annotation name iid -> name
+  std::map<uint64_t, const Node*> tracks;       // uuid -> TrackDescriptor
+};
+
+Decoded DecodeTrace(const std::string& bytes) {
+  Decoded d;
+  d.root = Decode(bytes);
+  d.packets = d.root->Kids("packet");
+  return d;
+}
+
+uint64_t U(const std::string& s) { return s.empty() ? 0 : std::stoull(s); }
+
+class PerfettoTraceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!HaveProtoc()) GTEST_SKIP() << "protoc not installed (Debian: protobuf-compiler, see scripts/setup)";
+  }
+};
+
+TEST_F(PerfettoTraceTest, DecodesWithUpstreamFieldNumbersAndInternsEveryNameBeforeUse) {
+  const Decoded d = DecodeTrace(FormatPerfettoTrace(SmallProfile()));
+  ASSERT_GT(d.packets.size(), 10u);
+  // First packet: clears the incremental state and interns categories and argument names.
+  const Node* first = d.packets[0];
+  EXPECT_EQ(first->Get("sequence_flags"), "1");
+  EXPECT_EQ(first->Get("trusted_packet_sequence_id"), "1");
+  ASSERT_NE(first->Kid("interned_data"), nullptr);
+
+  std::map<uint64_t, std::string> names, categories, args;
+  std::set<std::string> seen_names;
+  for (size_t i = 0; i < d.packets.size(); ++i) {
+    const Node* p = d.packets[i];
+    EXPECT_EQ(p->Get("trusted_packet_sequence_id"), "1") << "packet " << i;
+    if (const Node* in = p->Kid("interned_data")) {
+      for (const Node* e : in->Kids("event_names")) {
+        EXPECT_TRUE(names.emplace(U(e->Get("iid")), e->Get("name")).second)
+            << "iid " << e->Get("iid") << " interned twice";
+        EXPECT_TRUE(seen_names.insert(e->Get("name")).second) << e->Get("name") << " interned twice";
+      }
+      for (const Node* e : in->Kids("event_categories")) categories[U(e->Get("iid"))] = e->Get("name");
+      for (const Node* e : in->Kids("debug_annotation_names")) args[U(e->Get("iid"))] = e->Get("name");
+    }
+    const Node* ev = p->Kid("track_event");
+    if (ev == nullptr) continue;
+    EXPECT_EQ(p->Get("sequence_flags"), "2") << "event packet " << i << " must need incremental state";
+    EXPECT_TRUE(p->Has("timestamp"));
+    if (ev->Has("name_iid")) {
+      EXPECT_TRUE(names.count(U(ev->Get("name_iid")))) << "name iid used before it was interned";
+    }
+    for (const std::string& c : ev->All("category_iids")) EXPECT_TRUE(categories.count(U(c)));
+    for (const Node* a : ev->Kids("debug_annotations")) EXPECT_TRUE(args.count(U(a->Get("name_iid"))));
+  }
+  for (const char* n : {"add_scalar(float*, float)", "cudaLaunchKernel", "cudaMemcpyAsync",
+                        "ProfilerStep#3", "forward", "io", "checkpoint",
+                        "Memcpy HtoD (Pageable -> Device)"}) {
+    EXPECT_TRUE(seen_names.count(n)) << n;
+  }
+  std::set<std::string> cats;
+  for (const auto& [iid, c] : categories) cats.insert(c);
+  for (const char* c : {"kernel", "cuda_runtime", "user_annotation", "gpu_user_annotation", "gpu_memcpy"}) {
+    EXPECT_TRUE(cats.count(c)) << c;
+  }
+}
+
+TEST_F(PerfettoTraceTest, TracksAreTheProcessItsThreadsAndTheGpuWithItsStreams) {
+  const Decoded d = DecodeTrace(FormatPerfettoTrace(SmallProfile()));
+  std::map<uint64_t, const Node*> tracks;
+  for (const Node* p : d.packets) {
+    if (const Node* t = p->Kid("track_descriptor")) {
+      EXPECT_TRUE(tracks.emplace(U(t->Get("uuid")), t).second) << "uuid reused";
+    }
+  }
+  const auto find = [&](auto pred) -> const Node* {
+    for (const auto& [uuid, t] : tracks) {
+      if (pred(t)) return t;
+    }
+    return nullptr;
+  };
+  const Node* process = find([](const Node* t) { return t->Kid("process") != nullptr; });
+  ASSERT_NE(process, nullptr);
+  EXPECT_EQ(process->Kid("process")->Get("pid"), "4242");
+  EXPECT_EQ(process->Kid("process")->Get("process_name"), "train (pid 4242)");
+  const Node* worker = find([](const Node* t) {
+    return t->Kid("thread") != nullptr && t->Kid("thread")->Get("tid") == "4250";
+  });
+  ASSERT_NE(worker, nullptr);
+  EXPECT_EQ(worker->Kid("thread")->Get("thread_name"), "loader");
+  EXPECT_EQ(worker->Kid("thread")->Get("pid"), "4242");
+  const Node* gpu = find([](const Node* t) { return t->Get("name") == "GPU 0 NVIDIA H200"; });
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_EQ(gpu->Get("child_ordering"), "EXPLICIT");
+  const Node* stream = find([](const Node* t) { return t->Get("name") == "stream 7"; });
+  ASSERT_NE(stream, nullptr);
+  EXPECT_EQ(stream->Get("parent_uuid"), gpu->Get("uuid"));
+  const Node* overflow =
+      find([](const Node* t) { return t->Get("name") == "stream 7 (overlapping work 1)"; });
+  ASSERT_NE(overflow, nullptr) << "the overlapping kernel needs its own lane";
+  EXPECT_EQ(overflow->Get("parent_uuid"), gpu->Get("uuid"));
+  const Node* start_end =
+      find([](const Node* t) { return t->Get("name") == "loader (NVTX start/end ranges)"; });
+  ASSERT_NE(start_end, nullptr);
+  EXPECT_EQ(start_end->Get("parent_uuid"), process->Get("uuid"));
+  const Node* counter = find([](const Node* t) { return t->Kid("counter") != nullptr; });
+  ASSERT_NE(counter, nullptr);
+  EXPECT_EQ(counter->Get("name"), "GPU 0 memory in use");
+  EXPECT_EQ(counter->Kid("counter")->Get("unit"), "UNIT_SIZE_BYTES");
+  EXPECT_EQ(counter->Get("parent_uuid"), gpu->Get("uuid"));
+
+  // Every event refers to a described track; counters only to the counter track.
+  for (const Node* p : d.packets) {
+    const Node* ev = p->Kid("track_event");
+    if (ev == nullptr) continue;
+    ASSERT_TRUE(tracks.count(U(ev->Get("track_uuid"))));
+    EXPECT_EQ(ev->Get("type") == "TYPE_COUNTER", ev->Get("track_uuid") == counter->Get("uuid"));
+  }
+}
+
+TEST_F(PerfettoTraceTest, SlicesNestPerTrackInTimeOrderAndFlowsGoFromLaunchToKernel) {
+  const Decoded d = DecodeTrace(FormatPerfettoTrace(SmallProfile()));
+  std::map<uint64_t, std::string> names;
+  std::map<std::string, uint64_t> arg_iid;
+  std::map<uint64_t, std::vector<std::pair<uint64_t, std::string>>> open;  // track -> (ts, name)
+  std::map<uint64_t, uint64_t> flow_start_track, flow_end_track;
+  std::map<uint64_t, std::string> flow_start_name, flow_end_name;
+  std::vector<uint64_t> counter_values;
+  uint64_t last_ts = 0;
+  int begins = 0;
+  for (const Node* p : d.packets) {
+    if (const Node* in = p->Kid("interned_data")) {
+      for (const Node* e : in->Kids("event_names")) names[U(e->Get("iid"))] = e->Get("name");
+      for (const Node* e : in->Kids("debug_annotation_names")) arg_iid[e->Get("name")] = U(e->Get("iid"));
+    }
+    const Node* ev = p->Kid("track_event");
+    if (ev == nullptr) continue;
+    const uint64_t ts = U(p->Get("timestamp"));
+    EXPECT_GE(ts, last_ts) << "packets are written in time order";
+    last_ts = ts;
+    const uint64_t track = U(ev->Get("track_uuid"));
+    const std::string type = ev->Get("type");
+    const std::string name = names[U(ev->Get("name_iid"))];
+    if (type == "TYPE_SLICE_BEGIN") {
+      ++begins;
+      open[track].push_back({ts, name});
+      for (const std::string& id : ev->All("flow_ids")) {
+        EXPECT_TRUE(flow_start_track.emplace(U(id), track).second) << "flow id reused";
+        flow_start_name[U(id)] = name;
+        // The flow id is the launch's correlation id.
+        bool corr = false;
+        for (const Node* a : ev->Kids("debug_annotations")) {
+          if (U(a->Get("name_iid")) == arg_iid["correlation"]) corr = a->Get("uint_value") == id;
+        }
+        EXPECT_TRUE(corr) << "flow " << id << " is not the call's correlation id";
+      }
+      for (const std::string& id : ev->All("terminating_flow_ids")) {
+        EXPECT_TRUE(flow_end_track.emplace(U(id), track).second) << "flow id ends twice";
+        flow_end_name[U(id)] = name;
+      }
+    } else if (type == "TYPE_SLICE_END") {
+      ASSERT_FALSE(open[track].empty()) << "end without a begin on track " << track;
+      EXPECT_LE(open[track].back().first, ts);
+      open[track].pop_back();
+    } else if (type == "TYPE_COUNTER") {
+      counter_values.push_back(U(ev->Get("counter_value")));
+    }
+  }
+  for (const auto& [track, stack] : open) EXPECT_TRUE(stack.empty()) << "slice left open on " << track;
+  // step, forward, io, 4 API calls, 3 kernels, 1 memcpy, gpu_user_annotation spans of the step and
+  // of forward on stream 7 and the overflow lane.
+  EXPECT_GE(begins, 12);
+  ASSERT_EQ(flow_start_track.size(), 4u);
+  for (const auto& [id, track] : flow_start_track) {
+    ASSERT_TRUE(flow_end_track.count(id)) << "flow " << id << " never ends";
+    EXPECT_NE(flow_end_track[id], track);
+    EXPECT_TRUE(flow_start_name[id] == "cudaLaunchKernel" || flow_start_name[id] == "cudaMemcpyAsync");
+  }
+  EXPECT_EQ(flow_end_name[100], "add_scalar(float*, float)");
+  EXPECT_EQ(flow_end_name[200], "Memcpy HtoD (Pageable -> Device)");
+  EXPECT_NE(flow_end_track[101], flow_end_track[102]) << "overlapping kernels on separate lanes";
+  EXPECT_EQ(counter_values, (std::vector<uint64_t>{1024, 0}));
+}
+
+TEST_F(PerfettoTraceTest, KernelArgsAreCorrelationStreamGridAndBlock) {
+  const Decoded d = DecodeTrace(FormatPerfettoTrace(SmallProfile()));
+  std::map<uint64_t, std::string> arg_names, names;
+  bool checked = false;
+  for (const Node* p : d.packets) {
+    if (const Node* in = p->Kid("interned_data")) {
+      for (const Node* e : in->Kids("debug_annotation_names")) arg_names[U(e->Get("iid"))] = e->Get("name");
+      for (const Node* e : in->Kids("event_names")) names[U(e->Get("iid"))] = e->Get("name");
+    }
+    const Node* ev = p->Kid("track_event");
+    if (ev == nullptr || names[U(ev->Get("name_iid"))] != "add_scalar(float*, float)" || checked) continue;
+    std::map<std::string, const Node*> args;
+    for (const Node* a : ev->Kids("debug_annotations")) args[arg_names[U(a->Get("name_iid"))]] = a;
+    ASSERT_EQ(args.size(), 4u);
+    EXPECT_EQ(args["correlation"]->Get("uint_value"), "100");
+    EXPECT_EQ(args["stream"]->Get("uint_value"), "7");
+    const auto xyz = [](const Node* a) {
+      std::vector<std::string> v;
+      const Node* n = a->Kid("nested_value");
+      EXPECT_EQ(n->Get("nested_type"), "ARRAY");
+      for (const Node* e : n->Kids("array_values")) v.push_back(e->Get("int_value"));
+      return v;
+    };
+    EXPECT_EQ(xyz(args["grid"]), (std::vector<std::string>{"4", "2", "1"}));
+    EXPECT_EQ(xyz(args["block"]), (std::vector<std::string>{"256", "1", "1"}));
+    checked = true;
+  }
+  EXPECT_TRUE(checked);
+}
+
+// Same plan as the JSON: as many slices, instants, counter points and flows.
+TEST_F(PerfettoTraceTest, ShowsWhatTheJsonTraceShows) {
+  const Profile p = SmallProfile();
+  const nlohmann::json j = nlohmann::json::parse(FormatTraceJson(p, "t"));
+  std::map<std::string, int> json_count;
+  for (const auto& e : j["traceEvents"]) json_count[e["ph"].get<std::string>()]++;
+  const Decoded d = DecodeTrace(FormatPerfettoTrace(p));
+  std::map<std::string, int> count;
+  int flows = 0, ends = 0;
+  for (const Node* pk : d.packets) {
+    if (const Node* ev = pk->Kid("track_event")) {
+      count[ev->Get("type")]++;
+      flows += static_cast<int>(ev->All("flow_ids").size());
+      ends += static_cast<int>(ev->All("terminating_flow_ids").size());
+    }
+  }
+  EXPECT_EQ(count["TYPE_SLICE_BEGIN"], json_count["X"]);
+  EXPECT_EQ(count["TYPE_SLICE_END"], json_count["X"]);
+  EXPECT_EQ(count["TYPE_INSTANT"], json_count["i"]);
+  EXPECT_EQ(count["TYPE_COUNTER"], json_count["C"]);
+  EXPECT_EQ(flows, json_count["s"]);
+  EXPECT_EQ(ends, json_count["f"]);
+}
+
+TEST_F(PerfettoTraceTest, LongAndInvalidUtf8NamesStayDecodable) {
+  Profile p = SmallProfile();
+  const std::string long_name(300, 'k');
+  p.ranges.push_back({kT0 + 3'000, kT0 + 4'000, p.strings.Intern(long_name), kMain, 0, 0, 0});
+  p.ranges.push_back({kT0 + 5'000, kT0 + 6'000, p.strings.Intern("bad\xff name"), kMain, 0, 0, 0});
+  const Decoded d = DecodeTrace(FormatPerfettoTrace(p));
+  std::set<std::string> names;
+  for (const Node* pk : d.packets) {
+    if (const Node* in = pk->Kid("interned_data")) {
+      for (const Node* e : in->Kids("event_names")) names.insert(e->Get("name"));
+    }
+  }
+  EXPECT_TRUE(names.count(long_name));
+  // protoc prints the repaired U+FFFD (EF BF BD) as octal escapes; the raw 0xff is gone.
+  EXPECT_TRUE(names.count("bad357277275 name") || names.count("bad\xEF\xBF\xBD name"));
+}
+
+// ---- without protoc ----------------------------------------------------------------------------
+
+TEST(WritePerfettoTrace, FileHasTheSameBytesAsMemoryAndIsDeterministic) {
+  const Profile p = SmallProfile();
+  const std::string path = ::testing::TempDir() + "/small.pftrace";
+  const TraceStats s = WritePerfettoTrace(p, path);
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream file;
+  file << in.rdbuf();
+  const std::string bytes = FormatPerfettoTrace(p);
+  EXPECT_EQ(file.str(), bytes);
+  EXPECT_EQ(s.bytes, bytes.size());
+  EXPECT_GT(s.events, 0u);
+  EXPECT_EQ(FormatPerfettoTrace(p), bytes);
+  ASSERT_FALSE(bytes.empty());
+  EXPECT_EQ(static_cast<uint8_t>(bytes[0]), 0x0a) << "a Trace starts with field 1 (packet)";
+}
+
+TEST(WritePerfettoTrace, UnwritablePathThrows) {
+  EXPECT_THROW(WritePerfettoTrace(SmallProfile(), "/nonexistent-dir/x.pftrace"), std::runtime_error);
+}
+
+TEST(WritePerfettoTrace, IsAFractionOfTheJsonSize) {
+  Profile p = SmallProfile();
+  const StringId kernel = p.kernels[0].name;
+  for (uint32_t i = 0; i < 2000; ++i) {
+    const uint64_t t = kT0 + 1'000'000 + i * 10'000ull;
+    p.api_calls.push_back({t, t + 3'000, 1000 + i, kMain, 211, ApiDomain::kRuntime, 0, 0});
+    p.kernels.push_back({t + 4'000, t + 9'000, 1000 + i, kernel, 0, 7});
+  }
+  const size_t json = FormatTraceJson(p, "t").size();
+  const size_t pb = FormatPerfettoTrace(p).size();
+  EXPECT_LT(pb * 3, json) << "protobuf " << pb << " B, JSON " << json << " B";
+}
+
+}  // namespace
+}  // namespace gprof
