@@ -141,12 +141,14 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
   }
 
   Totals totals;
-  std::string main_table, main_table_source, main_table_path, main_trace_path, cupti_text;
+  std::string main_table, main_table_source, main_table_path, main_trace_path, main_pftrace_path,
+      cupti_text;
   for (const DumpName& d : dumps) {
     const std::string path = dir + "/" + d.stem + kDumpExtension;
     const bool is_main = d.pid == main_pid && !d.window;
     const std::string table_path = dir + "/" + (is_main ? "table.txt" : d.stem + ".table.txt");
     const std::string trace_path = dir + "/" + (is_main ? "trace.json" : d.stem + ".trace.json");
+    const std::string pftrace_path = dir + "/" + (is_main ? "trace.pftrace" : d.stem + ".pftrace");
     Profile profile;
     std::string error;
     if (!ReadDump(path, &profile, &error)) {
@@ -158,8 +160,10 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
       const std::string table = RenderTable(profile, table_options);
       if (!WriteText(table_path, table)) throw std::runtime_error("cannot write " + table_path);
       WriteTraceJson(profile, trace_path);
+      WritePerfettoTrace(profile, pftrace_path);
       summary.outputs.push_back(table_path);
       summary.outputs.push_back(trace_path);
+      summary.outputs.push_back(pftrace_path);
       ++summary.rendered;
       // Count each process once: its whole run when it has one, else its windows.
       if (!d.window || pids_with_whole_run.count(d.pid) == 0) {
@@ -173,6 +177,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
         main_table_source = is_main ? "whole-run" : path;
         main_table_path = table_path;
         main_trace_path = trace_path;
+        main_pftrace_path = pftrace_path;
         cupti_text = CuptiText(profile);
       }
       if (cupti_text.empty()) cupti_text = CuptiText(profile);
@@ -204,7 +209,8 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
   }
   std::string where;
   if (!main_table_path.empty()) {
-    where = "table " + main_table_path + ", trace " + main_trace_path;
+    where = "table " + main_table_path + ", trace " + main_trace_path + " (Perfetto: " +
+            main_pftrace_path + ")";
   } else {
     where = "no dump from the main process";
   }

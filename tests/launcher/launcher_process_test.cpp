@@ -318,6 +318,12 @@ TEST_F(LauncherTest, RunRendersTheProgramsDumpAndPrintsTableAndClosingLine) {
   EXPECT_THAT(r.err, HasSubstr("libcupti.so.13"));
   EXPECT_THAT(r.err, HasSubstr(out + "/trace.json"));
   EXPECT_EQ(RunProcess({LauncherPath(), "check", out + "/trace.json"}).exit_code, 0);
+  // The same trace as Perfetto protobuf: a Trace starts with packet (field 1, length-delimited).
+  const std::string pftrace = ReadFile(out + "/trace.pftrace");
+  ASSERT_FALSE(pftrace.empty());
+  EXPECT_EQ(pftrace[0], '\x0a');
+  EXPECT_NE(pftrace.find("train_step"), std::string::npos);  // interned range name
+  EXPECT_THAT(r.err, HasSubstr(out + "/trace.pftrace"));
 }
 
 TEST_F(LauncherTest, QuietWritesTheTableButDoesNotPrintIt) {
@@ -358,9 +364,11 @@ TEST_F(LauncherTest, ReportRendersEveryDumpAndCheckAcceptsTheTraces) {
 
   const ProcessResult r = RunProcess({LauncherPath(), "report", out, "--sort-by", "count"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const char* f : {"table.txt", "trace.json", "worker.1300.table.txt", "worker.1300.trace.json",
+  for (const char* f : {"table.txt", "trace.json", "trace.pftrace", "worker.1300.table.txt",
+                        "worker.1300.trace.json", "worker.1300.pftrace",
                         "train.1234.cycle1.steps2-4.table.txt",
-                        "train.1234.cycle1.steps2-4.trace.json"}) {
+                        "train.1234.cycle1.steps2-4.trace.json",
+                        "train.1234.cycle1.steps2-4.pftrace"}) {
     EXPECT_TRUE(Exists(out + "/" + f)) << f;
   }
   EXPECT_THAT(ReadFile(out + "/table.txt"), HasSubstr("forward"));
