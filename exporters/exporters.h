@@ -39,7 +39,7 @@ struct TraceStats {
 TraceStats WriteTraceJson(const Profile& profile, const std::string& path);
 
 // The same trace (same plan: tracks, lanes, flows, counters) as a Perfetto protobuf file with
-// interned names, about a fifth of the JSON's size; Perfetto opens it natively. Streamed and
+// interned names, about a quarter of the JSON's size; Perfetto opens it natively. Streamed and
 // deterministic like WriteTraceJson; TraceStats::events counts TracePackets. Throws
 // std::runtime_error on I/O errors.
 TraceStats WritePerfettoTrace(const Profile& profile, const std::string& path);
