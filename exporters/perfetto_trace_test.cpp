@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -391,22 +392,45 @@ TEST_F(PerfettoTraceTest, KernelArgsAreCorrelationStreamGridAndBlock) {
   EXPECT_TRUE(checked);
 }
 
-// Same plan as the JSON: as many slices, instants, counter points and flows.
+// Same plan as the JSON: the same slices (name, start, end; an END closes the innermost open
+// slice of its track, as Perfetto reads it), as many instants, counter points and flows.
 TEST_F(PerfettoTraceTest, ShowsWhatTheJsonTraceShows) {
   const Profile p = SmallProfile();
   const nlohmann::json j = nlohmann::json::parse(FormatTraceJson(p, "t"));
+  const uint64_t base = j["baseTimeNanoseconds"].get<uint64_t>();
+  const auto ns = [](double us) { return static_cast<uint64_t>(us * 1000.0 + 0.5); };
   std::map<std::string, int> json_count;
-  for (const auto& e : j["traceEvents"]) json_count[e["ph"].get<std::string>()]++;
+  std::multiset<std::tuple<std::string, uint64_t, uint64_t>> json_slices, slices;
+  for (const auto& e : j["traceEvents"]) {
+    json_count[e["ph"].get<std::string>()]++;
+    if (e["ph"] == "X") {
+      const uint64_t ts = base + ns(e["ts"].get<double>());
+      json_slices.insert({e["name"].get<std::string>(), ts, ts + ns(e["dur"].get<double>())});
+    }
+  }
   const Decoded d = DecodeTrace(FormatPerfettoTrace(p));
   std::map<std::string, int> count;
+  std::map<uint64_t, std::string> names;
+  std::map<std::string, std::vector<std::pair<std::string, uint64_t>>> open;  // track -> stack
   int flows = 0, ends = 0;
   for (const Node* pk : d.packets) {
+    if (const Node* in = pk->Kid("interned_data")) {
+      for (const Node* e : in->Kids("event_names")) names[U(e->Get("iid"))] = e->Get("name");
+    }
     if (const Node* ev = pk->Kid("track_event")) {
       count[ev->Get("type")]++;
       flows += static_cast<int>(ev->All("flow_ids").size());
       ends += static_cast<int>(ev->All("terminating_flow_ids").size());
+      auto& stack = open[ev->Get("track_uuid")];
+      const uint64_t ts = U(pk->Get("timestamp"));
+      if (ev->Get("type") == "TYPE_SLICE_BEGIN") stack.push_back({names[U(ev->Get("name_iid"))], ts});
+      if (ev->Get("type") == "TYPE_SLICE_END" && !stack.empty()) {
+        slices.insert({stack.back().first, stack.back().second, ts});
+        stack.pop_back();
+      }
     }
   }
+  EXPECT_EQ(slices, json_slices);
   EXPECT_EQ(count["TYPE_SLICE_BEGIN"], json_count["X"]);
   EXPECT_EQ(count["TYPE_SLICE_END"], json_count["X"]);
   EXPECT_EQ(count["TYPE_INSTANT"], json_count["i"]);
