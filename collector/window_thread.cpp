@@ -7,7 +7,6 @@
 // runs on the window thread or at init/exit.
 #include "collector/window_thread.h"
 
-#include <fnmatch.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -23,6 +22,8 @@
 #include "collector/gpu_collector.h"
 #include "collector/host_collection.h"
 #include "collector/nvtx_hooks.h"
+#include "collector/nvtx_registry.h"
+#include "collector/step_glob.h"
 #include "collector/runtime.h"
 #include "collector/thread_buffer.h"
 #include "collector/window_schedule.h"
@@ -91,29 +92,34 @@ class EventQueue {
 class KernelMatchCache {
  public:
   static constexpr uint32_t kSlots = 4096;
+  // 1 = matches, 0 = does not, -1 = not known yet (run the regex, then Store).
   int Lookup(const char* name) const {
     const uint32_t h = Hash(name);
     for (uint32_t i = 0; i < 8; ++i) {
       const Slot& s = slots_[(h + i) & (kSlots - 1)];
       const char* key = s.key.load(std::memory_order_acquire);
-      if (key == name) return s.match.load(std::memory_order_relaxed);
+      if (key == name) {
+        const int state = s.state.load(std::memory_order_acquire);
+        return state == kPending ? -1 : state == kMatch ? 1 : 0;
+      }
       if (key == nullptr) return -1;
     }
     return -1;
   }
+  // Claims a free slot for `name` (or finds its own) and publishes the result there. A slot
+  // whose key is another kernel's is never written.
   void Store(const char* name, bool match) {
     const uint32_t h = Hash(name);
     for (uint32_t i = 0; i < 8; ++i) {
       Slot& s = slots_[(h + i) & (kSlots - 1)];
-      s.match.store(match ? 1 : 0, std::memory_order_relaxed);
       const char* expected = nullptr;
       if (s.key.compare_exchange_strong(expected, name, std::memory_order_acq_rel) ||
           expected == name) {
-        s.match.store(match ? 1 : 0, std::memory_order_relaxed);
+        s.state.store(match ? kMatch : kNoMatch, std::memory_order_release);
         return;
       }
     }
-    // Table region full: the regex simply runs again next time.
+    // Probe window full: the regex simply runs again next time.
   }
 
  private:
@@ -121,9 +127,10 @@ class KernelMatchCache {
     const auto v = reinterpret_cast<uintptr_t>(p);
     return static_cast<uint32_t>((v >> 4) * 2654435761u);
   }
+  enum : int { kPending = 0, kNoMatch = 1, kMatch = 2 };
   struct Slot {
     std::atomic<const char*> key{nullptr};
-    std::atomic<int> match{0};
+    std::atomic<int> state{kPending};  // written after the key is claimed
   };
   Slot slots_[kSlots];
 };
@@ -134,6 +141,7 @@ struct Windows {
   EventQueue queue;
   KernelMatchCache kernel_cache;
   std::regex kernel_regex;
+  uint16_t capture_domain = 0;  // registry index of GPROF_NVTX_CAPTURE's DOMAIN (0 = default)
   // API-name matches cached per (domain, cbid): 0 unknown, 1 step, 2 profiler start, 3 profiler
   // stop, 4 nothing.
   std::atomic<uint8_t> api_class[2][1024];
@@ -146,13 +154,13 @@ struct Windows {
 };
 
 // Built at init and deliberately never freed.
-Windows* g_windows = nullptr;
+std::atomic<Windows*> g_windows{nullptr};  // release-published once by StartWindows
 std::atomic<bool> g_finished{false};
 
 // ---- Program threads ------------------------------------------------------------------------
 
 void Post(EventKind kind, uint64_t ts) {
-  Windows* w = g_windows;
+  Windows* w = g_windows.load(std::memory_order_acquire);
   if (w == nullptr || HostInert()) return;
   if (!w->queue.Push({ts, CurrentTid(), kind})) {
     w->lost.fetch_add(1, std::memory_order_relaxed);
@@ -160,14 +168,6 @@ void Post(EventKind kind, uint64_t ts) {
   }
   w->wake_seq.fetch_add(1, std::memory_order_release);
   syscall(SYS_futex, &w->wake_seq, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
-}
-
-bool NameMatchesGlob(const std::string& pattern, const char* name, uint32_t len) {
-  char buf[512];
-  if (name == nullptr || len >= sizeof buf) return false;
-  std::memcpy(buf, name, len);
-  buf[len] = '\0';
-  return fnmatch(pattern.c_str(), buf, 0) == 0;
 }
 
 bool NameEquals(const std::string& want, const char* name, uint32_t len) {
@@ -181,13 +181,13 @@ std::atomic<uint64_t> g_capture_range_id{0};
 
 void OnNvtx(NvtxEventKind kind, uint16_t domain, const char* name, uint32_t len, uint64_t ts,
             uint64_t id) noexcept {
-  Windows* w = g_windows;
+  Windows* w = g_windows.load(std::memory_order_acquire);
   if (w == nullptr) return;
   const Config& c = w->config;
   const bool begins = kind == NvtxEventKind::kPush || kind == NvtxEventKind::kStart ||
                       kind == NvtxEventKind::kMark;
   if (c.capture.kind == CaptureRange::Kind::kNvtx) {
-    const bool capture_domain = c.capture.nvtx_domain.empty() ? domain == 0 : domain != 0;
+    const bool capture_domain = domain == w->capture_domain;
     if (kind == NvtxEventKind::kPush) {
       if (capture_domain && t_capture_depth < 0 && NameEquals(c.capture.nvtx_name, name, len)) {
         t_capture_depth = t_push_depth;
@@ -239,7 +239,7 @@ uint8_t ClassifyApi(const Config& c, const char* function_name) {
 }
 
 void OnApi(const ApiHookEvent& e) noexcept {
-  Windows* w = g_windows;
+  Windows* w = g_windows.load(std::memory_order_acquire);
   if (w == nullptr) return;
   const Config& c = w->config;
   if (e.cbid < 1024) {
@@ -339,7 +339,7 @@ void ThreadMain(Windows* w) {
 
 bool StartWindows(const Config& config, uint64_t start_ns) noexcept {
   try {
-    if (g_windows != nullptr) return true;
+    if (g_windows.load(std::memory_order_acquire) != nullptr) return true;
     auto* w = new Windows(config, start_ns);
     if (!w->tracker.windowed()) {
       delete w;
@@ -350,7 +350,12 @@ bool StartWindows(const Config& config, uint64_t start_ns) noexcept {
       for (auto& slot : domain) slot.store(0, std::memory_order_relaxed);
     }
     if (config.step.kind == StepSource::Kind::kKernel) w->kernel_regex = std::regex(config.step.pattern);
-    g_windows = w;
+    if (!config.capture.nvtx_domain.empty()) {
+      // Interning by name: the program's nvtxDomainCreate of the same name gets this index.
+      const NvtxDomainEntry* d = RegisterNvtxDomain(config.capture.nvtx_domain);
+      w->capture_domain = d != nullptr ? d->index : UINT16_MAX;
+    }
+    g_windows.store(w, std::memory_order_release);
     SetNvtxObserver(&OnNvtx);
     SetApiHook(&OnApi);
     Act(w, w->tracker.Begin(), start_ns);
@@ -359,13 +364,13 @@ bool StartWindows(const Config& config, uint64_t start_ns) noexcept {
   } catch (const std::exception& e) {
     log::Warn(std::string("schedule windows could not start (") + e.what() +
               "); profiling the whole run instead");
-    g_windows = nullptr;
+    g_windows.store(nullptr, std::memory_order_release);
     return false;
   }
 }
 
 void FinishWindows(uint64_t exit_ns) noexcept {
-  Windows* w = g_windows;
+  Windows* w = g_windows.load(std::memory_order_acquire);
   if (w == nullptr || g_finished.exchange(true)) return;
   try {
     w->stop.store(true, std::memory_order_release);
@@ -387,7 +392,8 @@ void FinishWindows(uint64_t exit_ns) noexcept {
 }
 
 uint64_t WindowEventsLost() noexcept {
-  return g_windows == nullptr ? 0 : g_windows->lost.load(std::memory_order_relaxed);
+  const Windows* w = g_windows.load(std::memory_order_acquire);
+  return w == nullptr ? 0 : w->lost.load(std::memory_order_relaxed);
 }
 
 }  // namespace gprof::collector

@@ -276,6 +276,33 @@ TEST(Schedule, NvtxOnlyProgramGetsWindowsWithoutCuda) {
   EXPECT_EQ(names.count("forward"), 3u);
 }
 
+TEST(Schedule, NvtxCaptureRangeInANamedDomain) {
+  const std::string prog = BinaryDir() + "/bin/nvtx_training";
+  // "allreduce" is pushed in the domain "gprof.example" inside each step's backward range.
+  const ScheduledRun in_domain =
+      RunScheduled({prog, "4"}, {{"GPROF_CAPTURE_RANGE", "nvtx"},
+                                 {"GPROF_NVTX_CAPTURE", "allreduce@gprof.example"},
+                                 {"GPROF_CAPTURE_RANGE_END", "repeat:2"}},
+                   "nvtx_capture_domain", false);
+  EXPECT_EQ(in_domain.process.exit_code, 0) << in_domain.process.err;
+  ASSERT_EQ(in_domain.windows.size(), 2u);
+  for (const Window& w : in_domain.windows) {
+    // The window is the allreduce range's time: on the main thread nothing else starts inside
+    // it (the data-loader thread's load_batch ranges may, and are kept).
+    const std::multiset<std::string> names = RangeNames(w.profile);
+    EXPECT_EQ(names.count("allreduce"), 1u);
+    EXPECT_EQ(names.count("forward") + names.count("backward") + names.count("ProfilerStep#1"), 0u);
+  }
+  // The same name in the default domain, or in another domain, opens nothing.
+  for (const char* capture : {"allreduce", "allreduce@other.domain"}) {
+    const ScheduledRun elsewhere =
+        RunScheduled({prog, "4"}, {{"GPROF_CAPTURE_RANGE", "nvtx"}, {"GPROF_NVTX_CAPTURE", capture}},
+                     "nvtx_capture_other_domain", false);
+    EXPECT_EQ(elsewhere.process.exit_code, 0) << elsewhere.process.err;
+    EXPECT_TRUE(elsewhere.windows.empty()) << capture;
+  }
+}
+
 TEST(Schedule, LauncherRendersEachWindow) {
   const std::string out = MakeTempDir("launcher_windows");
   ProcessOptions o;
