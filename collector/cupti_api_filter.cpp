@@ -6,30 +6,34 @@
 #include <algorithm>
 
 namespace gprof::collector {
+namespace {
 
-const std::vector<std::string_view>& DefaultDroppedApis() {
-  // Polling, getters and lookups: frequent, cheap, and noise in a table of where time goes.
-  static const std::vector<std::string_view> kDropped = {
-      // runtime
-      "cudaGetDevice", "cudaGetDeviceCount", "cudaGetLastError", "cudaPeekAtLastError",
-      "cudaStreamQuery", "cudaEventQuery", "cudaDeviceGetAttribute", "cudaPointerGetAttributes",
-      "cudaFuncGetAttributes", "cudaGetDeviceProperties", "cudaDriverGetVersion",
-      "cudaRuntimeGetVersion", "cudaStreamGetCaptureInfo", "cudaStreamIsCapturing",
-      "cudaGetErrorString", "cudaGetErrorName", "cudaGetDriverEntryPoint",
-      "cudaGetDriverEntryPointByVersion", "cudaThreadExchangeStreamCaptureMode",
-      "cudaGetFuncBySymbol", "cudaGetKernel", "__cudaPushCallConfiguration",
-      "__cudaPopCallConfiguration", "__cudaGetKernel",
-      // driver
-      "cuCtxGetCurrent", "cuCtxGetDevice", "cuCtxSetCurrent", "cuGetProcAddress",
-      "cuDeviceGet", "cuDeviceGetCount", "cuDeviceGetAttribute", "cuDriverGetVersion",
-      "cuPointerGetAttribute", "cuPointerGetAttributes", "cuStreamQuery", "cuEventQuery",
-      "cuFuncGetAttribute", "cuGetErrorString", "cuGetErrorName", "cuStreamGetCaptureInfo",
-      "cuStreamIsCapturing", "cuDevicePrimaryCtxGetState", "cuCtxGetStreamPriorityRange",
-      "cuModuleGetFunction", "cuLibraryGetKernel", "cuKernelGetFunction",
-      "cuThreadExchangeStreamCaptureMode",
-  };
-  return kDropped;
-}
+// Polling, getters and lookups: frequent, cheap, and noise in a table of where time goes.
+// A constexpr array, not a static container: nothing is constructed or destroyed at load or exit
+// inside the injected library.
+constexpr std::string_view kDropped[] = {
+    // runtime
+    "cudaGetDevice", "cudaGetDeviceCount", "cudaGetLastError", "cudaPeekAtLastError",
+    "cudaStreamQuery", "cudaEventQuery", "cudaDeviceGetAttribute", "cudaPointerGetAttributes",
+    "cudaFuncGetAttributes", "cudaGetDeviceProperties", "cudaDriverGetVersion",
+    "cudaRuntimeGetVersion", "cudaStreamGetCaptureInfo", "cudaStreamIsCapturing",
+    "cudaGetErrorString", "cudaGetErrorName", "cudaGetDriverEntryPoint",
+    "cudaGetDriverEntryPointByVersion", "cudaThreadExchangeStreamCaptureMode",
+    "cudaGetFuncBySymbol", "cudaGetKernel", "__cudaPushCallConfiguration",
+    "__cudaPopCallConfiguration", "__cudaGetKernel",
+    // driver
+    "cuCtxGetCurrent", "cuCtxGetDevice", "cuCtxSetCurrent", "cuGetProcAddress",
+    "cuDeviceGet", "cuDeviceGetCount", "cuDeviceGetAttribute", "cuDriverGetVersion",
+    "cuPointerGetAttribute", "cuPointerGetAttributes", "cuStreamQuery", "cuEventQuery",
+    "cuFuncGetAttribute", "cuGetErrorString", "cuGetErrorName", "cuStreamGetCaptureInfo",
+    "cuStreamIsCapturing", "cuDevicePrimaryCtxGetState", "cuCtxGetStreamPriorityRange",
+    "cuModuleGetFunction", "cuLibraryGetKernel", "cuKernelGetFunction",
+    "cuThreadExchangeStreamCaptureMode",
+};
+
+}  // namespace
+
+std::span<const std::string_view> DefaultDroppedApis() { return kDropped; }
 
 std::string_view DisplayApiName(std::string_view name) {
   size_t v = name.rfind("_v");
@@ -53,9 +57,14 @@ std::string_view BaseApiName(std::string_view name) {
 
 namespace {
 
+// `full` is cuptiGetCallbackName's spelling (always versioned). A user's name matches it written
+// exactly, without the version ("cudaMemcpy", "cudaStreamSynchronize_ptsz"), as the plain base
+// name (which also covers the _ptsz/_ptds variants), or with a different version suffix
+// ("cudaMemcpy_v7000" for cudaMemcpy_v3020).
 bool Listed(const std::vector<std::string>& list, std::string_view full, std::string_view base) {
+  const std::string_view display = DisplayApiName(full);
   for (const std::string& n : list) {
-    if (n == full || n == base || n == DisplayApiName(full)) return true;
+    if (n == full || n == base || n == display || DisplayApiName(n) == display) return true;
   }
   return false;
 }
@@ -65,7 +74,7 @@ bool Listed(const std::vector<std::string>& list, std::string_view full, std::st
 std::vector<uint8_t> BuildApiFilterTable(const ApiFilter& filter,
                                          const std::vector<std::string>& names) {
   std::vector<uint8_t> table(names.size(), 0);
-  const auto& dropped = DefaultDroppedApis();
+  const std::span<const std::string_view> dropped = DefaultDroppedApis();
   for (size_t cbid = 0; cbid < names.size(); ++cbid) {
     std::string_view full = names[cbid];
     std::string_view base = BaseApiName(full);

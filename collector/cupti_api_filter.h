@@ -7,10 +7,21 @@
 // and "-name" (never record). Names match with or without CUPTI's version suffix
 // ("cudaMemcpy" matches "cudaMemcpy_v3020"; "cudaStreamSynchronize" matches its _ptsz variant).
 //
+// Names with and without the version suffix. The filter table and Profile::api_names are built
+// only from cuptiGetCallbackName, which spells every runtime id with its suffix, as the cbid enum
+// does ("cudaLaunchKernel_v7000", "cudaStreamSynchronize_ptsz_v7000"; the stand-in generates the
+// same from cupti_runtime_cbid.h). CUpti_CallbackData::functionName is documented only as "Name of
+// the runtime or driver API function which issued the callback ... a global constant"
+// (docs.nvidia.com/cupti/api/structCUpti__CallbackData.html, CUPTI 13): the documentation does not
+// say whether a version suffix is present, and we found no authoritative sample; the stand-in
+// sends it without. So nothing here depends on functionName, and code that matches it (the
+// ApiHook: `api:NAME` steps, cudaProfilerStart/Stop) must compare BaseApiName() of both sides.
+//
 // Threads: built on the start thread (cold); Record() is read-only from any thread afterwards.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,10 +30,14 @@
 
 namespace gprof::collector {
 
-// The calls the default filter drops.
-const std::vector<std::string_view>& DefaultDroppedApis();
+// The calls the default filter drops (base names; a constant array, nothing to destroy at exit).
+std::span<const std::string_view> DefaultDroppedApis();
 
-// "cudaMemcpy_v3020" -> "cudaMemcpy"; "cudaStreamSynchronize_ptsz_v7000" -> "cudaStreamSynchronize".
+// The API's name without CUPTI's decorations, for matching names from any source (either form of
+// functionName, cuptiGetCallbackName, user input): strips a version suffix (_vNNNN) and then
+// _ptsz/_ptds. "cudaMemcpy_v3020" -> "cudaMemcpy"; "cudaStreamSynchronize_ptsz_v7000" ->
+// "cudaStreamSynchronize"; "cudaLaunchKernel" -> "cudaLaunchKernel". Pure; any thread (no
+// allocation: returns a view into its argument).
 std::string_view BaseApiName(std::string_view cupti_name);
 // "__cudaLaunchKernel_v13000" -> "__cudaLaunchKernel" (version only; what tables show).
 std::string_view DisplayApiName(std::string_view cupti_name);

@@ -57,6 +57,65 @@ TEST(ApiFilter, Names) {
   EXPECT_EQ(DisplayApiName("cudaMemcpyAsync_ptsz_v7000"), "cudaMemcpyAsync_ptsz");
 }
 
+// A user's +NAME/-NAME picks the same calls whether it carries CUPTI's version suffix or not,
+// and whichever version it names.
+TEST(ApiFilter, PlusAndMinusWithOrWithoutVersionSuffix) {
+  for (const char* spelling : {"cudaGetDevice", "cudaGetDevice_v3020", "cudaGetDevice_v9999"}) {
+    ApiFilter f;
+    f.include = {spelling};
+    EXPECT_EQ(BuildApiFilterTable(f, Names())[5], 1) << spelling;
+  }
+  for (const char* spelling : {"__cudaLaunchKernel", "__cudaLaunchKernel_v13000"}) {
+    ApiFilter f;
+    f.exclude = {spelling};
+    auto t = BuildApiFilterTable(f, Names());
+    EXPECT_EQ(t[2], 0) << spelling;
+    EXPECT_EQ(t[3], 1) << spelling;  // nothing else
+  }
+  // The _ptsz variant by its own name, with or without version; the plain call is not named.
+  const std::vector<std::string> names = {"", "cudaStreamSynchronize_v3020",
+                                          "cudaStreamSynchronize_ptsz_v7000"};
+  for (const char* spelling : {"cudaStreamSynchronize_ptsz", "cudaStreamSynchronize_ptsz_v7000"}) {
+    ApiFilter f;
+    f.exclude = {spelling};
+    auto t = BuildApiFilterTable(f, names);
+    EXPECT_EQ(t[1], 1) << spelling;
+    EXPECT_EQ(t[2], 0) << spelling;
+  }
+}
+
+// The default drop list is written in base names and still applies to versioned CUPTI names.
+TEST(ApiFilter, DefaultDroppedListIsBaseNames) {
+  ASSERT_FALSE(DefaultDroppedApis().empty());
+  for (std::string_view name : DefaultDroppedApis()) {
+    EXPECT_EQ(BaseApiName(name), name);
+    ApiFilter f;
+    auto t = BuildApiFilterTable(f, {"", std::string(name) + "_v3020", "cudaMalloc_v3020"});
+    EXPECT_EQ(t[1], 0) << name;
+    EXPECT_EQ(t[2], 1) << name;
+  }
+}
+
+// functionName may come with or without the suffix (see cupti_api_filter.h): BaseApiName gives
+// the same key either way, which is what the window thread matches `api:NAME` steps with.
+TEST(ApiFilter, BaseNameIsTheSameForEitherSpelling) {
+  const std::pair<const char*, const char*> pairs[] = {
+      {"cudaLaunchKernel", "cudaLaunchKernel_v7000"},
+      {"cudaLaunchKernel_ptsz", "cudaLaunchKernel_ptsz_v7000"},
+      {"cudaProfilerStart", "cudaProfilerStart_v4000"},
+      {"cudaStreamSynchronize_ptds", "cudaStreamSynchronize_v3020"},
+      {"__cudaLaunchKernel", "__cudaLaunchKernel_ptsz_v13000"},
+  };
+  for (const auto& [plain, versioned] : pairs) {
+    EXPECT_EQ(BaseApiName(plain), BaseApiName(versioned)) << plain;
+  }
+  EXPECT_EQ(BaseApiName("cudaProfilerStop_v4000"), "cudaProfilerStop");
+  EXPECT_EQ(BaseApiName("cuLaunchKernel"), "cuLaunchKernel");
+  // Only a trailing _v<digits> is a version: names that merely contain "_v" stay whole.
+  EXPECT_EQ(BaseApiName("cudaGraphExecKernelNodeSetParams_vX"), "cudaGraphExecKernelNodeSetParams_vX");
+  EXPECT_EQ(BaseApiName("cudaFoo_v"), "cudaFoo_v");
+}
+
 TEST(ApiFilter, LaunchLikeIds) {
   EXPECT_TRUE(IsRuntimeLaunchCbid(505));  // __cudaLaunchKernel (CUDA 13)
   EXPECT_TRUE(IsRuntimeLaunchCbid(506));
