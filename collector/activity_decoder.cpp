@@ -16,6 +16,18 @@ MemKind ToMemKind(uint32_t kind) {
                                                                  : MemKind::kUnknown;
 }
 
+// A time span CUPTI can deliver broken: a zero start (an incomplete record of a forced flush, or
+// a bad record) or an end before the start.
+bool BadSpan(uint64_t start, uint64_t end) { return start == 0 || end < start; }
+
+// Counts and refuses a record with a broken span.
+template <typename Activity>
+bool Refuse(const Activity& a, GpuBatch* batch) {
+  if (!BadSpan(a.start, a.end)) return false;
+  ++batch->records_bad_timestamps;
+  return true;
+}
+
 CopyKind ToCopyKind(uint32_t kind) {
   return kind <= static_cast<uint32_t>(CopyKind::kPtoP) ? static_cast<CopyKind>(kind)
                                                          : CopyKind::kUnknown;
@@ -230,31 +242,53 @@ void DecodeRecord(const CUpti_Activity* record, GpuBatch* batch) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
     case CUPTI_ACTIVITY_KIND_KERNEL: {
       const auto& a = *reinterpret_cast<const KernelActivity*>(record);
+      if (Refuse(a, batch)) break;
       batch->kernels.push_back(DecodeKernel(a, batch));
       if (a.correlationId == 0) ++batch->records_uncorrelated;
       break;
     }
-    case CUPTI_ACTIVITY_KIND_MEMCPY:
-      batch->memcpys.push_back(DecodeMemcpy(*reinterpret_cast<const MemcpyActivity*>(record)));
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+      const auto& a = *reinterpret_cast<const MemcpyActivity*>(record);
+      if (Refuse(a, batch)) break;
+      batch->memcpys.push_back(DecodeMemcpy(a));
       if (batch->memcpys.back().correlation_id == 0) ++batch->records_uncorrelated;
       break;
-    case CUPTI_ACTIVITY_KIND_MEMCPY2:
-      batch->memcpys.push_back(DecodePeerCopy(*reinterpret_cast<const PeerCopyActivity*>(record)));
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: {
+      const auto& a = *reinterpret_cast<const PeerCopyActivity*>(record);
+      if (Refuse(a, batch)) break;
+      batch->memcpys.push_back(DecodePeerCopy(a));
       if (batch->memcpys.back().correlation_id == 0) ++batch->records_uncorrelated;
       break;
-    case CUPTI_ACTIVITY_KIND_MEMSET:
-      batch->memsets.push_back(DecodeMemset(*reinterpret_cast<const MemsetActivity*>(record)));
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+      const auto& a = *reinterpret_cast<const MemsetActivity*>(record);
+      if (Refuse(a, batch)) break;
+      batch->memsets.push_back(DecodeMemset(a));
       if (batch->memsets.back().correlation_id == 0) ++batch->records_uncorrelated;
       break;
-    case CUPTI_ACTIVITY_KIND_MEMORY2:
-      batch->memory_ops.push_back(DecodeMemory(*reinterpret_cast<const MemoryActivity*>(record)));
+    }
+    case CUPTI_ACTIVITY_KIND_MEMORY2: {
+      const auto& a = *reinterpret_cast<const MemoryActivity*>(record);
+      if (a.timestamp == 0) {
+        ++batch->records_bad_timestamps;
+        break;
+      }
+      batch->memory_ops.push_back(DecodeMemory(a));
       break;
-    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
-      batch->syncs.push_back(DecodeSync(*reinterpret_cast<const SyncActivity*>(record)));
+    }
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+      const auto& a = *reinterpret_cast<const SyncActivity*>(record);
+      if (Refuse(a, batch)) break;
+      batch->syncs.push_back(DecodeSync(a));
       break;
-    case CUPTI_ACTIVITY_KIND_OVERHEAD:
-      batch->overheads.push_back(DecodeOverhead(*reinterpret_cast<const OverheadActivity*>(record)));
+    }
+    case CUPTI_ACTIVITY_KIND_OVERHEAD: {
+      const auto& a = *reinterpret_cast<const OverheadActivity*>(record);
+      if (Refuse(a, batch)) break;
+      batch->overheads.push_back(DecodeOverhead(a));
       break;
+    }
     case CUPTI_ACTIVITY_KIND_DEVICE: {
       DeviceInfo d = DecodeDevice(*reinterpret_cast<const DeviceActivity*>(record), batch);
       bool seen = false;

@@ -45,7 +45,7 @@ struct NameCacheEntry {
 };
 
 // Everything decoded since the last drain. StringIds and launch-config indices refer to this
-// batch's own tables; MergeBatchInto (cupti_session) re-interns them into a Profile.
+// batch's own tables; MergeBatch (cupti_session.cpp) re-interns them into a Profile.
 struct GpuBatch {
   StringTable strings;
   std::vector<LaunchConfig> launch_configs;
@@ -61,6 +61,11 @@ struct GpuBatch {
   uint64_t records_unknown_kind = 0;   // kinds we do not decode
   uint64_t records_uncorrelated = 0;   // GPU work records with correlation id 0
   uint64_t graph_traces = 0;           // GRAPH_TRACE records (graph-level; kernels carry graph ids)
+  // Records dropped because CUPTI delivered them with a broken time span (start 0, or end before
+  // start; a memory record with timestamp 0): one such record would move the trace's base time
+  // to the epoch. A record CUPTI delivered broken is a CUPTI-side error: the drain adds this to
+  // Counters::cupti_errors.
+  uint64_t records_bad_timestamps = 0;
 
   // Caches in front of `strings` and `launch_config_index` (see the file comment).
   static constexpr size_t kNameCacheSlots = 64;  // power of two
@@ -89,7 +94,8 @@ DeviceInfo DecodeDevice(const DeviceActivity& a, GpuBatch* batch);
 OverheadKind MapOverheadKind(CUpti_ActivityOverheadKind kind);
 
 // Dispatches on record->kind and appends to the matching vector of `batch`. Unknown kinds are
-// counted (records_unknown_kind), never misread.
+// counted (records_unknown_kind), never misread; records with broken timestamps are counted
+// (records_bad_timestamps) and dropped.
 void DecodeRecord(const CUpti_Activity* record, GpuBatch* batch);
 
 // Walks one completed CUPTI buffer with `next_record` (cuptiActivityGetNextRecord, or a stand-in in

@@ -323,6 +323,63 @@ TEST(ActivityDecoder, DispatchCountsUnknownAndUncorrelated) {
   EXPECT_EQ(batch.devices.size(), 1u);
 }
 
+// A record CUPTI delivered with a zero start (an incomplete record of a forced flush) or an end
+// before its start is dropped, not placed at the epoch, and counted; good records around it
+// are kept.
+TEST(ActivityDecoder, BrokenTimestampsAreDroppedAndCounted) {
+  GpuBatch batch;
+  KernelActivity zero_start = MakeKernel(7, "_Z4zerov");
+  zero_start.start = 0;
+  DecodeRecord(reinterpret_cast<CUpti_Activity*>(&zero_start), &batch);
+  EXPECT_TRUE(batch.kernels.empty());
+  EXPECT_EQ(batch.records_bad_timestamps, 1u);
+  EXPECT_EQ(batch.records_uncorrelated, 0u);
+
+  KernelActivity backwards = MakeKernel(8, "_Z4backv");
+  backwards.end = backwards.start - 1;
+  DecodeRecord(reinterpret_cast<CUpti_Activity*>(&backwards), &batch);
+  KernelActivity good = MakeKernel(9, "_Z4goodv");
+  DecodeRecord(reinterpret_cast<CUpti_Activity*>(&good), &batch);
+  ASSERT_EQ(batch.kernels.size(), 1u);
+  EXPECT_EQ(batch.kernels[0].correlation_id, 9u);
+  EXPECT_EQ(batch.records_bad_timestamps, 2u);
+
+  MemcpyActivity m{};
+  m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  m.correlationId = 10;
+  m.end = 500;  // start 0
+  DecodeRecord(reinterpret_cast<CUpti_Activity*>(&m), &batch);
+  MemsetActivity s{};
+  s.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  s.correlationId = 11;
+  s.start = 900;
+  s.end = 800;
+  DecodeRecord(reinterpret_cast<CUpti_Activity*>(&s), &batch);
+  SyncActivity y{};
+  y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  DecodeRecord(reinterpret_cast<CUpti_Activity*>(&y), &batch);
+  OverheadActivity o{};
+  o.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
+  DecodeRecord(reinterpret_cast<CUpti_Activity*>(&o), &batch);
+  MemoryActivity mem{};
+  mem.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+  mem.bytes = 64;
+  DecodeRecord(reinterpret_cast<CUpti_Activity*>(&mem), &batch);
+  EXPECT_TRUE(batch.memcpys.empty());
+  EXPECT_TRUE(batch.memsets.empty());
+  EXPECT_TRUE(batch.syncs.empty());
+  EXPECT_TRUE(batch.overheads.empty());
+  EXPECT_TRUE(batch.memory_ops.empty());
+  EXPECT_EQ(batch.records_bad_timestamps, 7u);
+
+  // A zero-length span at a real time is fine (a tiny memset can start and end on the same tick).
+  s.start = 900;
+  s.end = 900;
+  DecodeRecord(reinterpret_cast<CUpti_Activity*>(&s), &batch);
+  EXPECT_EQ(batch.memsets.size(), 1u);
+  EXPECT_EQ(batch.records_bad_timestamps, 7u);
+}
+
 // A packed buffer walked by a stand-in for cuptiActivityGetNextRecord.
 size_t RecordSize(const CUpti_Activity* r) {
   switch (r->kind) {
@@ -352,9 +409,13 @@ TEST(ActivityDecoder, DecodeBufferWalksEveryRecord) {
   MemcpyActivity m{};
   m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
   m.correlationId = 2;
+  m.start = 4000;
+  m.end = 4100;
   MemsetActivity s{};
   s.kind = CUPTI_ACTIVITY_KIND_MEMSET;
   s.correlationId = 3;
+  s.start = 4200;
+  s.end = 4250;
   std::memcpy(buffer.data() + used, &k, sizeof(k)); used += sizeof(k);
   std::memcpy(buffer.data() + used, &m, sizeof(m)); used += sizeof(m);
   std::memcpy(buffer.data() + used, &s, sizeof(s)); used += sizeof(s);
