@@ -4,6 +4,12 @@
 // Threads and rules (this file runs inside the profiled process):
 //   Start/Drain/Stop      - cold: the injection thread, the atexit handler, the window thread.
 //                           Allocation and logging are fine; never concurrent with each other.
+//                           Start publishes g_session early (the buffer callbacks need it) but the
+//                           session is usable only once g_control has kReady (stored as Start's
+//                           last step); Drain, Stop and the Set* calls check it first.
+//   SetGpuActivityEnabled - the window thread only; may run while Start runs on the injection
+//   SetGpuCollectionEnabled thread: before kReady they only post the request in g_control (no
+//                           CUPTI call, no Session access) and Start applies it as its last step.
 //   ApiCallback           - every application thread that calls CUDA. Hot path: no allocation,
 //                           locks, logging, exceptions or I/O. One relaxed load says whether to
 //                           record; one table lookup applies the API filter.
@@ -81,7 +87,10 @@ struct Session {
                         // calling into CUPTI. No other lock is taken while holding it.
   std::vector<GpuBatch> ready;
   bool stopped = false;
-  bool activity_on = true;  // window thread only (SetGpuActivityEnabled)
+  // Start (before kReady), then the window thread only (SetGpuActivityEnabled); the kReady
+  // release/acquire on g_control hands it over.
+  bool activity_on = true;
+  bool logged_exits_without_enter = false;
   // Devices seen so far (CUPTI reports each once); every drained profile gets all of them.
   std::vector<std::pair<DeviceInfo, std::string>> devices;
   bool warned_errors = false;
@@ -97,6 +106,24 @@ std::atomic<bool> g_collecting{false};   // "is collection on?" (relaxed loads o
 std::atomic<ApiHook> g_hook{nullptr};
 std::atomic<uint64_t> g_dropped{0};       // cuptiActivityGetNumDroppedRecords, summed
 std::atomic<uint64_t> g_cupti_errors{0};  // CUPTI calls that failed mid-run
+// API exits with no enter: the call during which we subscribed (InitializeInjection runs inside
+// the application's first CUDA call, so its EXIT arrives with correlationData still 0). An
+// artefact of subscribing mid-call, not lost user data: skipped, counted, logged once (debug).
+std::atomic<uint64_t> g_exits_without_enter{0};
+
+// Start-up handshake between Start (injection thread) and the Set* calls (window thread).
+// kReady: Start finished; the session may be used. Before it, a Set* call only records its
+// request (k*Requested plus the wanted value) and Start applies the last one before setting
+// kReady. Both sides change the word by compare-exchange, so a request is never lost between
+// Start's last look and kReady. Stop clears the word.
+constexpr uint32_t kReady = 1u << 0;
+constexpr uint32_t kActivityRequested = 1u << 1;
+constexpr uint32_t kActivityOn = 1u << 2;
+constexpr uint32_t kCollectRequested = 1u << 3;
+constexpr uint32_t kCollectOn = 1u << 4;
+std::atomic<uint32_t> g_control{0};
+
+bool Ready() { return (g_control.load(std::memory_order_acquire) & kReady) != 0; }
 // initial-exec: no __tls_get_addr (which may allocate) on the callback path.
 thread_local int t_runtime_depth __attribute__((tls_model("initial-exec"))) = 0;
 
@@ -141,6 +168,13 @@ void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   Session* s = g_session;
   DomainTables& tables = s->domains[DomainIndex(domain)];
   if (cbid >= tables.record.size() || tables.record[cbid] == 0) return;
+  const uint64_t start = cb->correlationData != nullptr ? *cb->correlationData : 0;
+  if (start == 0) [[unlikely]] {
+    // No ENTER was seen for this call (see g_exits_without_enter): a record starting at tick 0
+    // would move the trace's base time to the epoch.
+    g_exits_without_enter.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   const uint64_t end = HostTicks();
   int32_t rc = 0;  // cudaError_t and CUresult are both int-sized enums
   if (cb->functionReturnValue != nullptr) std::memcpy(&rc, cb->functionReturnValue, sizeof(rc));
@@ -148,8 +182,7 @@ void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     tables.seen[cbid].store(1, std::memory_order_relaxed);
   }
   // The record has no tid: the thread is implied by the buffer it lands in.
-  AppendApiRecord(cb->correlationData != nullptr ? *cb->correlationData : 0, end,
-                  cb->correlationId, static_cast<uint16_t>(cbid),
+  AppendApiRecord(start, end, cb->correlationId, static_cast<uint16_t>(cbid),
                   runtime ? ApiDomain::kRuntime : ApiDomain::kDriver, rc);
 }
 
@@ -273,7 +306,46 @@ void ReleaseFailedSession(Session* s) {
   s->enabled_kinds.clear();
   s->subscriber = nullptr;
   s->stopped = true;
+  g_collecting.store(false, std::memory_order_relaxed);
   g_session = nullptr;  // the Session leaks on purpose: CUPTI may still hold our callbacks
+}
+
+// Start's last step: applies what the window thread asked for while Start ran, then publishes
+// kReady. Loops when a request arrives between the look and the publish.
+void ApplyRequestsAndPublish(Session* s) {
+  uint32_t seen = g_control.load(std::memory_order_acquire);
+  for (;;) {
+    if ((seen & kActivityRequested) != 0) {
+      const bool want = (seen & kActivityOn) != 0;
+      if (want != s->activity_on) {
+        for (CUpti_ActivityKind kind : s->enabled_kinds) {
+          CUptiResult rc = want ? s->api.ActivityEnable(kind) : s->api.ActivityDisable(kind);
+          if (rc != CUPTI_SUCCESS) g_cupti_errors.fetch_add(1, std::memory_order_relaxed);
+        }
+        s->activity_on = want;
+      }
+    }
+    const bool collect = (seen & kCollectRequested) == 0 || (seen & kCollectOn) != 0;
+    g_collecting.store(collect, std::memory_order_relaxed);
+    if (g_control.compare_exchange_weak(seen, kReady, std::memory_order_acq_rel,
+                                        std::memory_order_acquire)) {
+      return;
+    }
+  }
+}
+
+// Before kReady: records the request for Start to apply and returns true. After: returns false
+// (the caller acts itself).
+bool PostRequest(uint32_t requested_bit, uint32_t on_bit, bool enabled) {
+  uint32_t seen = g_control.load(std::memory_order_acquire);
+  for (;;) {
+    if ((seen & kReady) != 0) return false;
+    const uint32_t want = (seen & ~on_bit) | requested_bit | (enabled ? on_bit : 0u);
+    if (g_control.compare_exchange_weak(seen, want, std::memory_order_acq_rel,
+                                        std::memory_order_acquire)) {
+      return true;
+    }
+  }
 }
 
 GpuStartResult Start(const Config& config) {
@@ -385,7 +457,7 @@ GpuStartResult Start(const Config& config) {
     ReleaseFailedSession(s);
     return result;
   }
-  g_collecting.store(true, std::memory_order_relaxed);
+  ApplyRequestsAndPublish(s);  // last step: from here the session is usable (kReady)
   result.collecting = true;
   result.status = "collected";
   if (!missing_kinds.empty()) {
@@ -398,8 +470,9 @@ GpuStartResult Start(const Config& config) {
 }
 
 // Re-interns one parsed batch into `profile`.
-void MergeBatch(GpuBatch& batch, Profile* profile,
-                std::unordered_map<std::string, uint32_t>* config_index,
+using ConfigIndex = std::unordered_map<LaunchConfig, uint32_t, LaunchConfigHash, LaunchConfigEqual>;
+
+void MergeBatch(GpuBatch& batch, Profile* profile, ConfigIndex* config_index,
                 std::vector<std::pair<DeviceInfo, std::string>>* devices) {
   std::vector<StringId> names(batch.strings.size());
   for (size_t i = 0; i < names.size(); ++i) {
@@ -408,9 +481,8 @@ void MergeBatch(GpuBatch& batch, Profile* profile,
   std::vector<uint32_t> configs(batch.launch_configs.size());
   for (size_t i = 0; i < configs.size(); ++i) {
     const LaunchConfig& c = batch.launch_configs[i];
-    std::string key(reinterpret_cast<const char*>(&c), sizeof(c));
     auto [it, inserted] =
-        config_index->emplace(std::move(key), static_cast<uint32_t>(profile->launch_configs.size()));
+        config_index->try_emplace(c, static_cast<uint32_t>(profile->launch_configs.size()));
     if (inserted) profile->launch_configs.push_back(c);
     configs[i] = it->second;
   }
@@ -480,6 +552,7 @@ void AddApiNames(Session* s, Profile* profile) {
 }
 
 void Drain(Profile* profile, bool forced) {
+  if (!Ready()) return;  // Start has not finished (or failed, or Stop ran)
   Session* s = g_session;
   if (s == nullptr || s->stopped || s->pid != getpid()) return;
   CUptiResult rc = s->api.ActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
@@ -504,15 +577,25 @@ void Drain(Profile* profile, bool forced) {
   const size_t first_memcpy = profile->memcpys.size();
   const size_t first_memset = profile->memsets.size();
   uint64_t uncorrelated_ids_zero = 0;
-  std::unordered_map<std::string, uint32_t> config_index;
+  ConfigIndex config_index;
   for (size_t i = 0; i < profile->launch_configs.size(); ++i) {
-    const LaunchConfig& c = profile->launch_configs[i];
-    config_index.emplace(std::string(reinterpret_cast<const char*>(&c), sizeof(c)),
-                         static_cast<uint32_t>(i));
+    config_index.try_emplace(profile->launch_configs[i], static_cast<uint32_t>(i));
   }
+  uint64_t bad_timestamps = 0;
   for (GpuBatch& batch : ready) {
     uncorrelated_ids_zero += batch.records_uncorrelated;
+    bad_timestamps += batch.records_bad_timestamps;
     MergeBatch(batch, profile, &config_index, &s->devices);
+  }
+  // Records CUPTI delivered with broken timestamps were dropped by the decoder: a CUPTI-side
+  // error, counted (and warned about) with the others.
+  if (bad_timestamps != 0) g_cupti_errors.fetch_add(bad_timestamps, std::memory_order_relaxed);
+  const uint64_t exits_without_enter = g_exits_without_enter.load(std::memory_order_relaxed);
+  if (exits_without_enter != 0 && !s->logged_exits_without_enter) {
+    s->logged_exits_without_enter = true;
+    log::Debug(std::to_string(exits_without_enter) +
+               " CUDA API call(s) ended without a recorded start (the call during which gprof-run "
+               "subscribed to CUPTI): not recorded.");
   }
   AddDevices(s->devices, profile);
   // A GPU record is linked when its correlation id belongs to a recorded API call. The API calls
@@ -555,18 +638,26 @@ void Drain(Profile* profile, bool forced) {
   }
 }
 
+// Order matters: no CUPTI teardown while our parser may still be inside
+// cuptiActivityGetNextRecord. Kinds off (no new records), a forced flush (CUPTI hands back every
+// buffer), the parser stopped and joined once it has decoded them, then unsubscribe and finalize.
 void Stop() {
+  if (!Ready()) return;
   Session* s = g_session;
   if (s == nullptr || s->stopped || s->pid != getpid()) return;
   s->stopped = true;
+  g_control.store(0, std::memory_order_release);  // later Set*/Drain calls do nothing
   g_collecting.store(false, std::memory_order_relaxed);
-  s->api.Unsubscribe(s->subscriber);
   for (CUpti_ActivityKind kind : s->enabled_kinds) s->api.ActivityDisable(kind);
-  // 13.0/13.1 can crash at unload without cuptiFinalize (REFERENCE.md §1).
-  s->api.Finalize();
+  if (s->api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != CUPTI_SUCCESS) {
+    g_cupti_errors.fetch_add(1, std::memory_order_relaxed);
+  }
   s->stop.store(true, std::memory_order_release);
   s->pool.Wake();
   if (s->parser.joinable()) s->parser.join();
+  s->api.Unsubscribe(s->subscriber);
+  // 13.0/13.1 can crash at unload without cuptiFinalize (REFERENCE.md §1).
+  s->api.Finalize();
 }
 
 }  // namespace
@@ -575,7 +666,7 @@ GpuStartResult StartGpuCollection(const Config& config) {
   static std::atomic<bool> started{false};
   if (started.exchange(true)) {
     GpuStartResult again;
-    again.collecting = g_session != nullptr;
+    again.collecting = Ready();
     again.status = again.collecting ? "collected" : "GPU collection was already attempted";
     Session* s = g_session.load();
     again.cupti_library = s != nullptr ? s->path : "";
@@ -599,10 +690,12 @@ void DrainGpu(Profile* profile, bool forced) {
 }
 
 void SetGpuCollectionEnabled(bool enabled) {
-  if (g_session != nullptr) g_collecting.store(enabled, std::memory_order_relaxed);
+  if (PostRequest(kCollectRequested, kCollectOn, enabled)) return;  // Start applies it
+  g_collecting.store(enabled, std::memory_order_relaxed);
 }
 
 void SetGpuActivityEnabled(bool enabled) {
+  if (PostRequest(kActivityRequested, kActivityOn, enabled)) return;  // Start applies it
   Session* s = g_session;
   if (s == nullptr || s->stopped || s->pid != getpid() || s->activity_on == enabled) return;
   for (CUpti_ActivityKind kind : s->enabled_kinds) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 
 #include "tests/collection/collection_util.h"
@@ -244,6 +245,47 @@ TEST_F(Collection, CuptiErrorMidRunIsCountedAndReportedOnce) {
   EXPECT_EQ(CountLines(run.process.err, "error(s) during the run"), 1) << run.process.err;
   ASSERT_TRUE(run.has_dump) << run.dump_error;
   EXPECT_GE(run.profile.counters.cupti_errors, 1u);
+#endif
+}
+
+// Real CUPTI delivers the call during which InitializeInjection subscribed with an EXIT and no
+// ENTER. That call must not be recorded from time 0: one such record would put the trace's start
+// at the epoch and make one call last as long as the machine has been up. It is skipped and
+// logged once at debug level; everything else is recorded as usual.
+TEST_F(Collection, ApiExitWithoutEnterIsNotRecorded) {
+#ifndef GPROF_CUPTI_FAULT_SHIM
+  GTEST_SKIP() << "fault shim not built";
+#else
+  const std::vector<std::string> argv = {ExamplePath("matmul_bias"), "64"};
+  ProcessResult plain = RunProcess(argv, PlainOptions(StandIn(), {}));
+  const auto began = std::chrono::steady_clock::now();
+  ProfiledRun run = RunProfiled(argv, StandIn(),
+                                {{"GPROF_CUPTI_LIB", GPROF_CUPTI_FAULT_SHIM},
+                                 {"GPROF_TEST_FAULT_TARGET", StandInCupti()},
+                                 {"GPROF_TEST_FAULT_MODE", "exit_without_enter"},
+                                 {"GPROF_API_FILTER", "all"},  // whichever call comes first
+                                 {"GPROF_LOG_LEVEL", "debug"}},
+                                "exit_without_enter");
+  const auto wall_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                 std::chrono::steady_clock::now() - began)
+                                                 .count());
+  EXPECT_EQ(run.process.exit_code, plain.exit_code);
+  EXPECT_EQ(run.process.out, plain.out);
+  EXPECT_EQ(CountLines(run.process.err, "ended without a recorded start"), 1) << run.process.err;
+  EXPECT_EQ(CountLines(run.process.err, "error(s) during the run"), 0) << run.process.err;
+  ASSERT_TRUE(run.has_dump) << run.dump_error;
+  const Profile& p = run.profile;
+  EXPECT_EQ(p.info.gpu_status, "collected");
+  ASSERT_FALSE(p.api_calls.empty());
+  for (const ApiCall& c : p.api_calls) {
+    EXPECT_NE(c.start_ns, 0u) << ApiNameOf(p, c);
+    EXPECT_LE(c.start_ns, c.end_ns) << ApiNameOf(p, c);
+    // No call can last longer than the whole profiled process ran.
+    EXPECT_LT(c.end_ns - c.start_ns, wall_ns) << ApiNameOf(p, c);
+  }
+  // The rest of the run is intact: every kernel, copy and memset still finds its call.
+  EXPECT_GT(p.kernels.size(), 0u);
+  ExpectEveryGpuRecordLinkedOnce(p);
 #endif
 }
 
