@@ -1,4 +1,5 @@
-// ProfileBuilder (see profile_builder.h). Cold code: runs at exit or window end only.
+// ProfileBuilder (see profile_builder.h). Cold code: runs at exit or window end only, one build at
+// a time (the runtime serializes them with its flush_mutex).
 #include "collector/profile_builder.h"
 
 #include <algorithm>
@@ -29,6 +30,10 @@ std::string_view TrimPartialUtf8(std::string_view s) {
   if (lead >= 0x80 && back + 1 < want) return s.substr(0, i - 1);
   return s;
 }
+
+// HostRecordsDropped() at the end of the previous BuildHostProfile. Only touched there (one cold
+// thread at a time); constant-initialized, never destroyed.
+uint64_t g_dropped_reported = 0;
 
 }  // namespace
 
@@ -198,7 +203,14 @@ void BuildHostProfile(Profile* profile, uint64_t end_ns) {
   ProfileBuilder builder(registry, profile);
   VisitHostRecords(&ProfileBuilder::Visit, &builder);
   builder.Finish(end_ns);
-  profile->counters.host_events_dropped = HostRecordsDropped();
+  // HostRecordsDropped() is a running total; each dump carries the drops since the previous one
+  // (like the CUPTI counters), so that summing the window dumps does not count a drop twice.
+  // The reported total lives here because builds are serialized (runtime's flush_mutex). A total
+  // below it means the arena was re-created (tests re-run InitThreadBuffers): count from zero.
+  const uint64_t total = HostRecordsDropped();
+  profile->counters.host_events_dropped =
+      total >= g_dropped_reported ? total - g_dropped_reported : total;
+  g_dropped_reported = total;
 }
 
 }  // namespace gprof::collector

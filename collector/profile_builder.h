@@ -60,6 +60,9 @@ class ProfileBuilder {
 };
 
 // Builds the host part of a profile from everything recorded since the last ResetHostRecords.
+// counters.host_events_dropped gets the host records dropped since the previous call (not the
+// running total), so each window dump counts its own losses. Callers must not overlap (the
+// runtime holds its flush_mutex).
 void BuildHostProfile(Profile* profile, uint64_t end_ns);
 
 }  // namespace gprof::collector

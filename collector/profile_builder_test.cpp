@@ -1,5 +1,6 @@
 // Unit tests for ProfileBuilder: push/pop pairing per thread and domain, start/end across threads,
-// unmatched pops, ranges open at the end, marks, registered strings, wide-char names, threads.
+// unmatched pops, ranges open at the end, marks, registered strings, wide-char names, threads;
+// and BuildHostProfile's per-profile count of dropped host records.
 // Records are built in memory exactly as the NVTX hooks write them.
 #include "collector/profile_builder.h"
 
@@ -7,11 +8,14 @@
 
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "collector/api_records.h"
 #include "collector/host_clock.h"
 #include "collector/nvtx_records.h"
+#include "collector/thread_buffer.h"
+#include "support/clock.h"
 
 namespace gprof::collector {
 namespace {
@@ -255,6 +259,35 @@ TEST_F(Builder, ApiRecordsBecomeApiCallsOfTheirThread) {
   EXPECT_EQ(call.end_ns, Ns(200));
   ASSERT_EQ(profile_.threads.size(), 2u);  // tid 3 (recorded) and tid 11 (named)
   EXPECT_EQ(profile_.threads[0].tid, 3u);
+}
+
+// Drops `n` host records on a fresh thread (payloads over kMaxHostPayload are refused and counted).
+void DropHostRecords(int n) {
+  std::thread([n] {
+    std::vector<char> big(kMaxHostPayload + 1, 'x');
+    for (int i = 0; i < n; ++i) {
+      EXPECT_FALSE(AppendHostRecord(HostRecordType::kNvtxMark, 0, big.data(),
+                                    static_cast<uint32_t>(big.size())));
+    }
+  }).join();
+}
+
+uint64_t DroppedInNextProfile() {
+  Profile p;
+  BuildHostProfile(&p, NowNs());
+  return p.counters.host_events_dropped;
+}
+
+// Window dumps are summed by the launcher: each must count only the drops since the previous one.
+TEST(BuildHostProfile, EachProfileCountsTheDropsSinceThePreviousOne) {
+  ASSERT_TRUE(InitThreadBuffers(1 << 20));
+  DroppedInNextProfile();  // whatever earlier tests left behind
+  DropHostRecords(3);
+  EXPECT_EQ(DroppedInNextProfile(), 3u);
+  EXPECT_EQ(DroppedInNextProfile(), 0u);  // nothing new: no repeated report
+  DropHostRecords(2);
+  EXPECT_EQ(DroppedInNextProfile(), 2u);
+  EXPECT_EQ(HostRecordsDropped(), 5u);  // the arena's running total is unchanged
 }
 
 }  // namespace
