@@ -1,11 +1,14 @@
 // Lifecycle of the injection library (see runtime.h).
 //
 // Rules (in-process code): everything here is cold. The signal handler below does only
-// async-signal-safe things (write, poll, sigaction, raise, getpid); the real work runs on the
-// flush thread started at init. The pthread_atfork child handler takes no lock and frees nothing:
-// it flips two atomics, closes two fds and restores default signal dispositions. State is built
-// at init and deliberately never freed (no global constructors or destructors: the library may
-// be preloaded, and atexit handlers of other libraries may still record after ours).
+// async-signal-safe things (a lock-free atomic load, write, poll, sigaction, raise, getpid,
+// syscall(SYS_gettid)); the real work runs on the flush thread started at init, and the handler
+// never waits for a flush that is running on its own thread. Our threads (flush, window, CUPTI
+// parser) are created with SIGINT/SIGTERM/SIGHUP blocked, so the handler never runs on a thread
+// the flush needs. The pthread_atfork child handler takes no lock and frees nothing: it flips two
+// atomics, closes two fds and restores default signal dispositions. State is built at init and
+// deliberately never freed (no global constructors or destructors: the library may be preloaded,
+// and atexit handlers of other libraries may still record after ours).
 #include "collector/runtime.h"
 
 #include <dlfcn.h>
@@ -14,6 +17,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -33,6 +37,7 @@
 #include "collector/thread_buffer.h"
 #include "collector/window_profile.h"
 #include "collector/window_thread.h"
+#include "config/config.h"
 #include "model/dump.h"
 #include "support/clock.h"
 #include "support/log.h"
@@ -44,7 +49,10 @@ namespace {
 
 enum InitState : int { kFresh = 0, kRunning = 1, kDone = 2, kFailed = 3 };
 enum GpuState : int { kGpuNone = 0, kGpuStarting = 1, kGpuStarted = 2 };
-enum FlushState : int { kFlushNone = 0, kFlushRunning = 1, kFlushDone = 2 };
+// g_flush_state: kFlushNone, kFlushDone, or (> 0) the tid of the thread running the exit flush.
+// One atomic, so that the signal handler can tell "running on this very thread" without a race.
+constexpr int kFlushNone = 0;
+constexpr int kFlushDone = -1;
 
 constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
 constexpr int kSignalFlushTimeoutMs = 20000;  // then the signal kills the program without a dump
@@ -62,8 +70,8 @@ struct Runtime {
 // Constant-initialized globals only.
 std::atomic<int> g_init_state{kFresh};
 std::atomic<int> g_gpu_state{kGpuNone};
-std::atomic<int> g_flush_state{kFlushNone};
-std::atomic<bool> g_loaded{false};
+std::atomic<int> g_flush_state{kFlushNone};  // read by the signal handler: must be lock-free
+static_assert(std::atomic<int>::is_always_lock_free);
 Runtime* g_rt = nullptr;                 // published by the release store of kDone
 pid_t g_pid = 0;                         // the pid that ran init
 int g_wake_fds[2] = {-1, -1};            // signal handler -> flush thread
@@ -134,6 +142,9 @@ ProfileInfo GatherProcessInfo(const std::map<std::string, std::string>& env) {
 
 // ---- Exit flush -----------------------------------------------------------------------------
 
+// The calling thread's tid by a raw syscall: async-signal-safe (no TLS, unlike CurrentTid()).
+int CallerTid() { return static_cast<int>(::syscall(SYS_gettid)); }
+
 bool IsInitProcess() { return g_init_state.load(std::memory_order_acquire) == kDone &&
                               !HostInert() && ::getpid() == g_pid; }
 
@@ -166,9 +177,18 @@ bool WriteProfile(const Profile& profile, const std::string& dir, const std::str
   }
   const Counters& c = profile.counters;
   if (c.host_events_dropped != 0) {
-    log::Warn(std::to_string(c.host_events_dropped) +
-              " NVTX/API events were dropped because the host buffer was full; raise "
-              "GPROF_HOST_BUFFER_MIB to keep them");
+    // The count is this dump's own (BuildHostProfile): warn once per process; later windows that
+    // lose events say so at info level, and every dump carries its count for the launcher.
+    static bool warned = false;  // flush_mutex held
+    const std::string message =
+        std::to_string(c.host_events_dropped) + " NVTX/API events of " + path +
+        " were dropped because the host buffer was full; raise GPROF_HOST_BUFFER_MIB to keep them";
+    if (warned) {
+      log::Info(message);
+    } else {
+      log::Warn(message);
+      warned = true;
+    }
   }
   log::Info("wrote " + path + " (" + std::to_string(profile.ranges.size()) + " ranges, " +
             std::to_string(profile.marks.size()) + " marks, " +
@@ -203,7 +223,15 @@ void AtExit() {
 
 void SignalHandler(int sig) {
   const int saved_errno = errno;
-  if (!HostInert() && ::getpid() == g_pid && g_wake_fds[1] >= 0 && g_done_fds[0] >= 0) {
+  // Wake the flush thread and wait for the dump only while a flush can still complete: none has
+  // started (the flush thread runs it), or one runs on another thread. If the exit flush is
+  // running on this very thread (the signal interrupted it), it cannot resume before this handler
+  // returns: waiting would only delay death by the timeout, so die at once (no dump). Once the
+  // flush is done there is nothing to wait for.
+  const int flush = g_flush_state.load(std::memory_order_acquire);
+  const bool flush_can_finish = flush == kFlushNone || (flush > 0 && flush != CallerTid());
+  if (flush_can_finish && !HostInert() && ::getpid() == g_pid && g_wake_fds[1] >= 0 &&
+      g_done_fds[0] >= 0) {
     const char c = static_cast<char>(sig);
     if (::write(g_wake_fds[1], &c, 1) == 1) {
       pollfd done{g_done_fds[0], POLLIN, 0};
@@ -235,6 +263,22 @@ void* FlushThreadMain(void*) {
   return nullptr;
 }
 
+// Runs `start` (which creates threads of ours) with the flush signals blocked on the calling
+// thread; new threads inherit the mask, so a signal handler never runs on a thread that the flush
+// has to wait for (the window thread, the CUPTI parser), which would hang the flush until timeout.
+template <typename Start>
+auto WithFlushSignalsBlocked(Start start) {
+  sigset_t block, old_mask;
+  sigemptyset(&block);
+  for (int sig : kSignals) sigaddset(&block, sig);
+  pthread_sigmask(SIG_BLOCK, &block, &old_mask);
+  struct Restore {
+    sigset_t mask;
+    ~Restore() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
+  } restore{old_mask};
+  return start();
+}
+
 void InstallSignalHandlers() {
   bool any = false;
   for (int sig : kSignals) {
@@ -249,18 +293,16 @@ void InstallSignalHandlers() {
               "; a SIGINT/SIGTERM/SIGHUP will end the program without a profile");
     return;
   }
-  // The flush thread must never take the signal itself: block them while creating it.
-  sigset_t block, old_mask;
-  sigemptyset(&block);
-  for (int sig : kSignals) sigaddset(&block, sig);
-  pthread_sigmask(SIG_BLOCK, &block, &old_mask);
+  // The flush thread must never take the signal itself.
   pthread_t thread;
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  const int rc = pthread_create(&thread, &attr, &FlushThreadMain, nullptr);
-  pthread_attr_destroy(&attr);
-  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  const int rc = WithFlushSignalsBlocked([&] {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    const int created = pthread_create(&thread, &attr, &FlushThreadMain, nullptr);
+    pthread_attr_destroy(&attr);
+    return created;
+  });
   if (rc != 0) {
     log::Warn(std::string("cannot start the signal flush thread: ") + std::strerror(rc) +
               "; a SIGINT/SIGTERM/SIGHUP will end the program without a profile");
@@ -352,7 +394,8 @@ bool InitOnce() {
   InstallSignalHandlers();
   RegisterPythonFinalizeHook();
   if (rt->config.nvtx) SetHostCollectionEnabled(true);
-  g_windows_active = StartWindows(rt->config, rt->info.start_ns);
+  g_windows_active =
+      WithFlushSignalsBlocked([&] { return StartWindows(rt->config, rt->info.start_ns); });
   log::Debug("initialized in pid " + std::to_string(g_pid) + " (" + rt->info.program + ")");
   return true;
 }
@@ -397,7 +440,7 @@ int OnCudaInjection() noexcept {
     if (!g_gpu_state.compare_exchange_strong(expected, kGpuStarting, std::memory_order_acq_rel)) {
       return 1;
     }
-    GpuStartResult result = StartGpuCollection(rt.config);
+    GpuStartResult result = WithFlushSignalsBlocked([&] { return StartGpuCollection(rt.config); });
     if (!result.collecting) {
       log::Warn("GPU collection is off: " + result.status);
     }
@@ -420,20 +463,6 @@ int OnNvtxInjection(const void* (*get_export_table)(uint32_t)) noexcept {
     log::Error("NVTX injection failed; NVTX ranges are not recorded");
   }
   return 1;
-}
-
-void OnLibraryLoaded() noexcept { g_loaded.store(true, std::memory_order_relaxed); }
-
-bool RuntimeActive() noexcept { return IsInitProcess(); }
-
-const Config& RuntimeConfig() noexcept {
-  static const Config* defaults = new Config();  // never destroyed: no exit-time destructor
-  return g_init_state.load(std::memory_order_acquire) == kDone ? g_rt->config : *defaults;
-}
-
-const ProfileInfo& RuntimeProcessInfo() noexcept {
-  static const ProfileInfo* empty = new ProfileInfo();  // never destroyed
-  return g_init_state.load(std::memory_order_acquire) == kDone ? g_rt->info : *empty;
 }
 
 std::string WholeRunDumpPath(const std::string& dir, const ProfileInfo& info) {
@@ -530,12 +559,13 @@ std::string WriteWindow(const WindowSpan& span, Profile* gpu_pending) noexcept {
 void FlushAtExit() noexcept {
   try {
     if (!IsInitProcess()) return;
+    const int self = CallerTid();
     int expected = kFlushNone;
-    if (!g_flush_state.compare_exchange_strong(expected, kFlushRunning,
-                                               std::memory_order_acq_rel)) {
+    if (!g_flush_state.compare_exchange_strong(expected, self, std::memory_order_acq_rel)) {
+      if (expected == self) return;  // re-entered on the flushing thread: waiting would hang
       // Another thread is flushing (e.g. exit() racing a signal): let it finish, bounded.
       for (int i = 0; i < kSignalFlushTimeoutMs / 10 &&
-                      g_flush_state.load(std::memory_order_acquire) == kFlushRunning;
+                      g_flush_state.load(std::memory_order_acquire) > 0;
            ++i) {
         ::usleep(10 * 1000);
       }

@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "collector/window_tracker.h"
-#include "config/config.h"
 #include "model/profile.h"
 
 namespace gprof::collector {
@@ -26,21 +25,12 @@ int OnCudaInjection() noexcept;
 // InitializeInjectionNvtx2 (each NVTX client instance): init, then hook that instance's tables.
 // Returns 1 (also when NVTX collection is off: the client then turns every call into a no-op).
 int OnNvtxInjection(const void* (*get_export_table)(uint32_t)) noexcept;
-// ELF constructor (LD_PRELOAD or dlopen): records that the library is loaded and nothing else;
-// the program stays unaffected until it touches CUDA or NVTX.
-void OnLibraryLoaded() noexcept;
+// Loading the library (CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH or LD_PRELOAD) runs no code
+// of ours: the one init runs at the first of the two entry points above.
 
-// True once init succeeded in this process (false in a forked child and after a failure).
-bool RuntimeActive() noexcept;
-// The config read at init (defaults before init).
-const Config& RuntimeConfig() noexcept;
-
-// Process-level facts gathered at init (pid, program, command line, host, rank, start time).
-// Also usable from tests: the pure helpers below take their inputs explicitly.
-const ProfileInfo& RuntimeProcessInfo() noexcept;
-
-// Dump names. Whole run: `<dir>/<program>.<pid>.gpdump`; window:
-// `<dir>/<program>.<pid>.cycle<C>.steps<A>-<B>.gpdump`. `dir` "" means the current directory.
+// Pure helpers (tests call them with explicit inputs). Dump names. Whole run:
+// `<dir>/<program>.<pid>.gpdump`; window: `<dir>/<program>.<pid>.cycle<C>.steps<A>-<B>.gpdump`.
+// `dir` "" means the current directory.
 std::string WholeRunDumpPath(const std::string& dir, const ProfileInfo& info);
 std::string WindowDumpPath(const std::string& dir, const ProfileInfo& info);
 

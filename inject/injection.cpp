@@ -2,7 +2,10 @@
 //   InitializeInjection       called by the CUDA driver at cuInit (CUDA_INJECTION64_PATH)
 //   InitializeInjectionNvtx2  called by each NVTX client at its first NVTX call
 //                             (NVTX_INJECTION64_PATH)
-// plus an ELF constructor that only notes the library is loaded (LD_PRELOAD mode).
+// There is no ELF constructor: loading the library, also with LD_PRELOAD, runs none of our code,
+// and preloading needs none. The single init runs at the first CUDA or NVTX call either way (the
+// driver and NVTX find these entry points through the env variables the launcher sets), so a
+// program that never touches CUDA or NVTX is unaffected.
 //
 // Rules: these run on application threads inside the profiled program. Each is noexcept, catches
 // everything, and returns success to its caller even when we fail (we then go inert); never
@@ -31,11 +34,3 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
 }
 
 }  // extern "C"
-
-namespace {
-
-// Runs when the library is loaded (LD_PRELOAD or dlopen): the minimum, so that a program that
-// never touches CUDA or NVTX is unaffected. The single init runs at the first entry point call.
-__attribute__((constructor)) void OnLoad() noexcept { gprof::collector::OnLibraryLoaded(); }
-
-}  // namespace
