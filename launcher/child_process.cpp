@@ -19,11 +19,15 @@ constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP};
 volatile sig_atomic_t g_child_pid = 0;
 struct sigaction g_old_actions[3];
 
+// Async-signal-safe: kill() only. errno is saved and restored because a failing kill() would
+// overwrite the errno of the code the signal interrupted (e.g. a waitpid() that just failed).
 void Forward(int sig, siginfo_t* info, void*) {
   // SI_KERNEL: the terminal sent it to the whole foreground process group, child included.
   if (info != nullptr && info->si_code == SI_KERNEL) return;
+  const int saved_errno = errno;
   const pid_t pid = g_child_pid;
   if (pid > 0) ::kill(pid, sig);
+  errno = saved_errno;
 }
 
 void InstallForwarding() {
