@@ -293,12 +293,7 @@ class TraceWriter {
       }
       case Ev::kFlowStart:
       case Ev::kFlowEnd: {
-        if (WriteFlowFast(e)) break;
-        Begin(e.kind == Ev::kFlowStart ? "s" : "f");
-        o.Raw(",\"id\":").Uint(e.index);
-        Common("ac2g", "ac2g", e);
-        if (e.kind == Ev::kFlowEnd) o.Raw(",\"bp\":\"e\"");
-        o.Char('}');
+        WriteFlowFast(e);  // fixed-size: always fits the reserved region
         break;
       }
     }
@@ -415,7 +410,7 @@ class TraceWriter {
     return true;
   }
 
-  bool WriteFlowFast(const EvRef& e) {
+  void WriteFlowFast(const EvRef& e) {
     const bool start = e.kind == Ev::kFlowStart;
     char* p = BeginAt(out_.Reserve(kEventSlack), start ? 's' : 'f');
     p = PutRaw(p, ",\"id\":");
@@ -423,7 +418,6 @@ class TraceWriter {
     p = CommonAt(p, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"", e);
     p = PutRaw(p, start ? "}" : ",\"bp\":\"e\"}");
     out_.Commit(p);
-    return true;
   }
 
   void RangeArgs(uint16_t domain, uint32_t category, uint16_t flags) {
