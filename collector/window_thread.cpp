@@ -148,6 +148,12 @@ struct Windows {
   std::atomic<uint32_t> wake_seq{0};
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> lost{0};
+  // Step boundaries posted so far (program threads), and the last step through which the window
+  // thread has switched GPU collection on (-1: none). A boundary that begins a collecting step
+  // waits, bounded, until the window thread has caught up (see Post).
+  std::atomic<uint64_t> step_posts{0};
+  std::atomic<int64_t> ready_through{-1};
+  std::atomic<uint64_t> late_starts{0};  // waits that hit the bound (logged at exit)
   std::thread thread;
   Profile gpu_pending;  // GPU records drained but not yet assigned to a window (window thread)
   Windows(const Config& c, uint64_t start_ns) : config(c), tracker(c, start_ns) {}
@@ -159,6 +165,25 @@ std::atomic<bool> g_finished{false};
 
 // ---- Program threads ------------------------------------------------------------------------
 
+// The window thread switches GPU collection on one step ahead of a collecting step. A program
+// whose steps are shorter than the window thread's wake-up (tens of microseconds) would outrun
+// that, so a boundary that begins a collecting step the window thread has not yet prepared waits
+// for it, at most kCatchUpWaitNs. Steps are counted here exactly as WindowTracker counts them; in
+// a real training loop the thread is long ready and this is one atomic load per step.
+constexpr uint64_t kCatchUpWaitNs = 20'000'000;
+
+void WaitForWindowThread(Windows* w, uint64_t step) {
+  if (ScheduleAction(w->config.schedule, step) == StepAction::kNone) return;
+  const int64_t want = static_cast<int64_t>(step);
+  if (w->ready_through.load(std::memory_order_acquire) >= want) return;
+  timespec pause{0, 20'000};
+  for (uint64_t waited = 0; waited < kCatchUpWaitNs; waited += 20'000) {
+    nanosleep(&pause, nullptr);
+    if (w->ready_through.load(std::memory_order_acquire) >= want) return;
+  }
+  w->late_starts.fetch_add(1, std::memory_order_relaxed);
+}
+
 void Post(EventKind kind, uint64_t ts) {
   Windows* w = g_windows.load(std::memory_order_acquire);
   if (w == nullptr || HostInert()) return;
@@ -168,6 +193,11 @@ void Post(EventKind kind, uint64_t ts) {
   }
   w->wake_seq.fetch_add(1, std::memory_order_release);
   syscall(SYS_futex, &w->wake_seq, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+  if (kind == EventKind::kStep && w->config.schedule.enabled()) {
+    // NVTX sources: the i-th boundary begins step i; end-of-step sources: step i+1.
+    const uint64_t first = w->config.step.kind == StepSource::Kind::kNvtx ? 0 : 1;
+    WaitForWindowThread(w, w->step_posts.fetch_add(1, std::memory_order_relaxed) + first);
+  }
 }
 
 bool NameEquals(const std::string& want, const char* name, uint32_t len) {
@@ -285,6 +315,10 @@ void UpdateGpuActivity(Windows* w) {
   // stored during wait steps. NVTX keeps recording: its hooks also detect the steps, and a
   // push/pop costs tens of nanoseconds.
   SetGpuCollectionEnabled(want);
+  const int64_t step = w->tracker.CurrentStep();
+  const bool next = ScheduleAction(w->config.schedule, static_cast<uint64_t>(step + 1)) !=
+                    StepAction::kNone;
+  w->ready_through.store(!want ? -1 : next ? step + 1 : step, std::memory_order_release);
 }
 
 // Acts on the tracker's decisions for an event at `ts`. Outside windows, everything before the
@@ -382,6 +416,11 @@ void FinishWindows(uint64_t exit_ns) noexcept {
     while (w->queue.Pop(&e)) Apply(w, e);
     Act(w, w->tracker.OnTime(exit_ns), exit_ns);
     Act(w, w->tracker.OnExit(exit_ns), exit_ns);
+    if (const uint64_t late = w->late_starts.load(std::memory_order_relaxed)) {
+      log::Warn(std::to_string(late) + " window starts found the window thread more than " +
+                std::to_string(kCatchUpWaitNs / 1'000'000) +
+                " ms behind: the first GPU records of those windows may be missing");
+    }
     if (const uint64_t lost = w->lost.load(std::memory_order_relaxed)) {
       log::Warn(std::to_string(lost) +
                 " step boundaries were lost (event queue full): window step numbers may be off");

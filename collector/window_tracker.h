@@ -59,6 +59,8 @@ class WindowTracker {
   TrackerOutput OnTime(uint64_t now);
   // Program exit: saves a partly recorded window.
   TrackerOutput OnExit(uint64_t ts);
+  // The current step (-1 before the first boundary).
+  int64_t CurrentStep() const { return step_; }
   // Whether a window is open (its events are being kept).
   bool InWindow() const { return window_open_; }
   // Schedules only: whether the current or the next step collects (GPU activity is switched on
