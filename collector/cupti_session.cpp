@@ -5,11 +5,12 @@
 //   Start/Drain/Stop      - cold: the injection thread, the atexit handler, the window thread.
 //                           Allocation and logging are fine; never concurrent with each other.
 //                           Start publishes g_session early (the buffer callbacks need it) but the
-//                           session is usable only once g_control has kReady (stored as Start's
-//                           last step); Drain, Stop and the Set* calls check it first.
+//                           session is usable only once g_ready is set (Start's last step); Drain,
+//                           Stop and the Set* calls check it first.
 //   SetGpuActivityEnabled - the window thread only; may run while Start runs on the injection
-//   SetGpuCollectionEnabled thread: before kReady they only post the request in g_control (no
-//                           CUPTI call, no Session access) and Start applies it as its last step.
+//   SetGpuCollectionEnabled thread: before g_ready they do nothing (no CUPTI call, no Session
+//                           access, g_collecting untouched); see g_ready for why that loses
+//                           nothing.
 //   ApiCallback           - every application thread that calls CUDA. Hot path: no allocation,
 //                           locks, logging, exceptions or I/O. One relaxed load says whether to
 //                           record; one table lookup applies the API filter.
@@ -87,8 +88,7 @@ struct Session {
                         // calling into CUPTI. No other lock is taken while holding it.
   std::vector<GpuBatch> ready;
   bool stopped = false;
-  // Start (before kReady), then the window thread only (SetGpuActivityEnabled); the kReady
-  // release/acquire on g_control hands it over.
+  // Start, then (after g_ready, which hands it over) the window thread only.
   bool activity_on = true;
   bool logged_exits_without_enter = false;
   // Devices seen so far (CUPTI reports each once); every drained profile gets all of them.
@@ -111,19 +111,17 @@ std::atomic<uint64_t> g_cupti_errors{0};  // CUPTI calls that failed mid-run
 // artefact of subscribing mid-call, not lost user data: skipped, counted, logged once (debug).
 std::atomic<uint64_t> g_exits_without_enter{0};
 
-// Start-up handshake between Start (injection thread) and the Set* calls (window thread).
-// kReady: Start finished; the session may be used. Before it, a Set* call only records its
-// request (k*Requested plus the wanted value) and Start applies the last one before setting
-// kReady. Both sides change the word by compare-exchange, so a request is never lost between
-// Start's last look and kReady. Stop clears the word.
-constexpr uint32_t kReady = 1u << 0;
-constexpr uint32_t kActivityRequested = 1u << 1;
-constexpr uint32_t kActivityOn = 1u << 2;
-constexpr uint32_t kCollectRequested = 1u << 3;
-constexpr uint32_t kCollectOn = 1u << 4;
-std::atomic<uint32_t> g_control{0};
+// Start's last step stores true (release); Drain, Stop and the Set* calls load it (acquire) and do
+// nothing before it, so nothing walks enabled_kinds or calls CUPTI while Start still does. Set*
+// requests made before it are dropped, not replayed: Start leaves activity and API records on
+// (the safe side: the window cut trims what is not needed), and the window thread repeats its
+// decision on every pass (at most 100 ms apart). Replaying a stale "off" at the end of Start
+// loses the records of steps the window thread has not seen yet (the schedule tests show it).
+// Stop clears it.
+std::atomic<bool> g_ready{false};
 
-bool Ready() { return (g_control.load(std::memory_order_acquire) & kReady) != 0; }
+bool Ready() { return g_ready.load(std::memory_order_acquire); }
+
 // initial-exec: no __tls_get_addr (which may allocate) on the callback path.
 thread_local int t_runtime_depth __attribute__((tls_model("initial-exec"))) = 0;
 
@@ -310,44 +308,6 @@ void ReleaseFailedSession(Session* s) {
   g_session = nullptr;  // the Session leaks on purpose: CUPTI may still hold our callbacks
 }
 
-// Start's last step: applies what the window thread asked for while Start ran, then publishes
-// kReady. Loops when a request arrives between the look and the publish.
-void ApplyRequestsAndPublish(Session* s) {
-  uint32_t seen = g_control.load(std::memory_order_acquire);
-  for (;;) {
-    if ((seen & kActivityRequested) != 0) {
-      const bool want = (seen & kActivityOn) != 0;
-      if (want != s->activity_on) {
-        for (CUpti_ActivityKind kind : s->enabled_kinds) {
-          CUptiResult rc = want ? s->api.ActivityEnable(kind) : s->api.ActivityDisable(kind);
-          if (rc != CUPTI_SUCCESS) g_cupti_errors.fetch_add(1, std::memory_order_relaxed);
-        }
-        s->activity_on = want;
-      }
-    }
-    const bool collect = (seen & kCollectRequested) == 0 || (seen & kCollectOn) != 0;
-    g_collecting.store(collect, std::memory_order_relaxed);
-    if (g_control.compare_exchange_weak(seen, kReady, std::memory_order_acq_rel,
-                                        std::memory_order_acquire)) {
-      return;
-    }
-  }
-}
-
-// Before kReady: records the request for Start to apply and returns true. After: returns false
-// (the caller acts itself).
-bool PostRequest(uint32_t requested_bit, uint32_t on_bit, bool enabled) {
-  uint32_t seen = g_control.load(std::memory_order_acquire);
-  for (;;) {
-    if ((seen & kReady) != 0) return false;
-    const uint32_t want = (seen & ~on_bit) | requested_bit | (enabled ? on_bit : 0u);
-    if (g_control.compare_exchange_weak(seen, want, std::memory_order_acq_rel,
-                                        std::memory_order_acquire)) {
-      return true;
-    }
-  }
-}
-
 GpuStartResult Start(const Config& config) {
   GpuStartResult result;
   if (!config.cuda) {
@@ -457,7 +417,8 @@ GpuStartResult Start(const Config& config) {
     ReleaseFailedSession(s);
     return result;
   }
-  ApplyRequestsAndPublish(s);  // last step: from here the session is usable (kReady)
+  g_collecting.store(true, std::memory_order_relaxed);
+  g_ready.store(true, std::memory_order_release);  // last step: from here the session is usable
   result.collecting = true;
   result.status = "collected";
   if (!missing_kinds.empty()) {
@@ -646,7 +607,7 @@ void Stop() {
   Session* s = g_session;
   if (s == nullptr || s->stopped || s->pid != getpid()) return;
   s->stopped = true;
-  g_control.store(0, std::memory_order_release);  // later Set*/Drain calls do nothing
+  g_ready.store(false, std::memory_order_release);  // later Set*/Drain calls do nothing
   g_collecting.store(false, std::memory_order_relaxed);
   for (CUpti_ActivityKind kind : s->enabled_kinds) s->api.ActivityDisable(kind);
   if (s->api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != CUPTI_SUCCESS) {
@@ -690,12 +651,12 @@ void DrainGpu(Profile* profile, bool forced) {
 }
 
 void SetGpuCollectionEnabled(bool enabled) {
-  if (PostRequest(kCollectRequested, kCollectOn, enabled)) return;  // Start applies it
+  if (!Ready()) return;  // see g_ready
   g_collecting.store(enabled, std::memory_order_relaxed);
 }
 
 void SetGpuActivityEnabled(bool enabled) {
-  if (PostRequest(kActivityRequested, kActivityOn, enabled)) return;  // Start applies it
+  if (!Ready()) return;  // see g_ready
   Session* s = g_session;
   if (s == nullptr || s->stopped || s->pid != getpid() || s->activity_on == enabled) return;
   for (CUpti_ActivityKind kind : s->enabled_kinds) {
