@@ -18,6 +18,7 @@
 #include <string>
 #include <thread>
 
+#include "collector/cupti_api_filter.h"
 #include "collector/cupti_hooks.h"
 #include "collector/gpu_collector.h"
 #include "collector/host_collection.h"
@@ -249,21 +250,18 @@ void OnNvtx(NvtxEventKind kind, uint16_t domain, const char* name, uint32_t len,
   }
 }
 
+// Once per (domain, cbid). CUPTI's functionName may or may not carry a version suffix
+// (cudaLaunchKernel_v7000): both sides are compared by BaseApiName.
 uint8_t ClassifyApi(const Config& c, const char* function_name) {
   if (function_name == nullptr) return 4;
+  const std::string_view name = BaseApiName(function_name);
   if (c.schedule.enabled() && c.step.kind == StepSource::Kind::kApi &&
-      c.step.pattern == function_name) {
+      BaseApiName(c.step.pattern) == name) {
     return 1;
   }
   if (c.capture.kind == CaptureRange::Kind::kCudaProfilerApi) {
-    if (std::strcmp(function_name, "cudaProfilerStart") == 0 ||
-        std::strcmp(function_name, "cuProfilerStart") == 0) {
-      return 2;
-    }
-    if (std::strcmp(function_name, "cudaProfilerStop") == 0 ||
-        std::strcmp(function_name, "cuProfilerStop") == 0) {
-      return 3;
-    }
+    if (name == "cudaProfilerStart" || name == "cuProfilerStart") return 2;
+    if (name == "cudaProfilerStop" || name == "cuProfilerStop") return 3;
   }
   return 4;
 }

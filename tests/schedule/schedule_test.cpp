@@ -199,6 +199,16 @@ TEST(Schedule, ApiCallsAsSteps) {
   ExpectInsideWindow(p);
 }
 
+TEST(Schedule, ApiStepNamesMatchWithOrWithoutCuptiVersionSuffix) {
+  // CUPTI may name calls with a version suffix (cudaStreamSynchronize_v3020) or without.
+  const ScheduledRun r = RunScheduled(Prog(5), {{"GPROF_SCHEDULE", "skip_first=1,active=1,repeat=1"},
+                                                {"GPROF_STEP", "api:cudaStreamSynchronize_v3020"}},
+                                      "api_steps_suffix");
+  ExpectFinished(r);
+  ASSERT_EQ(r.windows.size(), 1u);
+  EXPECT_EQ(KernelNames(r.windows[0].profile), (std::vector<std::string>{"step", "tail"}));
+}
+
 TEST(Schedule, TimeSlicedSteps) {
   const ScheduledRun r =
       RunScheduled(Prog(40, {"--sleep-us", "3000"}),
