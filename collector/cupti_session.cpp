@@ -521,6 +521,12 @@ void Drain(Profile* profile, bool forced) {
     g_cupti_errors.fetch_add(1, std::memory_order_relaxed);
     log::Debug("cuptiActivityFlushAll failed: " + ResultText(s->api, rc));
   }
+  // Records dropped after the last completed buffer (no completion callback read them yet): ask
+  // once more for the global queue (context NULL). Reset on read, so nothing is counted twice.
+  size_t late_dropped = 0;
+  if (s->api.ActivityGetNumDroppedRecords(nullptr, 0, &late_dropped) == CUPTI_SUCCESS) {
+    g_dropped.fetch_add(late_dropped, std::memory_order_relaxed);
+  }
   // The flush hands back completed buffers before it returns; wait for the parser to decode them.
   // Bounded: a wedged parser must not hang the program's exit.
   const uint64_t target = s->pool.completed();

@@ -545,6 +545,8 @@ std::string WriteWindow(const WindowSpan& span, Profile* gpu_pending) noexcept {
     profile.info.first_step = span.first_step;
     profile.info.last_step = span.last_step;
     profile.info.partial_window = span.partial;
+    profile.counters.window_events_lost = span.events_lost;
+    profile.counters.window_starts_late = span.starts_late;
     const std::string path = WindowDumpPath(rt.config.output_dir, profile.info);
     return WriteProfile(profile, rt.config.output_dir, path) ? path : std::string();
   } catch (const std::exception& e) {

@@ -154,7 +154,9 @@ struct Windows {
   // waits, bounded, until the window thread has caught up (see Post).
   std::atomic<uint64_t> step_posts{0};
   std::atomic<int64_t> ready_through{-1};
-  std::atomic<uint64_t> late_starts{0};  // waits that hit the bound (logged at exit)
+  std::atomic<uint64_t> late_starts{0};  // waits that hit the bound
+  uint64_t lost_reported = 0;            // window thread only: already in a saved window
+  uint64_t late_reported = 0;
   std::thread thread;
   Profile gpu_pending;  // GPU records drained but not yet assigned to a window (window thread)
   Windows(const Config& c, uint64_t start_ns) : config(c), tracker(c, start_ns) {}
@@ -325,6 +327,13 @@ void Act(Windows* w, TrackerOutput out, uint64_t ts) {
   // Saves first: a window that ends where the next one begins needs its records before the
   // discard below drops everything older than the new window.
   for (WindowSpan& span : out.save) {
+    // Losses since the previous saved window go into this one's counters.
+    const uint64_t lost = w->lost.load(std::memory_order_relaxed);
+    const uint64_t late = w->late_starts.load(std::memory_order_relaxed);
+    span.events_lost = lost - w->lost_reported;
+    span.starts_late = late - w->late_reported;
+    w->lost_reported = lost;
+    w->late_reported = late;
     WriteWindow(span, &w->gpu_pending);
     ResetHostRecordsBefore(span.end_ns);
   }

@@ -31,6 +31,9 @@ struct WindowSpan {
   uint64_t end_ns = 0;
   bool partial = false;      // cut short by exit
   std::vector<Step> steps;   // ProfilerStep#N spans inside the window
+  // Filled by the window thread when it saves the window (Counters of the same names).
+  uint64_t events_lost = 0;
+  uint64_t starts_late = 0;
 };
 
 struct TrackerOutput {

@@ -93,46 +93,9 @@ std::vector<std::string> ProfileNotes(const Profile& p) {
     if (i.partial_window) s += " (partial: the program exited before the active window ended)";
     notes.push_back(std::move(s));
   }
-  const Counters& c = p.counters;
-  if (c.cupti_dropped_records) {
-    notes.push_back(CounterLine(c.cupti_dropped_records,
-        "GPU activity records dropped by CUPTI: GPU rows and CUDA totals are too low "
-        "(raise GPROF_ACTIVITY_BUFFER_KIB / GPROF_ACTIVITY_POOL)"));
-  }
-  if (c.cupti_buffers_refused) {
-    notes.push_back(CounterLine(c.cupti_buffers_refused,
-        "CUPTI buffer requests refused (buffer pool full): GPU records were lost, CUDA times are "
-        "too low (raise GPROF_ACTIVITY_POOL)"));
-  }
-  if (c.host_events_dropped) {
-    notes.push_back(CounterLine(c.host_events_dropped,
-        "host events dropped (host buffer full): CPU rows and counts are too low "
-        "(raise GPROF_HOST_BUFFER_MIB)"));
-  }
-  if (c.nvtx_unmatched_pops) {
-    notes.push_back(CounterLine(c.nvtx_unmatched_pops,
-        "NVTX pops/ends with no open range: the program's push/pop calls do not pair up, so "
-        "some ranges may be missing or cut"));
-  }
-  if (c.nvtx_ranges_open_at_end) {
-    notes.push_back(CounterLine(c.nvtx_ranges_open_at_end,
-        "NVTX ranges still open at the end of the profile: they were closed there, so their "
-        "times stop at the profile's end"));
-  }
-  if (c.records_unknown_kind) {
-    notes.push_back(CounterLine(c.records_unknown_kind,
-        "activity records of kinds gprof-run does not decode were skipped"));
-  }
-  if (c.gpu_records_uncorrelated) {
-    notes.push_back(CounterLine(c.gpu_records_uncorrelated,
-        "GPU records whose launching API call is missing: their time counts in the GPU rows but "
-        "not in any CPU op's CUDA total"));
-  }
-  if (c.cupti_errors) {
-    notes.push_back(CounterLine(c.cupti_errors,
-        "CUPTI calls failed during the run: the GPU part of the profile may be incomplete "
-        "(run with GPROF_LOG_LEVEL=info for details)"));
-  }
+  ForEachCounter(p.counters, [&](const char*, uint64_t value, const char* meaning) {
+    if (value != 0) notes.push_back(CounterLine(value, meaning));
+  });
   return notes;
 }
 

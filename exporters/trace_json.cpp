@@ -107,14 +107,13 @@ class TraceWriter {
     o.Raw(", \"partial\": ").Raw(i.partial_window ? "true" : "false");
     o.Raw(", \"gpu_status\": ").String(i.gpu_status);
     o.Raw(", \"cupti_library\": ").String(i.cupti_library);
-    o.Raw(",\n    \"counters\": {\"cupti_dropped_records\": ").Uint(c.cupti_dropped_records);
-    o.Raw(", \"cupti_buffers_refused\": ").Uint(c.cupti_buffers_refused);
-    o.Raw(", \"host_events_dropped\": ").Uint(c.host_events_dropped);
-    o.Raw(", \"nvtx_unmatched_pops\": ").Uint(c.nvtx_unmatched_pops);
-    o.Raw(", \"nvtx_ranges_open_at_end\": ").Uint(c.nvtx_ranges_open_at_end);
-    o.Raw(", \"records_unknown_kind\": ").Uint(c.records_unknown_kind);
-    o.Raw(", \"gpu_records_uncorrelated\": ").Uint(c.gpu_records_uncorrelated);
-    o.Raw(", \"cupti_errors\": ").Uint(c.cupti_errors).Raw("}},\n");
+    o.Raw(",\n    \"counters\": {");
+    const char* sep = "";
+    ForEachCounter(c, [&](const char* name, uint64_t value, const char*) {
+      o.Raw(sep).Raw("\"").Raw(name).Raw("\": ").Uint(value);
+      sep = ", ";
+    });
+    o.Raw("}},\n");
   }
 
   void Begin(const char* ph) {

@@ -29,16 +29,7 @@ void Add(Totals* t, const Profile& p) {
   t->kernels += p.kernels.size();
   t->copies += p.memcpys.size();
   t->memsets += p.memsets.size();
-  Counters& c = t->counters;
-  const Counters& d = p.counters;
-  c.cupti_dropped_records += d.cupti_dropped_records;
-  c.cupti_buffers_refused += d.cupti_buffers_refused;
-  c.host_events_dropped += d.host_events_dropped;
-  c.nvtx_unmatched_pops += d.nvtx_unmatched_pops;
-  c.nvtx_ranges_open_at_end += d.nvtx_ranges_open_at_end;
-  c.records_unknown_kind += d.records_unknown_kind;
-  c.gpu_records_uncorrelated += d.gpu_records_uncorrelated;
-  c.cupti_errors += d.cupti_errors;
+  AddCounters(&t->counters, p.counters);
 }
 
 std::string CuptiText(const Profile& p) {
@@ -48,21 +39,11 @@ std::string CuptiText(const Profile& p) {
 }
 
 std::string LossText(const Counters& c) {
-  const std::pair<const char*, uint64_t> items[] = {
-      {"cupti_dropped_records", c.cupti_dropped_records},
-      {"cupti_buffers_refused", c.cupti_buffers_refused},
-      {"host_events_dropped", c.host_events_dropped},
-      {"nvtx_unmatched_pops", c.nvtx_unmatched_pops},
-      {"nvtx_ranges_open_at_end", c.nvtx_ranges_open_at_end},
-      {"records_unknown_kind", c.records_unknown_kind},
-      {"gpu_records_uncorrelated", c.gpu_records_uncorrelated},
-      {"cupti_errors", c.cupti_errors},
-  };
   std::string out;
-  for (const auto& [name, value] : items) {
-    if (value == 0) continue;
+  ForEachCounter(c, [&](const char* name, uint64_t value, const char*) {
+    if (value == 0) return;
     out += (out.empty() ? "LOSSES: " : ", ") + std::string(name) + "=" + std::to_string(value);
-  }
+  });
   return out.empty() ? "no losses" : out;
 }
 

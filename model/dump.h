@@ -7,7 +7,7 @@
 //             tag-specific byte blob when record_size == 1)
 //   trailer:  u32 tag kEnd, u32 0, u64 XXH64 (seed 0) of every byte before the trailer, "GPROFEND"
 // Version 2 replaced version 1's FNV-1a checksum with XXH64 (8x faster to write); version 1
-// files are refused with a message saying so.
+// files are refused with a message saying so. Version 3 added the window counters to Counters.
 // A reader rejects: a bad magic, a newer format version, a record size that does not match this
 // build's struct, a truncated file, a checksum mismatch.
 #pragma once
@@ -19,7 +19,7 @@
 
 namespace gprof {
 
-inline constexpr uint32_t kDumpFormatVersion = 2;
+inline constexpr uint32_t kDumpFormatVersion = 3;
 inline constexpr const char* kDumpExtension = ".gpdump";
 
 // Writes `profile` to `path` atomically: into `path.tmp.<pid>`, then rename(). Returns "" on

@@ -23,7 +23,55 @@ struct Counters {
   uint64_t records_unknown_kind = 0;      // activity records of kinds we do not decode
   uint64_t gpu_records_uncorrelated = 0;  // GPU records whose launching API call is missing
   uint64_t cupti_errors = 0;              // CUPTI calls that failed mid-run
+  uint64_t window_events_lost = 0;        // step boundaries lost (window event queue full)
+  uint64_t window_starts_late = 0;        // window starts the window thread reached late
 };
+
+// Every counter with its name (as written in traces and closing lines) and what a non-zero value
+// means for the profile, in one place: outputs iterate over this instead of listing fields.
+// `f(const char* name, Value& value, const char* meaning)`; C is Counters or const Counters.
+template <typename C, typename F>
+void ForEachCounter(C& c, F&& f) {
+  f("cupti_dropped_records", c.cupti_dropped_records,
+    "GPU activity records dropped by CUPTI: GPU rows and CUDA totals are too low "
+    "(raise GPROF_ACTIVITY_BUFFER_KIB / GPROF_ACTIVITY_POOL)");
+  f("cupti_buffers_refused", c.cupti_buffers_refused,
+    "CUPTI buffer requests refused (buffer pool full): GPU records were lost, CUDA times are "
+    "too low (raise GPROF_ACTIVITY_POOL)");
+  f("host_events_dropped", c.host_events_dropped,
+    "host events dropped (host buffer full): CPU rows and counts are too low "
+    "(raise GPROF_HOST_BUFFER_MIB)");
+  f("nvtx_unmatched_pops", c.nvtx_unmatched_pops,
+    "NVTX pops/ends with no open range: the program's push/pop calls do not pair up, so "
+    "some ranges may be missing or cut");
+  f("nvtx_ranges_open_at_end", c.nvtx_ranges_open_at_end,
+    "NVTX ranges still open at the end of the profile: they were closed there, so their "
+    "times stop at the profile's end");
+  f("records_unknown_kind", c.records_unknown_kind,
+    "activity records of kinds gprof-run does not decode were skipped");
+  f("gpu_records_uncorrelated", c.gpu_records_uncorrelated,
+    "GPU records whose launching API call is missing: their time counts in the GPU rows but "
+    "not in any CPU op's CUDA total");
+  f("cupti_errors", c.cupti_errors,
+    "CUPTI calls failed during the run: the GPU part of the profile may be incomplete "
+    "(run with GPROF_LOG_LEVEL=info for details)");
+  f("window_events_lost", c.window_events_lost,
+    "step boundaries were lost (window event queue full): window step numbers may be off");
+  f("window_starts_late", c.window_starts_late,
+    "window starts found gprof's window thread behind: the first GPU records of the window "
+    "may be missing");
+}
+
+static_assert(sizeof(Counters) <= 32 * sizeof(uint64_t), "AddCounters holds at most 32");
+
+// Adds every counter of `from` to `into`.
+inline void AddCounters(Counters* into, const Counters& from) {
+  uint64_t values[32];
+  size_t n = 0;
+  ForEachCounter(from, [&](const char*, uint64_t v, const char*) { values[n++] = v; });
+  size_t i = 0;
+  ForEachCounter(*into, [&](const char*, uint64_t& v, const char*) { v += values[i++]; });
+}
 
 // What the profile covers and where it came from.
 struct ProfileInfo {

@@ -81,15 +81,9 @@ class Loader {
   }
 
   void Counters(const json& c) {
-    gprof::Counters& k = p_.counters;
-    k.cupti_dropped_records = c.value("cupti_dropped_records", uint64_t{0});
-    k.cupti_buffers_refused = c.value("cupti_buffers_refused", uint64_t{0});
-    k.host_events_dropped = c.value("host_events_dropped", uint64_t{0});
-    k.nvtx_unmatched_pops = c.value("nvtx_unmatched_pops", uint64_t{0});
-    k.nvtx_ranges_open_at_end = c.value("nvtx_ranges_open_at_end", uint64_t{0});
-    k.records_unknown_kind = c.value("records_unknown_kind", uint64_t{0});
-    k.gpu_records_uncorrelated = c.value("gpu_records_uncorrelated", uint64_t{0});
-    k.cupti_errors = c.value("cupti_errors", uint64_t{0});
+    gprof::ForEachCounter(p_.counters, [&](const char* name, uint64_t& value, const char*) {
+      value = c.value(name, uint64_t{0});
+    });
   }
 
   void Device(const json& d) {
