@@ -15,30 +15,12 @@
 #include "bench/bench_profile.h"
 #include "collector/activity_decoder.h"
 #include "collector/cupti_structs.h"
+#include "collector/testing/packed_buffer.h"
 
 using namespace gprof;
 using namespace gprof::collector;
 
 namespace {
-
-size_t RecordSize(const CUpti_Activity* r) {
-  switch (r->kind) {
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(KernelActivity);
-    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(MemcpyActivity);
-    case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(MemsetActivity);
-    default: return 0;
-  }
-}
-
-CUptiResult Walk(uint8_t* buffer, size_t valid, CUpti_Activity** record) {
-  size_t offset = 0;
-  if (*record != nullptr) {
-    offset = static_cast<size_t>(reinterpret_cast<uint8_t*>(*record) - buffer) + RecordSize(*record);
-  }
-  if (offset >= valid) return CUPTI_ERROR_MAX_LIMIT_REACHED;
-  *record = reinterpret_cast<CUpti_Activity*>(buffer + offset);
-  return CUPTI_SUCCESS;
-}
 
 const char* const kNames[] = {
     "_Z6matmulPKfS0_Pfi",
@@ -127,7 +109,7 @@ int main(int argc, char** argv) {
     const double t0 = bench::NowSeconds();
     for (size_t b = 0; b < buffers.size(); ++b) {
       GpuBatch batch;  // one batch per buffer, as ParserMain does
-      decoded += DecodeBuffer(buffers[b].data(), valid[b], &Walk, &batch, &errors);
+      decoded += DecodeBuffer(buffers[b].data(), valid[b], &test_support::WalkPackedRecords, &batch, &errors);
     }
     best = std::min(best, bench::NowSeconds() - t0);
     if (decoded != total || errors != 0) {

@@ -1,6 +1,7 @@
 // Decoder tests: real CUPTI record structs built in memory (Kineto's approach), decoded into model
 // records, every field checked.
 #include "collector/activity_decoder.h"
+#include "collector/testing/packed_buffer.h"
 
 #include <gtest/gtest.h>
 
@@ -380,27 +381,7 @@ TEST(ActivityDecoder, BrokenTimestampsAreDroppedAndCounted) {
   EXPECT_EQ(batch.records_bad_timestamps, 7u);
 }
 
-// A packed buffer walked by a stand-in for cuptiActivityGetNextRecord.
-size_t RecordSize(const CUpti_Activity* r) {
-  switch (r->kind) {
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(KernelActivity);
-    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(MemcpyActivity);
-    case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(MemsetActivity);
-    default: return 0;
-  }
-}
-
-CUptiResult WalkRecords(uint8_t* buffer, size_t valid, CUpti_Activity** record) {
-  size_t offset = 0;
-  if (*record != nullptr) {
-    offset = static_cast<size_t>(reinterpret_cast<uint8_t*>(*record) - buffer) + RecordSize(*record);
-  }
-  if (offset >= valid) return CUPTI_ERROR_MAX_LIMIT_REACHED;
-  auto* next = reinterpret_cast<CUpti_Activity*>(buffer + offset);
-  if (RecordSize(next) == 0) return CUPTI_ERROR_INVALID_KIND;
-  *record = next;
-  return CUPTI_SUCCESS;
-}
+using test_support::WalkPackedRecords;
 
 TEST(ActivityDecoder, DecodeBufferWalksEveryRecord) {
   std::vector<uint8_t> buffer(4096, 0);
@@ -421,7 +402,7 @@ TEST(ActivityDecoder, DecodeBufferWalksEveryRecord) {
   std::memcpy(buffer.data() + used, &s, sizeof(s)); used += sizeof(s);
   GpuBatch batch;
   uint64_t errors = 0;
-  EXPECT_EQ(DecodeBuffer(buffer.data(), used, &WalkRecords, &batch, &errors), 3u);
+  EXPECT_EQ(DecodeBuffer(buffer.data(), used, &WalkPackedRecords, &batch, &errors), 3u);
   EXPECT_EQ(errors, 0u);
   ASSERT_EQ(batch.kernels.size(), 1u);
   ASSERT_EQ(batch.memcpys.size(), 1u);
@@ -432,7 +413,7 @@ TEST(ActivityDecoder, DecodeBufferWalksEveryRecord) {
   // A corrupt record stops the walk and counts a CUPTI error.
   buffer[used] = 0xff;
   GpuBatch batch2;
-  EXPECT_EQ(DecodeBuffer(buffer.data(), used + 8, &WalkRecords, &batch2, &errors), 3u);
+  EXPECT_EQ(DecodeBuffer(buffer.data(), used + 8, &WalkPackedRecords, &batch2, &errors), 3u);
   EXPECT_EQ(errors, 1u);
 }
 
@@ -449,7 +430,7 @@ TEST(ActivityDecoder, OneBatchAcrossSeveralBuffers) {
       std::memcpy(buffer.data() + used, &k, sizeof(k));
       used += sizeof(k);
     }
-    EXPECT_EQ(DecodeBuffer(buffer.data(), used, &WalkRecords, &batch, &errors), 64u);
+    EXPECT_EQ(DecodeBuffer(buffer.data(), used, &WalkPackedRecords, &batch, &errors), 64u);
   }
   EXPECT_EQ(errors, 0u);
   ASSERT_EQ(batch.kernels.size(), 320u);
