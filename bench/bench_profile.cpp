@@ -1,5 +1,6 @@
 // Synthetic launch profiles and result printing for the benchmarks (see bench_profile.h).
 #include "bench/bench_profile.h"
+#include "tests/support/sample_device.h"
 
 #include <cstdio>
 #include <ctime>
@@ -15,20 +16,7 @@ Profile MakeLaunchProfile(const LaunchProfileOptions& o) {
   p.info.gpu_status = "collected";
   const uint64_t t0 = 1'764'000'000'000'000'000ull;  // late 2025, CLOCK_REALTIME ns
   p.info.start_ns = t0;
-  DeviceInfo dev{};
-  dev.id = 0;
-  dev.name = p.strings.Intern("NVIDIA H200");
-  dev.total_global_mem = 150ull << 30;
-  dev.compute_major = 9;
-  dev.num_sms = 132;
-  dev.max_threads_per_block = 1024;
-  dev.max_threads_per_sm = 2048;
-  dev.max_registers_per_block = 65536;
-  dev.max_registers_per_sm = 65536;
-  dev.max_shared_memory_per_block = 49152;
-  dev.max_shared_memory_per_sm = 233472;
-  dev.warp_size = 32;
-  p.devices.push_back(dev);
+  p.devices.push_back(testing::SampleHopperDevice(&p, "NVIDIA H200", 150ull << 30));
   LaunchConfig lc{};
   lc.grid[0] = 528; lc.grid[1] = 1; lc.grid[2] = 1;
   lc.block[0] = 256; lc.block[1] = 1; lc.block[2] = 1;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "model/profile.h"
+#include "tests/support/sample_device.h"
 
 namespace gprof::testing {
 
@@ -23,20 +24,7 @@ inline Profile SampleProfile(uint32_t pid, const std::string& program) {
   p.info.cupti_library = "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13";
   const uint32_t tid = pid;
   p.threads.push_back({tid, p.strings.Intern("main")});
-  DeviceInfo dev{};
-  dev.id = 0;
-  dev.name = p.strings.Intern("Test GPU");
-  dev.total_global_mem = 80ull << 30;
-  dev.compute_major = 9;
-  dev.num_sms = 132;
-  dev.max_threads_per_block = 1024;
-  dev.max_threads_per_sm = 2048;
-  dev.max_registers_per_block = 65536;
-  dev.max_registers_per_sm = 65536;
-  dev.max_shared_memory_per_block = 49152;
-  dev.max_shared_memory_per_sm = 233472;
-  dev.warp_size = 32;
-  p.devices.push_back(dev);
+  p.devices.push_back(SampleHopperDevice(&p, "Test GPU", 80ull << 30));
   p.ranges.push_back({t0 + 1'000'000, t0 + 6'000'000, p.strings.Intern("train_step"), tid, 0, 0, 0});
   p.ranges.push_back({t0 + 2'000'000, t0 + 3'000'000, p.strings.Intern("forward"), tid, 0, 0, 0});
   p.marks.push_back({t0 + 4'000'000, p.strings.Intern("checkpoint"), tid, 0, 0, 0});
