@@ -143,13 +143,7 @@ void MoveGpuRecords(Profile* from, Profile* into) {
   from->devices.clear();
   from->api_names.clear();
   from->launch_configs.clear();
-  Counters& c = into->counters;
-  const Counters& f = from->counters;
-  c.cupti_dropped_records += f.cupti_dropped_records;
-  c.cupti_buffers_refused += f.cupti_buffers_refused;
-  c.records_unknown_kind += f.records_unknown_kind;
-  c.gpu_records_uncorrelated += f.gpu_records_uncorrelated;
-  c.cupti_errors += f.cupti_errors;
+  AddCounters(&into->counters, from->counters);
   from->counters = Counters{};
 }
 
