@@ -13,15 +13,15 @@
 // Tracks are the plan's: host events on pid = OS pid, tid = OS tid; GPU work on pid = device,
 // tid = stream (as Kineto, so HTA finds args.stream > 0); overflow and extra tracks on synthetic
 // tids from 0x80000000 up, named after the track they belong to.
-#include <algorithm>
-#include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
 #include "exporters/exporters.h"
 #include "exporters/json_writer.h"
 #include "exporters/names.h"
+#include "exporters/occupancy.h"
 #include "exporters/trace_json.h"
 #include "exporters/trace_plan.h"
 
@@ -156,32 +156,20 @@ class TraceWriter {
     out_.Raw(",\"dur\":").Micros(Dur(e.ts, e.end));
   }
 
-  // Kineto's occupancy estimates from the launch configuration and the device limits.
+  // Kineto's occupancy args (occupancy.h) for the device of the launch; none for an unknown device.
   void KernelOccupancy(JsonWriter& o, const LaunchConfig& lc) {
     const DeviceInfo* dev = nullptr;
     for (const DeviceInfo& d : p_.devices) {
       if (d.id == lc.device_id) dev = &d;
     }
-    if (dev == nullptr || dev->num_sms == 0 || dev->warp_size == 0) return;
-    const uint64_t blocks = uint64_t{lc.grid[0]} * lc.grid[1] * lc.grid[2];
-    const uint64_t threads = uint64_t{lc.block[0]} * lc.block[1] * lc.block[2];
-    const double blocks_per_sm = static_cast<double>(blocks) / dev->num_sms;
-    const uint64_t warps_per_block = (threads + dev->warp_size - 1) / dev->warp_size;
-    o.Raw(",\"blocks per SM\":").Fixed(blocks_per_sm, 2);
-    o.Raw(",\"warps per SM\":").Fixed(blocks_per_sm * static_cast<double>(warps_per_block), 2);
-    if (threads == 0 || dev->max_threads_per_sm == 0) return;
-    // Resident blocks per SM: limited by threads, registers and shared memory.
-    uint64_t limit = dev->max_threads_per_sm / threads;
-    const uint64_t regs = uint64_t{lc.registers_per_thread} * warps_per_block * dev->warp_size;
-    if (regs > 0 && dev->max_registers_per_sm > 0) limit = std::min(limit, dev->max_registers_per_sm / regs);
-    const uint64_t shared = uint64_t{lc.static_shared_bytes} + lc.dynamic_shared_bytes;
-    if (shared > 0 && dev->max_shared_memory_per_sm > 0) {
-      limit = std::min(limit, dev->max_shared_memory_per_sm / shared);
+    if (dev == nullptr) return;
+    const std::optional<OccupancyEstimate> est = EstimateOccupancy(*dev, lc);
+    if (!est) return;
+    o.Raw(",\"blocks per SM\":").Fixed(est->blocks_per_sm, 2);
+    o.Raw(",\"warps per SM\":").Fixed(est->warps_per_sm, 2);
+    if (est->achieved_percent) {
+      o.Raw(",\"est. achieved occupancy %\":").Uint(*est->achieved_percent);
     }
-    const double active_blocks = std::min(static_cast<double>(limit), std::ceil(blocks_per_sm));
-    const double max_warps = static_cast<double>(dev->max_threads_per_sm) / dev->warp_size;
-    const double occupancy = active_blocks * static_cast<double>(warps_per_block) / max_warps * 100.0;
-    o.Raw(",\"est. achieved occupancy %\":").Uint(static_cast<uint64_t>(std::min(occupancy, 100.0)));
   }
 
   void WriteEvent(const EvRef& e) {
