@@ -1,6 +1,7 @@
 // Golden tests for the exporters: each tests/golden/<case>/ holds input.json (a readable Profile),
 // table.txt (expected RenderTable) and trace.json (expected WriteTraceJson). Every expected trace
-// must also pass CheckTrace. GPROF_UPDATE_GOLDEN=1 rewrites the expected files (README.md).
+// must also pass CheckTrace. GPROF_UPDATE_GOLDEN=1 rewrites the expected files and fails the run,
+// so a regenerated file is always reviewed (README.md).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -39,10 +40,13 @@ bool Updating() {
   return v != nullptr && std::string(v) == "1";
 }
 
-// Compares `actual` with the expected file (or rewrites it when updating).
+// Compares `actual` with the expected file. When updating, rewrites the file and fails: a run
+// that rewrote its own expectations has checked nothing.
 void ExpectGolden(const fs::path& expected, const std::string& actual) {
   if (Updating()) {
     std::ofstream(expected, std::ios::binary) << actual;
+    ADD_FAILURE() << "golden files rewritten (" << expected.filename().string()
+                  << "); rerun without GPROF_UPDATE_GOLDEN and review the diff";
     return;
   }
   ASSERT_TRUE(fs::exists(expected)) << expected << " is missing; run with GPROF_UPDATE_GOLDEN=1";
