@@ -1,6 +1,6 @@
 // ProtoEncoder: the protobuf wire format, hand-written for the Perfetto trace writer (launcher
 // process and benchmarks only; may allocate). Only what a trace needs: varints, fixed64/double,
-// length-delimited strings and nested messages. Field numbers live in perfetto_trace.cpp.
+// length-delimited strings and nested messages. Field numbers live in perfetto_packets.h.
 //
 // Nested messages are written in place: BeginNested() leaves one byte for the length and
 // EndNested() fills it in, moving the body up in the rare case that the length needs more than

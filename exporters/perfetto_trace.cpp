@@ -7,12 +7,8 @@
 // SEQ_NEEDS_INCREMENTAL_STATE. An event name is interned (InternedData.event_names) in the packet
 // that first uses it; later events refer to it by iid.
 //
-// Tracks: the profiled process is a process track (ProcessDescriptor pid, name) and each OS
-// thread a thread track (ThreadDescriptor pid, tid, name); the plan's synthetic host lanes
-// (start/end ranges, CUPTI overhead, overlapping work) are named child tracks of the process.
-// A GPU is a named top-level track ("GPU 0 <name>"), not a process: Kineto's pid = device would
-// make GPU 0 pid 0, which Perfetto reserves for the idle process. Its streams and overflow lanes
-// are named child tracks in explicit order, and its memory in use is a counter track under it.
+// Tracks: perfetto_tracks.h (one descriptor packet per process, lane and counter); field numbers
+// and the packet sequence: perfetto_packets.h. This file interns names and writes the events.
 //
 // Events: slices are SLICE_BEGIN / SLICE_END pairs. The plan lists begins sorted by (ts, longest
 // first); ends wait in a min-heap by (end, latest begin first) and are written before any later
@@ -32,76 +28,16 @@
 #include "exporters/exporters.h"
 #include "exporters/json_writer.h"
 #include "exporters/names.h"
-#include "exporters/perfetto_encoder.h"
+#include "exporters/perfetto_packets.h"
 #include "exporters/perfetto_trace.h"
+#include "exporters/perfetto_tracks.h"
 #include "exporters/trace_plan.h"
 #include "exporters/utf8.h"
 
-namespace gprof {
+namespace gprof::perfetto {
 namespace {
 
 using proto::ProtoEncoder;
-
-// Field numbers (perfetto/protos/perfetto/trace/...; REFERENCE.md §5).
-namespace f {
-constexpr uint32_t kTracePacket = 1;
-// TracePacket
-constexpr uint32_t kTimestamp = 8;
-constexpr uint32_t kSequenceId = 10;
-constexpr uint32_t kTrackEvent = 11;
-constexpr uint32_t kInternedData = 12;
-constexpr uint32_t kSequenceFlags = 13;
-constexpr uint32_t kTrackDescriptor = 60;
-// TrackDescriptor
-constexpr uint32_t kUuid = 1;
-constexpr uint32_t kTrackName = 2;
-constexpr uint32_t kProcess = 3;
-constexpr uint32_t kThread = 4;
-constexpr uint32_t kParentUuid = 5;
-constexpr uint32_t kCounter = 8;
-constexpr uint32_t kChildOrdering = 11;
-constexpr uint32_t kSiblingOrderRank = 12;
-// ProcessDescriptor / ThreadDescriptor
-constexpr uint32_t kPid = 1;
-constexpr uint32_t kProcessName = 6;
-constexpr uint32_t kTid = 2;
-constexpr uint32_t kThreadName = 5;
-// CounterDescriptor
-constexpr uint32_t kCounterUnit = 3;
-// TrackEvent
-constexpr uint32_t kCategoryIids = 3;
-constexpr uint32_t kDebugAnnotations = 4;
-constexpr uint32_t kType = 9;
-constexpr uint32_t kNameIid = 10;
-constexpr uint32_t kTrackUuid = 11;
-constexpr uint32_t kCounterValue = 30;
-constexpr uint32_t kFlowIds = 47;
-constexpr uint32_t kTerminatingFlowIds = 48;
-// DebugAnnotation
-constexpr uint32_t kAnnotationNameIid = 1;
-constexpr uint32_t kBoolValue = 2;
-constexpr uint32_t kUintValue = 3;
-constexpr uint32_t kStringValue = 6;
-constexpr uint32_t kNestedValue = 8;
-// DebugAnnotation.NestedValue
-constexpr uint32_t kNestedType = 1;
-constexpr uint32_t kArrayValues = 4;
-constexpr uint32_t kNestedIntValue = 5;
-// InternedData and its entries (EventCategory, EventName, DebugAnnotationName: iid=1, name=2)
-constexpr uint32_t kEventCategories = 1;
-constexpr uint32_t kEventNames = 2;
-constexpr uint32_t kDebugAnnotationNames = 3;
-constexpr uint32_t kIid = 1;
-constexpr uint32_t kInternedName = 2;
-}  // namespace f
-
-constexpr uint32_t kSequence = 1;
-constexpr uint64_t kIncrementalStateCleared = 1;
-constexpr uint64_t kNeedsIncrementalState = 2;
-enum EventType : uint64_t { kSliceBegin = 1, kSliceEnd = 2, kInstant = 3, kCounterEvent = 4 };
-constexpr uint64_t kUnitSizeBytes = 3;      // CounterDescriptor.Unit
-constexpr uint64_t kChildOrderExplicit = 3;  // TrackDescriptor.ChildTracksOrdering
-constexpr uint64_t kNestedArray = 2;         // NestedValue.NestedType
 
 // Categories (Kineto's, REFERENCE.md §3), interned in this order: iid = index + 1.
 enum Category : uint8_t {
@@ -138,150 +74,36 @@ struct EndsLater {
 
 class PerfettoWriter {
  public:
-  PerfettoWriter(const Profile& p, JsonWriter* out) : plan_(p), p_(p), names_(p), out_(*out) {}
+  PerfettoWriter(const Profile& p, JsonWriter* out)
+      : plan_(p), p_(p), names_(p), packets_(out), enc_(packets_.enc()),
+        tracks_(plan_, &packets_) {}
 
   TraceStats Write() {
     WriteFirstPacket();
-    WriteTracks();
+    tracks_.Write();
     MarkFlows();
     for (const PlannedEvent& e : plan_.events()) WriteEvent(e);
     CloseSlicesUpTo(UINT64_MAX);
     TraceStats stats;
-    stats.events = packets_;
-    stats.bytes = out_.Close();
+    stats.events = packets_.packets();
+    stats.bytes = packets_.Close();
     return stats;
   }
 
  private:
-  // ---- packets ------------------------------------------------------------------------------
-
-  // Starts a packet on our sequence; returns the mark for EndPacket.
-  size_t BeginPacket(uint64_t flags) {
-    enc_.clear();
-    const size_t mark = enc_.BeginNested(f::kTracePacket);
-    enc_.AddVarint(f::kSequenceId, kSequence);
-    if (flags != 0) enc_.AddVarint(f::kSequenceFlags, flags);
-    return mark;
-  }
-  void EndPacket(size_t mark) {
-    enc_.EndNested(mark);
-    out_.Raw(enc_.view());
-    ++packets_;
-  }
-
-  void InternedEntry(uint32_t field, uint64_t iid, std::string_view name) {
-    const size_t m = enc_.BeginNested(field);
-    enc_.AddVarint(f::kIid, iid);
-    enc_.AddBytes(f::kInternedName, name);
-    enc_.EndNested(m);
-  }
+  // ---- the first packet: clears the incremental state, interns categories and arg names ----
 
   void WriteFirstPacket() {
-    const size_t packet = BeginPacket(kIncrementalStateCleared);
+    const size_t packet = packets_.Begin(kIncrementalStateCleared);
     const size_t interned = enc_.BeginNested(f::kInternedData);
     for (uint8_t c = 0; c < kCategoryCount; ++c) {
-      InternedEntry(f::kEventCategories, Iid(static_cast<Category>(c)), kCategoryNames[c]);
+      packets_.InternedEntry(f::kEventCategories, Iid(static_cast<Category>(c)), kCategoryNames[c]);
     }
     for (uint8_t a = 0; a < kArgCount; ++a) {
-      InternedEntry(f::kDebugAnnotationNames, Iid(static_cast<ArgName>(a)), kArgNames[a]);
+      packets_.InternedEntry(f::kDebugAnnotationNames, Iid(static_cast<ArgName>(a)), kArgNames[a]);
     }
     enc_.EndNested(interned);
-    EndPacket(packet);
-  }
-
-  // ---- tracks -------------------------------------------------------------------------------
-
-  static uint64_t TrackKey(uint32_t pid, uint32_t tid) { return uint64_t{pid} << 32 | tid; }
-
-  void TrackPacket(uint64_t uuid, uint64_t parent, std::string_view name, int64_t rank,
-                   bool explicit_children) {
-    const size_t packet = BeginPacket(0);
-    const size_t d = enc_.BeginNested(f::kTrackDescriptor);
-    enc_.AddVarint(f::kUuid, uuid);
-    if (parent != 0) enc_.AddVarint(f::kParentUuid, parent);
-    enc_.AddBytes(f::kTrackName, RepairUtf8(name));
-    if (explicit_children) enc_.AddVarint(f::kChildOrdering, kChildOrderExplicit);
-    enc_.AddInt(f::kSiblingOrderRank, rank);
-    enc_.EndNested(d);
-    EndPacket(packet);
-  }
-
-  void WriteTracks() {
-    const std::vector<TraceProcess> processes = plan_.Processes();
-    std::unordered_map<uint32_t, uint64_t> process_uuid;
-    for (const TraceProcess& proc : processes) {
-      const uint64_t uuid = next_uuid_++;
-      process_uuid[proc.pid] = uuid;
-      if (!proc.host) {
-        TrackPacket(uuid, 0, proc.name, proc.sort_index, true);
-        continue;
-      }
-      const size_t packet = BeginPacket(0);
-      const size_t d = enc_.BeginNested(f::kTrackDescriptor);
-      enc_.AddVarint(f::kUuid, uuid);
-      const size_t pd = enc_.BeginNested(f::kProcess);
-      enc_.AddInt(f::kPid, static_cast<int32_t>(proc.pid));
-      enc_.AddBytes(f::kProcessName, RepairUtf8(proc.name));
-      enc_.EndNested(pd);
-      enc_.EndNested(d);
-      EndPacket(packet);
-    }
-    // Lanes in the JSON's thread_sort_index order (a synthetic lane next to its thread/stream).
-    std::vector<TraceTrack> tracks = plan_.Tracks();
-    std::stable_sort(tracks.begin(), tracks.end(), [](const TraceTrack& a, const TraceTrack& b) {
-      if (a.pid != b.pid) return a.pid < b.pid;
-      return a.sort_index < b.sort_index;
-    });
-    int64_t rank = 0;
-    for (const TraceTrack& t : tracks) {
-      const uint64_t uuid = next_uuid_++;
-      track_uuid_[TrackKey(t.pid, t.tid)] = uuid;
-      const uint64_t parent = process_uuid.at(t.pid);
-      if (t.pid == p_.info.pid && t.tid < kFirstSyntheticTid) {
-        const size_t packet = BeginPacket(0);
-        const size_t d = enc_.BeginNested(f::kTrackDescriptor);
-        enc_.AddVarint(f::kUuid, uuid);
-        const size_t td = enc_.BeginNested(f::kThread);
-        enc_.AddInt(f::kPid, static_cast<int32_t>(t.pid));
-        enc_.AddInt(f::kTid, static_cast<int32_t>(t.tid));
-        enc_.AddBytes(f::kThreadName, RepairUtf8(t.name));
-        enc_.EndNested(td);
-        enc_.EndNested(d);
-        EndPacket(packet);
-      } else {
-        TrackPacket(uuid, parent, t.name, rank, false);
-      }
-      ++rank;
-    }
-    // One bytes-in-use counter per device that has memory points.
-    for (const PlannedEvent& e : plan_.events()) {
-      if (e.kind != TraceEventKind::kMemory || counter_uuid_.count(e.pid)) continue;
-      const uint64_t uuid = next_uuid_++;
-      counter_uuid_[e.pid] = uuid;
-      const size_t packet = BeginPacket(0);
-      const size_t d = enc_.BeginNested(f::kTrackDescriptor);
-      enc_.AddVarint(f::kUuid, uuid);
-      enc_.AddVarint(f::kParentUuid, process_uuid.at(e.pid));
-      enc_.AddBytes(f::kTrackName, TracePlan::MemoryCounterName(e.pid));
-      enc_.AddInt(f::kSiblingOrderRank, -1);  // above the streams
-      const size_t c = enc_.BeginNested(f::kCounter);
-      enc_.AddVarint(f::kCounterUnit, kUnitSizeBytes);
-      enc_.EndNested(c);
-      enc_.EndNested(d);
-      EndPacket(packet);
-    }
-  }
-
-  uint64_t TrackUuid(const PlannedEvent& e) {
-    const uint64_t key = TrackKey(e.pid, e.tid);
-    // Launches alternate between a thread and a stream: remember the last two tracks.
-    if (key == recent_key_[0]) return recent_uuid_[0];
-    if (key == recent_key_[1]) return recent_uuid_[1];
-    recent_key_[1] = recent_key_[0];
-    recent_uuid_[1] = recent_uuid_[0];
-    recent_key_[0] = key;
-    recent_uuid_[0] = track_uuid_.at(key);
-    return recent_uuid_[0];
+    packets_.End(packet);
   }
 
   // ---- flows --------------------------------------------------------------------------------
@@ -339,12 +161,12 @@ class PerfettoWriter {
 
   // Starts an event packet at `ts`, interning any names queued since the last packet.
   size_t BeginEventPacket(uint64_t ts) {
-    const size_t packet = BeginPacket(kNeedsIncrementalState);
+    const size_t packet = packets_.Begin(kNeedsIncrementalState);
     enc_.AddVarint(f::kTimestamp, ts);
     if (!new_names_.empty()) {
       const size_t interned = enc_.BeginNested(f::kInternedData);
       for (size_t i = 0; i < new_names_.size(); ++i) {
-        InternedEntry(f::kEventNames, new_names_[i], new_name_text_[i]);
+        packets_.InternedEntry(f::kEventNames, new_names_[i], new_name_text_[i]);
       }
       enc_.EndNested(interned);
       new_names_.clear();
@@ -415,7 +237,7 @@ class PerfettoWriter {
       enc_.AddVarint(f::kType, kSliceEnd);
       enc_.AddVarint(f::kTrackUuid, s.track);
       enc_.EndNested(ev);
-      EndPacket(packet);
+      packets_.End(packet);
     }
   }
 
@@ -427,7 +249,7 @@ class PerfettoWriter {
   };
   Open BeginEvent(const PlannedEvent& e, EventType type, Category cat, uint64_t name_iid) {
     Open o;
-    o.track = TrackUuid(e);
+    o.track = tracks_.TrackUuid(e);
     o.packet = BeginEventPacket(e.ts);
     o.event = enc_.BeginNested(f::kTrackEvent);
     enc_.AddVarint(f::kType, type);
@@ -438,7 +260,7 @@ class PerfettoWriter {
   }
   void EndEvent(const Open& o, const PlannedEvent& e, EventType type) {
     enc_.EndNested(o.event);
-    EndPacket(o.packet);
+    packets_.End(o.packet);
     if (type == kSliceBegin) open_.push({std::max(e.ts, e.end), seq_++, o.track});
   }
 
@@ -533,10 +355,10 @@ class PerfettoWriter {
         const size_t packet = BeginEventPacket(e.ts);
         const size_t ev = enc_.BeginNested(f::kTrackEvent);
         enc_.AddVarint(f::kType, kCounterEvent);
-        enc_.AddVarint(f::kTrackUuid, counter_uuid_.at(e.pid));
+        enc_.AddVarint(f::kTrackUuid, tracks_.CounterUuid(e.pid));
         enc_.AddInt(f::kCounterValue, static_cast<int64_t>(plan_.MemoryInUse(e.index)));
         enc_.EndNested(ev);
-        EndPacket(packet);
+        packets_.End(packet);
         break;
       }
       case K::kFlowStart:
@@ -548,14 +370,9 @@ class PerfettoWriter {
   const TracePlan plan_;
   const Profile& p_;
   NameCache names_;
-  JsonWriter& out_;
-  ProtoEncoder enc_;  // the packet being written
-  uint64_t packets_ = 0;
-  uint64_t next_uuid_ = 1;
-  std::unordered_map<uint64_t, uint64_t> track_uuid_;   // (pid << 32 | tid) -> uuid
-  std::unordered_map<uint32_t, uint64_t> counter_uuid_;  // device -> memory counter uuid
-  uint64_t recent_key_[2] = {UINT64_MAX, UINT64_MAX};
-  uint64_t recent_uuid_[2] = {0, 0};
+  PacketSequence packets_;
+  ProtoEncoder& enc_;  // packets_.enc(): the packet being written
+  PerfettoTracks tracks_;
   std::vector<bool> api_flow_;      // api call starts a flow
   std::vector<bool> gpu_flow_[3];   // GPU record (kernel, memcpy, memset) ends a flow
   std::priority_queue<OpenSlice, std::vector<OpenSlice>, EndsLater> open_;
@@ -574,16 +391,19 @@ class PerfettoWriter {
 };
 
 }  // namespace
+}  // namespace gprof::perfetto
+
+namespace gprof {
 
 TraceStats WritePerfettoTrace(const Profile& profile, const std::string& path) {
   JsonWriter out(path);
-  PerfettoWriter w(profile, &out);
+  perfetto::PerfettoWriter w(profile, &out);
   return w.Write();
 }
 
 TraceStats FormatPerfettoTrace(const Profile& profile, JsonSink sink) {
   JsonWriter out(sink);
-  PerfettoWriter w(profile, &out);
+  perfetto::PerfettoWriter w(profile, &out);
   return w.Write();
 }
 
