@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "bench/bench_profile.h"
-#include "collector/gpu_collector.h"
-#include "collector/thread_buffer.h"
+#include "collector/cupti/gpu_collector.h"
+#include "collector/host/thread_buffer.h"
 #include "config/config.h"
 #include "support/clock.h"
 

@@ -12,9 +12,9 @@
 #include <string>
 
 #include "bench/bench_profile.h"
-#include "collector/api_records.h"
-#include "collector/profile_builder.h"
-#include "collector/thread_buffer.h"
+#include "collector/host/api_records.h"
+#include "collector/host/profile_builder.h"
+#include "collector/host/thread_buffer.h"
 #include "model/dump.h"
 
 using namespace gprof;

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "bench/bench_profile.h"
-#include "collector/activity_decoder.h"
-#include "collector/cupti_structs.h"
-#include "collector/testing/packed_buffer.h"
+#include "collector/cupti/activity_decoder.h"
+#include "collector/cupti/record_structs.h"
+#include "tests/support/packed_buffer.h"
 
 using namespace gprof;
 using namespace gprof::collector;

@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "bench/bench_profile.h"
-#include "collector/activity_decoder.h"
-#include "collector/api_records.h"
-#include "collector/cupti_structs.h"
-#include "collector/nvtx_records.h"
-#include "collector/thread_buffer.h"
+#include "collector/cupti/activity_decoder.h"
+#include "collector/host/api_records.h"
+#include "collector/cupti/record_structs.h"
+#include "collector/host/nvtx_records.h"
+#include "collector/host/thread_buffer.h"
 #include "model/records.h"
 
 using namespace gprof;

@@ -12,7 +12,7 @@
 // exit() or abort(). No global objects with constructors or destructors live in this library.
 #include <cstdint>
 
-#include "collector/runtime.h"
+#include "collector/lifecycle/runtime.h"
 
 extern "C" {
 

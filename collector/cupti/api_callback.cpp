@@ -1,0 +1,88 @@
+// CUPTI's API callback (the hot path on every application thread that calls CUDA) and the two
+// cheap switches around it: the API hook for step detection and the collection flag. Rules: see
+// session_state.h (no allocation, locks, logging, exceptions or I/O here).
+#include <cstring>
+
+#include "collector/cupti/api_filter.h"
+#include "collector/cupti/session_state.h"
+#include "collector/host/api_records.h"
+#include "collector/host/host_clock.h"
+#include "collector/host/host_collection.h"
+
+namespace gprof::collector::session {
+namespace {
+
+// initial-exec: no __tls_get_addr (which may allocate) on the callback path.
+thread_local int t_runtime_depth __attribute__((tls_model("initial-exec"))) = 0;
+
+size_t DomainIndex(CUpti_CallbackDomain domain) {
+  return domain == CUPTI_CB_DOMAIN_RUNTIME_API ? kRuntime : kDriver;
+}
+
+}  // namespace
+
+void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                          const void* data) noexcept {
+  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
+  const auto* cb = static_cast<const CUpti_CallbackData*>(data);
+  const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+  if (cb->callbackSite == CUPTI_API_ENTER) {
+    // Driver calls made inside a runtime call are the runtime's business, not the user's.
+    if (runtime) {
+      ++t_runtime_depth;
+    } else if (t_runtime_depth > 0) {
+      return;
+    }
+    const uint64_t now = HostTicks();
+    if (cb->correlationData != nullptr) *cb->correlationData = now;
+    if (ApiHook hook = g_hook.load(std::memory_order_relaxed)) [[unlikely]] {
+      ApiHookEvent event{HostTicksToNsLive(now),
+                         cb->functionName,
+                         cb->symbolName,
+                         cb->correlationId,
+                         static_cast<uint16_t>(cbid),
+                         runtime ? ApiDomain::kRuntime : ApiDomain::kDriver,
+                         runtime ? IsRuntimeLaunchCbid(cbid) : IsDriverLaunchCbid(cbid)};
+      hook(event);
+    }
+    return;
+  }
+  if (runtime) {
+    if (t_runtime_depth > 0) --t_runtime_depth;
+  } else if (t_runtime_depth > 0) {
+    return;
+  }
+  if (!g_collecting.load(std::memory_order_relaxed) || HostInert()) return;
+  Session* s = g_session;
+  DomainTables& tables = s->domains[DomainIndex(domain)];
+  if (cbid >= tables.record.size() || tables.record[cbid] == 0) return;
+  const uint64_t start = cb->correlationData != nullptr ? *cb->correlationData : 0;
+  if (start == 0) [[unlikely]] {
+    // No ENTER was seen for this call (see g_exits_without_enter): a record starting at tick 0
+    // would move the trace's base time to the epoch.
+    g_exits_without_enter.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  const uint64_t end = HostTicks();
+  int32_t rc = 0;  // cudaError_t and CUresult are both int-sized enums
+  if (cb->functionReturnValue != nullptr) std::memcpy(&rc, cb->functionReturnValue, sizeof(rc));
+  if (tables.seen[cbid].load(std::memory_order_relaxed) == 0) {
+    tables.seen[cbid].store(1, std::memory_order_relaxed);
+  }
+  // The record has no tid: the thread is implied by the buffer it lands in.
+  AppendApiRecord(start, end, cb->correlationId, static_cast<uint16_t>(cbid),
+                  runtime ? ApiDomain::kRuntime : ApiDomain::kDriver, rc);
+}
+
+}  // namespace gprof::collector::session
+
+namespace gprof::collector {
+
+void SetApiHook(ApiHook hook) { session::g_hook.store(hook, std::memory_order_relaxed); }
+
+void SetGpuCollectionEnabled(bool enabled) {
+  if (!session::Ready()) return;  // see g_ready
+  session::g_collecting.store(enabled, std::memory_order_relaxed);
+}
+
+}  // namespace gprof::collector

@@ -1,0 +1,134 @@
+// API filter table (see cupti_api_filter.h). Cold code.
+#include "collector/cupti/api_filter.h"
+
+#include <cupti.h>
+
+#include <algorithm>
+
+namespace gprof::collector {
+namespace {
+
+// Polling, getters and lookups: frequent, cheap, and noise in a table of where time goes.
+// A constexpr array, not a static container: nothing is constructed or destroyed at load or exit
+// inside the injected library.
+constexpr std::string_view kDropped[] = {
+    // runtime
+    "cudaGetDevice", "cudaGetDeviceCount", "cudaGetLastError", "cudaPeekAtLastError",
+    "cudaStreamQuery", "cudaEventQuery", "cudaDeviceGetAttribute", "cudaPointerGetAttributes",
+    "cudaFuncGetAttributes", "cudaGetDeviceProperties", "cudaDriverGetVersion",
+    "cudaRuntimeGetVersion", "cudaStreamGetCaptureInfo", "cudaStreamIsCapturing",
+    "cudaGetErrorString", "cudaGetErrorName", "cudaGetDriverEntryPoint",
+    "cudaGetDriverEntryPointByVersion", "cudaThreadExchangeStreamCaptureMode",
+    "cudaGetFuncBySymbol", "cudaGetKernel", "__cudaPushCallConfiguration",
+    "__cudaPopCallConfiguration", "__cudaGetKernel",
+    // driver
+    "cuCtxGetCurrent", "cuCtxGetDevice", "cuCtxSetCurrent", "cuGetProcAddress",
+    "cuDeviceGet", "cuDeviceGetCount", "cuDeviceGetAttribute", "cuDriverGetVersion",
+    "cuPointerGetAttribute", "cuPointerGetAttributes", "cuStreamQuery", "cuEventQuery",
+    "cuFuncGetAttribute", "cuGetErrorString", "cuGetErrorName", "cuStreamGetCaptureInfo",
+    "cuStreamIsCapturing", "cuDevicePrimaryCtxGetState", "cuCtxGetStreamPriorityRange",
+    "cuModuleGetFunction", "cuLibraryGetKernel", "cuKernelGetFunction",
+    "cuThreadExchangeStreamCaptureMode",
+};
+
+}  // namespace
+
+std::span<const std::string_view> DefaultDroppedApis() { return kDropped; }
+
+std::string_view DisplayApiName(std::string_view name) {
+  size_t v = name.rfind("_v");
+  if (v != std::string_view::npos && v + 2 < name.size() &&
+      std::all_of(name.begin() + static_cast<std::ptrdiff_t>(v) + 2, name.end(),
+                  [](char c) { return c >= '0' && c <= '9'; })) {
+    name = name.substr(0, v);
+  }
+  return name;
+}
+
+std::string_view BaseApiName(std::string_view name) {
+  name = DisplayApiName(name);
+  for (std::string_view suffix : {"_ptsz", "_ptds"}) {
+    if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix) {
+      name = name.substr(0, name.size() - suffix.size());
+    }
+  }
+  return name;
+}
+
+namespace {
+
+// `full` is cuptiGetCallbackName's spelling (always versioned). A user's name matches it written
+// exactly, without the version ("cudaMemcpy", "cudaStreamSynchronize_ptsz"), as the plain base
+// name (which also covers the _ptsz/_ptds variants), or with a different version suffix
+// ("cudaMemcpy_v7000" for cudaMemcpy_v3020).
+bool Listed(const std::vector<std::string>& list, std::string_view full, std::string_view base) {
+  const std::string_view display = DisplayApiName(full);
+  for (const std::string& n : list) {
+    if (n == full || n == base || n == display || DisplayApiName(n) == display) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<uint8_t> BuildApiFilterTable(const ApiFilter& filter,
+                                         const std::vector<std::string>& names) {
+  std::vector<uint8_t> table(names.size(), 0);
+  const std::span<const std::string_view> dropped = DefaultDroppedApis();
+  for (size_t cbid = 0; cbid < names.size(); ++cbid) {
+    std::string_view full = names[cbid];
+    std::string_view base = BaseApiName(full);
+    bool record = false;
+    switch (filter.base) {
+      case ApiFilter::Base::kAll: record = true; break;
+      case ApiFilter::Base::kNone: record = false; break;
+      case ApiFilter::Base::kDefault:
+        record = std::find(dropped.begin(), dropped.end(), base) == dropped.end();
+        break;
+    }
+    if (!full.empty()) {
+      if (Listed(filter.include, full, base)) record = true;
+      if (Listed(filter.exclude, full, base)) record = false;
+    }
+    // cbid 0 is CUPTI's INVALID id in both domains.
+    table[cbid] = (cbid != 0 && record) ? 1 : 0;
+  }
+  return table;
+}
+
+bool IsRuntimeLaunchCbid(uint32_t cbid) {
+  switch (cbid) {
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000:
+    case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000:
+    case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsDriverLaunchCbid(uint32_t cbid) {
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace gprof::collector

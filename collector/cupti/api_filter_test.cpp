@@ -1,0 +1,132 @@
+// API filter: the default drop list, +NAME/-NAME, all/none, and CUPTI's versioned names.
+#include "collector/cupti/api_filter.h"
+
+#include <gtest/gtest.h>
+
+#include <cupti.h>
+
+namespace gprof::collector {
+namespace {
+
+// A miniature cbid -> name table in CUPTI's spelling.
+std::vector<std::string> Names() {
+  return {"", "cudaGetLastError_v3020", "__cudaLaunchKernel_v13000", "cudaMemcpy_v3020",
+          "cudaStreamSynchronize_ptsz_v7000", "cudaGetDevice_v3020", "cudaMalloc_v3020"};
+}
+
+TEST(ApiFilter, DefaultDropsPollingAndKeepsWork) {
+  ApiFilter f;
+  auto t = BuildApiFilterTable(f, Names());
+  EXPECT_EQ(t[0], 0);  // CUPTI's invalid id
+  EXPECT_EQ(t[1], 0);  // cudaGetLastError
+  EXPECT_EQ(t[2], 1);  // __cudaLaunchKernel
+  EXPECT_EQ(t[3], 1);  // cudaMemcpy
+  EXPECT_EQ(t[4], 1);  // cudaStreamSynchronize_ptsz
+  EXPECT_EQ(t[5], 0);  // cudaGetDevice
+  EXPECT_EQ(t[6], 1);
+}
+
+TEST(ApiFilter, PlusAndMinusWidenAndNarrow) {
+  ApiFilter f;
+  f.include = {"cudaGetDevice"};
+  f.exclude = {"cudaMemcpy", "cudaStreamSynchronize"};
+  auto t = BuildApiFilterTable(f, Names());
+  EXPECT_EQ(t[5], 1);
+  EXPECT_EQ(t[3], 0);
+  EXPECT_EQ(t[4], 0);  // the base name matches the _ptsz variant
+  EXPECT_EQ(t[2], 1);
+}
+
+TEST(ApiFilter, AllAndNone) {
+  ApiFilter all;
+  all.base = ApiFilter::Base::kAll;
+  auto t = BuildApiFilterTable(all, Names());
+  for (size_t i = 1; i < t.size(); ++i) EXPECT_EQ(t[i], 1) << i;
+  ApiFilter none;
+  none.base = ApiFilter::Base::kNone;
+  none.include = {"__cudaLaunchKernel"};
+  t = BuildApiFilterTable(none, Names());
+  for (size_t i = 0; i < t.size(); ++i) EXPECT_EQ(t[i], i == 2 ? 1 : 0) << i;
+}
+
+TEST(ApiFilter, Names) {
+  EXPECT_EQ(DisplayApiName("__cudaLaunchKernel_v13000"), "__cudaLaunchKernel");
+  EXPECT_EQ(DisplayApiName("cuLaunchKernel"), "cuLaunchKernel");
+  EXPECT_EQ(DisplayApiName("cuMemcpy_v2"), "cuMemcpy");
+  EXPECT_EQ(BaseApiName("cudaMemcpyAsync_ptsz_v7000"), "cudaMemcpyAsync");
+  EXPECT_EQ(DisplayApiName("cudaMemcpyAsync_ptsz_v7000"), "cudaMemcpyAsync_ptsz");
+}
+
+// A user's +NAME/-NAME picks the same calls whether it carries CUPTI's version suffix or not,
+// and whichever version it names.
+TEST(ApiFilter, PlusAndMinusWithOrWithoutVersionSuffix) {
+  for (const char* spelling : {"cudaGetDevice", "cudaGetDevice_v3020", "cudaGetDevice_v9999"}) {
+    ApiFilter f;
+    f.include = {spelling};
+    EXPECT_EQ(BuildApiFilterTable(f, Names())[5], 1) << spelling;
+  }
+  for (const char* spelling : {"__cudaLaunchKernel", "__cudaLaunchKernel_v13000"}) {
+    ApiFilter f;
+    f.exclude = {spelling};
+    auto t = BuildApiFilterTable(f, Names());
+    EXPECT_EQ(t[2], 0) << spelling;
+    EXPECT_EQ(t[3], 1) << spelling;  // nothing else
+  }
+  // The _ptsz variant by its own name, with or without version; the plain call is not named.
+  const std::vector<std::string> names = {"", "cudaStreamSynchronize_v3020",
+                                          "cudaStreamSynchronize_ptsz_v7000"};
+  for (const char* spelling : {"cudaStreamSynchronize_ptsz", "cudaStreamSynchronize_ptsz_v7000"}) {
+    ApiFilter f;
+    f.exclude = {spelling};
+    auto t = BuildApiFilterTable(f, names);
+    EXPECT_EQ(t[1], 1) << spelling;
+    EXPECT_EQ(t[2], 0) << spelling;
+  }
+}
+
+// The default drop list is written in base names and still applies to versioned CUPTI names.
+TEST(ApiFilter, DefaultDroppedListIsBaseNames) {
+  ASSERT_FALSE(DefaultDroppedApis().empty());
+  for (std::string_view name : DefaultDroppedApis()) {
+    EXPECT_EQ(BaseApiName(name), name);
+    ApiFilter f;
+    auto t = BuildApiFilterTable(f, {"", std::string(name) + "_v3020", "cudaMalloc_v3020"});
+    EXPECT_EQ(t[1], 0) << name;
+    EXPECT_EQ(t[2], 1) << name;
+  }
+}
+
+// functionName may come with or without the suffix (see cupti_api_filter.h): BaseApiName gives
+// the same key either way, which is what the window thread matches `api:NAME` steps with.
+TEST(ApiFilter, BaseNameIsTheSameForEitherSpelling) {
+  const std::pair<const char*, const char*> pairs[] = {
+      {"cudaLaunchKernel", "cudaLaunchKernel_v7000"},
+      {"cudaLaunchKernel_ptsz", "cudaLaunchKernel_ptsz_v7000"},
+      {"cudaProfilerStart", "cudaProfilerStart_v4000"},
+      {"cudaStreamSynchronize_ptds", "cudaStreamSynchronize_v3020"},
+      {"__cudaLaunchKernel", "__cudaLaunchKernel_ptsz_v13000"},
+  };
+  for (const auto& [plain, versioned] : pairs) {
+    EXPECT_EQ(BaseApiName(plain), BaseApiName(versioned)) << plain;
+  }
+  EXPECT_EQ(BaseApiName("cudaProfilerStop_v4000"), "cudaProfilerStop");
+  EXPECT_EQ(BaseApiName("cuLaunchKernel"), "cuLaunchKernel");
+  // Only a trailing _v<digits> is a version: names that merely contain "_v" stay whole.
+  EXPECT_EQ(BaseApiName("cudaGraphExecKernelNodeSetParams_vX"), "cudaGraphExecKernelNodeSetParams_vX");
+  EXPECT_EQ(BaseApiName("cudaFoo_v"), "cudaFoo_v");
+}
+
+TEST(ApiFilter, LaunchLikeIds) {
+  EXPECT_TRUE(IsRuntimeLaunchCbid(505));  // __cudaLaunchKernel (CUDA 13)
+  EXPECT_TRUE(IsRuntimeLaunchCbid(506));
+  EXPECT_TRUE(IsRuntimeLaunchCbid(211));
+  EXPECT_TRUE(IsRuntimeLaunchCbid(430));
+  EXPECT_TRUE(IsRuntimeLaunchCbid(311));
+  EXPECT_FALSE(IsRuntimeLaunchCbid(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020));
+  EXPECT_TRUE(IsDriverLaunchCbid(307));
+  EXPECT_TRUE(IsDriverLaunchCbid(652));
+  EXPECT_TRUE(IsDriverLaunchCbid(514));
+}
+
+}  // namespace
+}  // namespace gprof::collector

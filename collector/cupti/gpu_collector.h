@@ -1,0 +1,70 @@
+// GPU collection through CUPTI: the one entry point of collector/cupti/ for the rest of the
+// collector (lifecycle/ and windows/ include this header, and api_filter.h for API-name matching;
+// neither includes <cupti.h>). Implemented by the files of collector/cupti/: session.cpp (start,
+// stop), api_callback.cpp, activity_buffers.cpp (buffer callbacks, parser thread),
+// session_drain.cpp and gpu_drain.cpp (drain). Nothing outside collector/ includes CUPTI.
+//
+// Threads: Start/Drain/Stop are cold and run on the thread that called InitializeInjection, the
+// atexit handler, or the window-end thread; never concurrently with each other.
+#pragma once
+
+#include <string>
+
+#include "config/config.h"
+#include "model/profile.h"
+#include "model/records.h"
+
+namespace gprof::collector {
+
+struct GpuStartResult {
+  bool collecting = false;
+  std::string status;        // one line: "collected", or what failed and what to do
+  std::string cupti_library; // path of the libcupti used ("" if none was loaded)
+};
+
+// Loads libcupti, checks its version, subscribes, enables callbacks and activity kinds. On any
+// failure everything stays inert and `status` says why (shown once to the user).
+GpuStartResult StartGpuCollection(const Config& config);
+
+// Flushes CUPTI's activity buffers (forced when `forced`), then moves every GPU record collected
+// so far into `profile` (kernels, copies, memsets, syncs, memory ops, overheads, devices,
+// launch configs, counters). API-call records are host records (thread_buffer.h), not moved here.
+void DrainGpu(Profile* profile, bool forced);
+
+// Turns the recording of API-call records on or off (schedule windows: off in wait steps). One
+// relaxed store; CUPTI activity (kernels, copies, ...) is switched by SetGpuActivityEnabled, and
+// the API hook keeps seeing every call for step detection either way.
+void SetGpuCollectionEnabled(bool enabled);
+
+// Turns CUPTI activity recording (kernels, copies, ...) on or off: schedule windows switch it off
+// between windows so CUPTI costs nothing there. Cold (window thread); calls into CUPTI. Records
+// already in buffers are kept. On at start.
+void SetGpuActivityEnabled(bool enabled);
+
+// Ends the session: activity kinds off, a forced flush of its own, the parser joined once it has
+// decoded every buffer, then unsubscribes and calls cuptiFinalize. Records flushed here and not
+// drained before are lost: drain first. Idempotent.
+void StopGpuCollection();
+
+// The one call point from CUPTI's API callback into schedule/step logic (windows, kernel- and
+// API-based step detection, cudaProfilerStart/Stop capture). The schedule code installs a hook;
+// the callback calls it on API entry for every runtime call and every driver call made directly
+// (not from inside a runtime call), whether or not collection is on, before the call runs. The
+// hook runs on application threads inside a CUPTI callback: it must follow the hot path rules
+// (no allocation, locks, logging, exceptions, I/O). SetApiHook is cold (init).
+struct ApiHookEvent {
+  uint64_t ts_ns;
+  const char* function_name;  // CUPTI's name for the API ("cudaProfilerStart", ...)
+  const char* symbol_name;    // launched kernel's name for launch calls, else nullptr
+  uint32_t correlation_id;
+  uint16_t cbid;
+  ApiDomain domain;
+  bool is_launch;             // launch-like (REFERENCE.md §1 list, graphs included)
+};
+
+using ApiHook = void (*)(const ApiHookEvent& event) noexcept;
+
+// Installs (or, with nullptr, removes) the hook. Only one hook: the schedule owns it.
+void SetApiHook(ApiHook hook);
+
+}  // namespace gprof::collector

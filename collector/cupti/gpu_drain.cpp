@@ -1,0 +1,105 @@
+// See gpu_drain.h.
+#include "collector/cupti/gpu_drain.h"
+
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace gprof::collector {
+namespace {
+
+// Re-interns one parsed batch into `profile`.
+using ConfigIndex = std::unordered_map<LaunchConfig, uint32_t, LaunchConfigHash, LaunchConfigEqual>;
+
+void MergeBatch(GpuBatch& batch, Profile* profile, ConfigIndex* config_index,
+                KnownDevices* devices) {
+  std::vector<StringId> names(batch.strings.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    names[i] = profile->strings.Intern(batch.strings.Get(static_cast<StringId>(i)));
+  }
+  std::vector<uint32_t> configs(batch.launch_configs.size());
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const LaunchConfig& c = batch.launch_configs[i];
+    auto [it, inserted] =
+        config_index->try_emplace(c, static_cast<uint32_t>(profile->launch_configs.size()));
+    if (inserted) profile->launch_configs.push_back(c);
+    configs[i] = it->second;
+  }
+  for (Kernel k : batch.kernels) {
+    k.name = names[k.name];
+    k.launch_config = configs[k.launch_config];
+    profile->kernels.push_back(k);
+  }
+  profile->memcpys.insert(profile->memcpys.end(), batch.memcpys.begin(), batch.memcpys.end());
+  profile->memsets.insert(profile->memsets.end(), batch.memsets.begin(), batch.memsets.end());
+  profile->syncs.insert(profile->syncs.end(), batch.syncs.begin(), batch.syncs.end());
+  profile->memory_ops.insert(profile->memory_ops.end(), batch.memory_ops.begin(),
+                             batch.memory_ops.end());
+  profile->overheads.insert(profile->overheads.end(), batch.overheads.begin(),
+                            batch.overheads.end());
+  for (const DeviceInfo& d : batch.devices) {
+    bool seen = false;
+    for (const auto& old : *devices) seen = seen || old.first.id == d.id;
+    if (!seen) devices->emplace_back(d, std::string(batch.strings.Get(d.name)));
+  }
+  profile->counters.records_unknown_kind += batch.records_unknown_kind;
+}
+
+// Every device seen so far, in every profile (a window after the first still names its GPU).
+void AddDevices(const KnownDevices& devices, Profile* profile) {
+  for (const auto& [info, name] : devices) {
+    bool seen = false;
+    for (const DeviceInfo& old : profile->devices) seen = seen || old.id == info.id;
+    if (seen) continue;
+    DeviceInfo d = info;
+    d.name = profile->strings.Intern(name);
+    profile->devices.push_back(d);
+  }
+}
+
+template <typename Rec>
+uint64_t CountUnlinked(const std::vector<Rec>& records, size_t first,
+                       const std::unordered_set<uint32_t>& ids) {
+  uint64_t n = 0;
+  for (size_t i = first; i < records.size(); ++i) {
+    if (records[i].correlation_id == 0 || ids.count(records[i].correlation_id) == 0) ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+MergeTotals MergeGpuBatches(std::vector<GpuBatch>* batches, KnownDevices* devices,
+                            Profile* profile) {
+  MergeTotals totals;
+  const size_t first_kernel = profile->kernels.size();
+  const size_t first_memcpy = profile->memcpys.size();
+  const size_t first_memset = profile->memsets.size();
+  uint64_t uncorrelated_ids_zero = 0;
+  ConfigIndex config_index;
+  for (size_t i = 0; i < profile->launch_configs.size(); ++i) {
+    config_index.try_emplace(profile->launch_configs[i], static_cast<uint32_t>(i));
+  }
+  for (GpuBatch& batch : *batches) {
+    uncorrelated_ids_zero += batch.records_uncorrelated;
+    totals.bad_timestamps += batch.records_bad_timestamps;
+    MergeBatch(batch, profile, &config_index, devices);
+  }
+  batches->clear();
+  AddDevices(*devices, profile);
+  // API calls are host records: when the profile builder already placed them, check against
+  // them; else only a zero id is known to be unlinked.
+  if (!profile->api_calls.empty()) {
+    std::unordered_set<uint32_t> ids;
+    ids.reserve(profile->api_calls.size());
+    for (const ApiCall& c : profile->api_calls) ids.insert(c.correlation_id);
+    profile->counters.gpu_records_uncorrelated += CountUnlinked(profile->kernels, first_kernel, ids) +
+                                                  CountUnlinked(profile->memcpys, first_memcpy, ids) +
+                                                  CountUnlinked(profile->memsets, first_memset, ids);
+  } else {
+    profile->counters.gpu_records_uncorrelated += uncorrelated_ids_zero;
+  }
+  return totals;
+}
+
+}  // namespace gprof::collector

@@ -1,0 +1,99 @@
+// MergeGpuBatches: batches built by hand, expected values counted by hand.
+#include "collector/cupti/gpu_drain.h"
+
+#include <gtest/gtest.h>
+
+namespace gprof::collector {
+namespace {
+
+LaunchConfig Config(uint32_t grid_x) {
+  LaunchConfig c{};
+  c.grid[0] = grid_x;
+  c.grid[1] = c.grid[2] = 1;
+  c.block[0] = 128;
+  c.block[1] = c.block[2] = 1;
+  return c;
+}
+
+// One batch: kernels named `names[i]` with launch config `configs[i]` and correlation id
+// `first_corr + i`.
+GpuBatch Batch(std::vector<const char*> names, std::vector<uint32_t> grids, uint32_t first_corr) {
+  GpuBatch b;
+  for (size_t i = 0; i < names.size(); ++i) {
+    Kernel k{};
+    k.start_ns = 1000 + i;
+    k.end_ns = 2000 + i;
+    k.correlation_id = first_corr + static_cast<uint32_t>(i);
+    k.name = b.strings.Intern(names[i]);
+    k.launch_config = b.InternLaunchConfig(Config(grids[i]));
+    k.stream_id = 7;
+    b.kernels.push_back(k);
+  }
+  return b;
+}
+
+TEST(MergeGpuBatches, NamesAndLaunchConfigsAreReinternedIntoTheProfile) {
+  std::vector<GpuBatch> batches;
+  batches.push_back(Batch({"a", "b"}, {1, 2}, 10));
+  batches.push_back(Batch({"b", "c"}, {2, 3}, 12));  // "b" and grid 2 again: no new entries
+  Profile p;
+  p.strings.Intern("already-there");  // profile ids differ from the batches' own ids
+  KnownDevices devices;
+  MergeGpuBatches(&batches, &devices, &p);
+  EXPECT_TRUE(batches.empty());
+  ASSERT_EQ(p.kernels.size(), 4u);
+  // 3 distinct names and 3 distinct configs (grid 1, 2, 3).
+  EXPECT_EQ(p.launch_configs.size(), 3u);
+  const char* want_names[] = {"a", "b", "b", "c"};
+  const uint32_t want_grid[] = {1, 2, 2, 3};
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(p.strings.Get(p.kernels[i].name), want_names[i]) << i;
+    EXPECT_EQ(p.launch_configs[p.kernels[i].launch_config].grid[0], want_grid[i]) << i;
+  }
+}
+
+TEST(MergeGpuBatches, UnlinkedRecordsAreThoseWithoutARecordedApiCall) {
+  std::vector<GpuBatch> batches;
+  batches.push_back(Batch({"a", "a", "a"}, {1, 1, 1}, 20));  // ids 20, 21, 22
+  Profile p;
+  p.api_calls.push_back({0, 1, 20, 1, 1, ApiDomain::kRuntime, 0, 0});
+  p.api_calls.push_back({0, 1, 22, 1, 1, ApiDomain::kRuntime, 0, 0});
+  KnownDevices devices;
+  MergeGpuBatches(&batches, &devices, &p);
+  EXPECT_EQ(p.counters.gpu_records_uncorrelated, 1u);  // id 21 has no call
+}
+
+TEST(MergeGpuBatches, WithoutApiCallsOnlyZeroIdsCountAsUnlinked) {
+  std::vector<GpuBatch> batches;
+  batches.push_back(Batch({"a"}, {1}, 5));
+  batches.back().records_uncorrelated = 2;  // the decoder saw two records with id 0
+  batches.back().records_bad_timestamps = 3;
+  Profile p;
+  KnownDevices devices;
+  const MergeTotals totals = MergeGpuBatches(&batches, &devices, &p);
+  EXPECT_EQ(p.counters.gpu_records_uncorrelated, 2u);
+  EXPECT_EQ(totals.bad_timestamps, 3u);
+}
+
+TEST(MergeGpuBatches, DevicesSeenOnceAreAddedToEveryLaterProfile) {
+  KnownDevices devices;
+  {
+    std::vector<GpuBatch> batches(1);
+    DeviceInfo d{};
+    d.id = 0;
+    d.name = batches[0].strings.Intern("NVIDIA H200");
+    batches[0].devices.push_back(d);
+    Profile first;
+    MergeGpuBatches(&batches, &devices, &first);
+    ASSERT_EQ(first.devices.size(), 1u);
+    EXPECT_EQ(first.strings.Get(first.devices[0].name), "NVIDIA H200");
+  }
+  std::vector<GpuBatch> none(1);
+  Profile second;  // CUPTI reports a device once: the second window still names it
+  MergeGpuBatches(&none, &devices, &second);
+  ASSERT_EQ(second.devices.size(), 1u);
+  EXPECT_EQ(second.strings.Get(second.devices[0].name), "NVIDIA H200");
+}
+
+}  // namespace
+}  // namespace gprof::collector

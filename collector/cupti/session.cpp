@@ -1,0 +1,272 @@
+// Implementation of gpu_collector.h's start and stop: loads libcupti, checks its version,
+// subscribes, registers the buffer callbacks, enables the activity kinds and starts the parser
+// thread; stops them in a safe order. The callbacks, the parser and the drain live in the other
+// files of this folder; their shared state and threading rules are in session_state.h.
+#include <unistd.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "collector/cupti/api_filter.h"
+#include "collector/cupti/gpu_collector.h"
+#include "collector/cupti/loader.h"
+#include "collector/cupti/record_structs.h"
+#include "collector/cupti/session_state.h"
+#include "collector/cupti/start_messages.h"
+#include "support/log.h"
+
+namespace gprof::collector::session {
+
+std::atomic<Session*> g_session{nullptr};
+std::atomic<bool> g_collecting{false};
+std::atomic<ApiHook> g_hook{nullptr};
+std::atomic<uint64_t> g_dropped{0};
+std::atomic<uint64_t> g_cupti_errors{0};
+std::atomic<uint64_t> g_exits_without_enter{0};
+std::atomic<bool> g_ready{false};
+
+namespace {
+
+// Activity kinds we enable. KERNEL would serialize kernels (REFERENCE.md §1): CONCURRENT_KERNEL.
+// GRAPH_TRACE is not enabled: it replaces per-kernel records of graph launches with one record
+// per graph, and kernels already carry their graph ids.
+constexpr CUpti_ActivityKind kRequiredKind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+constexpr CUpti_ActivityKind kOptionalKinds[] = {
+    CUPTI_ACTIVITY_KIND_MEMCPY,          CUPTI_ACTIVITY_KIND_MEMCPY2,
+    CUPTI_ACTIVITY_KIND_MEMSET,          CUPTI_ACTIVITY_KIND_MEMORY2,
+    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_OVERHEAD,
+    CUPTI_ACTIVITY_KIND_DEVICE,
+};
+
+void BuildDomainTables(const CuptiApi& api, const Config& config) {
+  Session* s = g_session;
+  const CUpti_CallbackDomain domains[2] = {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API};
+  const size_t sizes[2] = {CUPTI_RUNTIME_TRACE_CBID_SIZE, CUPTI_DRIVER_TRACE_CBID_SIZE};
+  for (size_t d = 0; d < 2; ++d) {
+    DomainTables& t = s->domains[d];
+    t.names.assign(sizes[d], std::string());
+    for (size_t cbid = 1; cbid < sizes[d]; ++cbid) {
+      const char* name = nullptr;
+      if (api.GetCallbackName(domains[d], static_cast<uint32_t>(cbid), &name) == CUPTI_SUCCESS &&
+          name != nullptr) {
+        t.names[cbid] = name;
+      }
+    }
+    t.record = BuildApiFilterTable(config.api_filter, t.names);
+    t.seen = std::make_unique<std::atomic<uint8_t>[]>(sizes[d]);
+  }
+}
+
+void ReleaseFailedSession(Session* s) {
+  if (s->subscriber != nullptr) s->api.Unsubscribe(s->subscriber);
+  for (CUpti_ActivityKind kind : s->enabled_kinds) s->api.ActivityDisable(kind);
+  s->enabled_kinds.clear();
+  s->subscriber = nullptr;
+  s->stopped = true;
+  g_collecting.store(false, std::memory_order_relaxed);
+  g_session = nullptr;  // the Session leaks on purpose: CUPTI may still hold our callbacks
+}
+
+
+GpuStartResult Start(const Config& config) {
+  GpuStartResult result;
+  if (!config.cuda) {
+    result.status = "GPU collection is off (GPROF_CUDA=0): only NVTX ranges are collected.";
+    return result;
+  }
+  CuptiLoadResult load = LoadCupti(CollectSearchInputs(config.cupti_lib));
+  if (!load.ok) {
+    result.status = "CUPTI is unavailable: " + load.error + ". " + kNoGpuData +
+                    " Set GPROF_CUPTI_LIB to the libcupti.so.13 of a CUDA 13.0 toolkit, or install "
+                    "the nvidia-cuda-cupti wheel.";
+    return result;
+  }
+  result.cupti_library = load.path;
+  const CuptiApi& api = load.api;
+
+  // Version check: the record layouts in cupti_structs.h belong to exactly one CUPTI API version.
+  uint32_t version = 0;
+  CUptiResult rc = api.GetVersion(&version);
+  if (rc != CUPTI_SUCCESS || version == 0) {
+    result.status = StartFailure(api, "cuptiGetVersion", rc == CUPTI_SUCCESS ? CUPTI_ERROR_UNKNOWN : rc);
+    return result;
+  }
+  if (version != kBuiltCuptiApiVersion) {
+    result.status = load.path + " is CUPTI API version " + std::to_string(version) +
+                    " but gprof-run was built for version " +
+                    std::to_string(kBuiltCuptiApiVersion) +
+                    " (CUDA 13.0): its records would be misread, so " + kNoGpuData +
+                    " Point GPROF_CUPTI_LIB at the CUDA 13.0 libcupti, or rebuild gprof-run "
+                    "against this CUDA toolkit.";
+    return result;
+  }
+
+  auto* s = new Session();  // never freed (see the file comment)
+  s->api = api;
+  s->path = load.path;
+  s->pid = getpid();
+  s->pool.Init(static_cast<size_t>(config.activity_buffer_kib) * 1024,
+               config.activity_pool_buffers);
+  g_session = s;
+  BuildDomainTables(api, config);
+
+  // Zeroed buffers let CUPTI skip clearing them on the app thread; the pool keeps them zeroed.
+  // Older CUPTI lack the attribute: not an error.
+  uint8_t one = 1;
+  size_t one_size = sizeof(one);
+  api.ActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &one_size, &one);
+
+  rc = api.ActivityRegisterCallbacks(&BufferRequested, &BufferCompleted);
+  if (rc != CUPTI_SUCCESS) {
+    result.status = StartFailure(api, "cuptiActivityRegisterCallbacks", rc);
+    ReleaseFailedSession(s);
+    return result;
+  }
+
+  char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 64] = {0};
+  CUpti_SubscriberParams params{};
+  params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+  params.subscriberName = "gprof-run";
+  params.oldSubscriberName = holder;
+  params.oldSubscriberSize = sizeof(holder);
+  const CUpti_CallbackFunc callback = &ApiCallback;  // noexcept -> plain: a standard conversion
+  rc = api.Subscribe(&s->subscriber, callback, nullptr, &params);
+  if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    holder[sizeof(holder) - 1] = '\0';
+    s->subscriber = nullptr;
+    result.status = "CUPTI is already used by " + FriendlyHolder(holder) +
+                    " in this process: " + kNoGpuData +
+                    " Run without the other profiler to get GPU data.";
+    ReleaseFailedSession(s);
+    return result;
+  }
+  if (rc != CUPTI_SUCCESS) {
+    s->subscriber = nullptr;
+    result.status = StartFailure(api, "cuptiSubscribe_v2", rc);
+    ReleaseFailedSession(s);
+    return result;
+  }
+  for (CUpti_CallbackDomain domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
+    rc = api.EnableDomain(1, s->subscriber, domain);
+    if (rc != CUPTI_SUCCESS) {
+      result.status = StartFailure(api, "cuptiEnableDomain", rc);
+      ReleaseFailedSession(s);
+      return result;
+    }
+  }
+  rc = api.ActivityEnable(kRequiredKind);
+  if (rc != CUPTI_SUCCESS) {
+    result.status = StartFailure(api, "cuptiActivityEnable(CONCURRENT_KERNEL)", rc);
+    ReleaseFailedSession(s);
+    return result;
+  }
+  s->enabled_kinds.push_back(kRequiredKind);
+  std::string missing_kinds;
+  for (CUpti_ActivityKind kind : kOptionalKinds) {
+    if (api.ActivityEnable(kind) == CUPTI_SUCCESS) {
+      s->enabled_kinds.push_back(kind);
+    } else {
+      missing_kinds += (missing_kinds.empty() ? "" : ", ") + std::to_string(static_cast<int>(kind));
+    }
+  }
+  try {
+    s->parser = std::thread(ParserMain, s);
+  } catch (...) {
+    result.status = "could not start the activity parser thread: " + std::string(kNoGpuData) +
+                    " The process may be out of threads or memory.";
+    ReleaseFailedSession(s);
+    return result;
+  }
+  g_collecting.store(true, std::memory_order_relaxed);
+  g_ready.store(true, std::memory_order_release);  // last step: from here the session is usable
+  result.collecting = true;
+  result.status = "collected";
+  if (!missing_kinds.empty()) {
+    log::Warn("CUPTI refused activity kinds " + missing_kinds +
+              ": those records (copies, memsets, syncs, memory, overhead or devices) are missing "
+              "from the profile; kernels are collected.");
+  }
+  log::Debug("CUPTI loaded from " + load.path + " (" + CuptiSourceName(load.source) + ")");
+  return result;
+}
+
+// Order matters: no CUPTI teardown while our parser may still be inside
+// cuptiActivityGetNextRecord. Kinds off (no new records), a forced flush (CUPTI hands back every
+// buffer), the parser stopped and joined once it has decoded them, then unsubscribe and finalize.
+void Stop() {
+  if (!Ready()) return;
+  Session* s = g_session;
+  if (s == nullptr || s->stopped || s->pid != getpid()) return;
+  s->stopped = true;
+  g_ready.store(false, std::memory_order_release);  // later Set*/Drain calls do nothing
+  g_collecting.store(false, std::memory_order_relaxed);
+  for (CUpti_ActivityKind kind : s->enabled_kinds) s->api.ActivityDisable(kind);
+  if (s->api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != CUPTI_SUCCESS) {
+    g_cupti_errors.fetch_add(1, std::memory_order_relaxed);
+  }
+  s->stop.store(true, std::memory_order_release);
+  s->pool.Wake();
+  if (s->parser.joinable()) s->parser.join();
+  s->api.Unsubscribe(s->subscriber);
+  // 13.0/13.1 can crash at unload without cuptiFinalize (REFERENCE.md §1).
+  s->api.Finalize();
+}
+
+}  // namespace
+}  // namespace gprof::collector::session
+
+namespace gprof::collector {
+
+using session::g_session;
+using session::Ready;
+using session::Session;
+
+GpuStartResult StartGpuCollection(const Config& config) {
+  static std::atomic<bool> started{false};
+  if (started.exchange(true)) {
+    GpuStartResult again;
+    again.collecting = Ready();
+    again.status = again.collecting ? "collected" : "GPU collection was already attempted";
+    Session* s = g_session.load();
+    again.cupti_library = s != nullptr ? s->path : "";
+    return again;
+  }
+  try {
+    return session::Start(config);
+  } catch (...) {
+    GpuStartResult failed;
+    failed.status = std::string("GPU collection failed to start (out of memory?): ") + kNoGpuData;
+    return failed;
+  }
+}
+
+void DrainGpu(Profile* profile, bool forced) {
+  try {
+    session::Drain(profile, forced);
+  } catch (...) {
+    log::Error("collecting GPU records failed (out of memory?): the profile lacks some GPU data.");
+  }
+}
+
+void SetGpuActivityEnabled(bool enabled) {
+  if (!Ready()) return;  // see g_ready
+  Session* s = g_session;
+  if (s == nullptr || s->stopped || s->pid != getpid() || s->activity_on == enabled) return;
+  for (CUpti_ActivityKind kind : s->enabled_kinds) {
+    CUptiResult rc = enabled ? s->api.ActivityEnable(kind) : s->api.ActivityDisable(kind);
+    if (rc != CUPTI_SUCCESS) session::g_cupti_errors.fetch_add(1, std::memory_order_relaxed);
+  }
+  s->activity_on = enabled;
+}
+
+void StopGpuCollection() {
+  try {
+    session::Stop();
+  } catch (...) {
+  }
+}
+
+}  // namespace gprof::collector
+

@@ -1,0 +1,216 @@
+// ProfileBuilder (see profile_builder.h). Cold code: runs at exit or window end only, one build at
+// a time (the runtime serializes them with its flush_mutex).
+#include "collector/host/profile_builder.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "collector/host/api_records.h"
+#include "collector/host/host_clock.h"
+#include "collector/host/nvtx_records.h"
+
+namespace gprof::collector {
+namespace {
+
+// Drops a trailing incomplete UTF-8 sequence left by truncating a long name.
+std::string_view TrimPartialUtf8(std::string_view s) {
+  size_t i = s.size();
+  size_t back = 0;
+  while (i > 0 && back < 4 && (static_cast<unsigned char>(s[i - 1]) & 0xC0) == 0x80) {
+    --i;
+    ++back;
+  }
+  if (i == 0) return s;
+  const unsigned char lead = static_cast<unsigned char>(s[i - 1]);
+  size_t want = 1;
+  if ((lead & 0xE0) == 0xC0) want = 2;
+  else if ((lead & 0xF0) == 0xE0) want = 3;
+  else if ((lead & 0xF8) == 0xF0) want = 4;
+  if (lead >= 0x80 && back + 1 < want) return s.substr(0, i - 1);
+  return s;
+}
+
+// HostRecordsDropped() at the end of the previous BuildHostProfile. Only touched there (one cold
+// thread at a time); constant-initialized, never destroyed.
+uint64_t g_dropped_reported = 0;
+
+}  // namespace
+
+ProfileBuilder::ProfileBuilder(const NvtxRegistrySnapshot& registry, Profile* profile)
+    : registry_(registry), profile_(profile) {
+  if (profile_->domains.empty()) profile_->domains.push_back(kNoString);
+}
+
+uint16_t ProfileBuilder::Domain(uint16_t index) {
+  // Profile::domains is indexed like the registry, so indices in records stay valid.
+  if (index >= registry_.domains.size()) return 0;
+  while (profile_->domains.size() <= index) {
+    const size_t i = profile_->domains.size();
+    profile_->domains.push_back(profile_->strings.Intern(registry_.domains[i]));
+  }
+  return index;
+}
+
+StringId ProfileBuilder::NameOf(NvtxNameEncoding encoding, uint32_t registered, const char* bytes,
+                                uint32_t len) {
+  switch (encoding) {
+    case NvtxNameEncoding::kUtf8:
+      return profile_->strings.Intern(TrimPartialUtf8(std::string_view(bytes, len)));
+    case NvtxNameEncoding::kWide: {
+      std::vector<wchar_t> wide(len / sizeof(wchar_t));
+      std::memcpy(wide.data(), bytes, wide.size() * sizeof(wchar_t));
+      return profile_->strings.Intern(WideToUtf8(wide.data(), wide.size()));
+    }
+    case NvtxNameEncoding::kRegistered:
+      if (registered < registry_.strings.size()) {
+        return profile_->strings.Intern(registry_.strings[registered]);
+      }
+      return kNoString;
+    case NvtxNameEncoding::kNone:
+      return kNoString;
+  }
+  return kNoString;
+}
+
+void ProfileBuilder::NoteThread(uint32_t tid) {
+  if (tids_.empty() || tids_.back() != tid) tids_.push_back(tid);
+}
+
+void ProfileBuilder::Add(uint32_t tid, HostRecordType type, uint8_t flags, const void* payload,
+                         uint32_t size) {
+  switch (type) {
+    case HostRecordType::kNvtxPush:
+    case HostRecordType::kNvtxStart:
+    case HostRecordType::kNvtxMark: {
+      NvtxBeginFields f;
+      const char* name = nullptr;
+      uint32_t name_len = 0;
+      if (!ReadNvtxBegin(type, flags, payload, size, &f, &name, &name_len)) return;
+      NoteThread(tid);
+      const Open open{HostTicksToNs(f.ts), NameOf(f.encoding, f.registered, name, name_len), tid,
+                      Domain(f.domain), f.category};
+      if (type == HostRecordType::kNvtxPush) {
+        stacks_[(static_cast<uint64_t>(tid) << 16) | open.domain].push_back(open);
+      } else if (type == HostRecordType::kNvtxStart) {
+        started_[f.id] = open;
+      } else {
+        profile_->marks.push_back(
+            HostMark{open.start_ns, open.name, tid, open.domain, 0, open.category});
+      }
+      return;
+    }
+    case HostRecordType::kNvtxPop: {
+      uint16_t domain = 0;
+      uint64_t ts = 0, id = 0;
+      if (!ReadNvtxEnd(type, payload, size, &domain, &ts, &id)) return;
+      auto it = stacks_.find((static_cast<uint64_t>(tid) << 16) | Domain(domain));
+      if (it == stacks_.end() || it->second.empty()) {
+        ++profile_->counters.nvtx_unmatched_pops;
+        return;
+      }
+      const Open open = it->second.back();
+      it->second.pop_back();
+      const uint64_t end_ns = std::max(HostTicksToNs(ts), open.start_ns);
+      profile_->ranges.push_back(
+          HostRange{open.start_ns, end_ns, open.name, open.tid, open.domain, 0, open.category});
+      return;
+    }
+    case HostRecordType::kNvtxEnd: {
+      uint16_t domain = 0;
+      uint64_t ts = 0, id = 0;
+      if (!ReadNvtxEnd(type, payload, size, &domain, &ts, &id)) return;
+      ends_.push_back(PendingEnd{id, HostTicksToNs(ts)});
+      return;
+    }
+    case HostRecordType::kApiCall: {
+      ApiHostRecord r;
+      if (!ReadApiRecord(payload, size, &r)) return;
+      NoteThread(tid);
+      const uint64_t start_ns = HostTicksToNs(r.start);
+      profile_->api_calls.push_back(ApiCall{start_ns, std::max(HostTicksToNs(r.end), start_ns),
+                                            r.correlation_id, tid, r.cbid, r.domain, 0,
+                                            r.return_code});
+      return;
+    }
+  }
+}
+
+void ProfileBuilder::Visit(void* ctx, uint32_t tid, HostRecordType type, uint8_t flags,
+                           const void* payload, uint32_t size) {
+  static_cast<ProfileBuilder*>(ctx)->Add(tid, type, flags, payload, size);
+}
+
+void ProfileBuilder::Finish(uint64_t end_ns) {
+  for (const PendingEnd& end : ends_) {
+    auto it = started_.find(end.id);
+    if (it == started_.end()) {
+      ++profile_->counters.nvtx_unmatched_pops;
+      continue;
+    }
+    const Open& open = it->second;
+    profile_->ranges.push_back(HostRange{open.start_ns, std::max(end.ts_ns, open.start_ns),
+                                         open.name, open.tid, open.domain, kRangeStartEnd,
+                                         open.category});
+    started_.erase(it);
+  }
+  auto close_open = [&](const Open& open, uint16_t flags) {
+    profile_->ranges.push_back(HostRange{open.start_ns, std::max(end_ns, open.start_ns), open.name,
+                                         open.tid, open.domain,
+                                         static_cast<uint16_t>(flags | kRangeOpenAtEnd),
+                                         open.category});
+    ++profile_->counters.nvtx_ranges_open_at_end;
+  };
+  for (auto& [key, stack] : stacks_) {
+    for (const Open& open : stack) close_open(open, 0);
+  }
+  for (auto& [id, open] : started_) close_open(open, kRangeStartEnd);
+  stacks_.clear();
+  started_.clear();
+  ends_.clear();
+
+  // Parents before children: by start, then longest first, then thread.
+  std::sort(profile_->ranges.begin(), profile_->ranges.end(),
+            [](const HostRange& a, const HostRange& b) {
+              if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+              if (a.end_ns != b.end_ns) return a.end_ns > b.end_ns;
+              return a.tid < b.tid;
+            });
+  std::stable_sort(profile_->marks.begin(), profile_->marks.end(),
+                   [](const HostMark& a, const HostMark& b) { return a.ts_ns < b.ts_ns; });
+
+  // Every thread that recorded something, plus every named thread.
+  std::vector<uint32_t> tids = tids_;
+  for (const auto& [tid, name] : registry_.thread_names) tids.push_back(tid);
+  for (const ThreadInfo& t : profile_->threads) tids.push_back(t.tid);
+  std::sort(tids.begin(), tids.end());
+  tids.erase(std::unique(tids.begin(), tids.end()), tids.end());
+  profile_->threads.clear();
+  for (uint32_t tid : tids) {
+    auto it = registry_.thread_names.find(tid);
+    profile_->threads.push_back(ThreadInfo{
+        tid, it == registry_.thread_names.end() ? kNoString : profile_->strings.Intern(it->second)});
+  }
+  // All domains known so far, so that names survive even when a window saw no event in one.
+  if (!registry_.domains.empty()) Domain(static_cast<uint16_t>(registry_.domains.size() - 1));
+}
+
+void BuildHostProfile(Profile* profile, uint64_t end_ns) {
+  // A fresh calibration pair per build: the host clock map stays close to CLOCK_REALTIME from
+  // here on even if the program stamps nothing for a long time.
+  CalibrateHostClock();
+  const NvtxRegistrySnapshot registry = SnapshotNvtxRegistry();
+  ProfileBuilder builder(registry, profile);
+  VisitHostRecords(&ProfileBuilder::Visit, &builder);
+  builder.Finish(end_ns);
+  // HostRecordsDropped() is a running total; each dump carries the drops since the previous one
+  // (like the CUPTI counters), so that summing the window dumps does not count a drop twice.
+  // The reported total lives here because builds are serialized (runtime's flush_mutex). A total
+  // below it means the arena was re-created (tests re-run InitThreadBuffers): count from zero.
+  const uint64_t total = HostRecordsDropped();
+  profile->counters.host_events_dropped =
+      total >= g_dropped_reported ? total - g_dropped_reported : total;
+  g_dropped_reported = total;
+}
+
+}  // namespace gprof::collector

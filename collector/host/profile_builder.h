@@ -1,0 +1,68 @@
+// Turns the host records of one window (thread_buffer.h) into Profile ranges, marks, API calls,
+// steps, threads and domains. Pairing happens here, off the hot path: push/pop per (thread,
+// domain) stack, start/end by range id across threads. A pop/end with nothing open is counted
+// (nvtx_unmatched_pops); a range still open at the end is closed at `end_ns` and flagged
+// kRangeOpenAtEnd (nvtx_ranges_open_at_end).
+//
+// Threads: cold only (exit, window end). Allocates freely.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "collector/host/nvtx_records.h"
+#include "collector/host/nvtx_registry.h"
+#include "collector/host/thread_buffer.h"
+#include "model/profile.h"
+
+namespace gprof::collector {
+
+class ProfileBuilder {
+ public:
+  // `registry` gives names to domains and registered strings; `profile` receives the records
+  // (its strings, domains and threads are filled here).
+  ProfileBuilder(const NvtxRegistrySnapshot& registry, Profile* profile);
+
+  // One host record, in each thread's append order (VisitHostRecords order).
+  // Timestamps are converted from host clock ticks to CLOCK_REALTIME ns (host_clock.h) here.
+  void Add(uint32_t tid, HostRecordType type, uint8_t flags, const void* payload, uint32_t size);
+  // Closes what is still open at `end_ns`, sorts ranges/marks by start, fills threads and
+  // counters. Call once.
+  void Finish(uint64_t end_ns);
+
+  // Adapter for VisitHostRecords: `ctx` is a ProfileBuilder*.
+  static void Visit(void* ctx, uint32_t tid, HostRecordType type, uint8_t flags,
+                    const void* payload, uint32_t size);
+
+ private:
+  struct Open {
+    uint64_t start_ns;
+    StringId name;
+    uint32_t tid;
+    uint16_t domain;
+    uint32_t category;
+  };
+  StringId NameOf(NvtxNameEncoding encoding, uint32_t registered, const char* bytes, uint32_t len);
+  uint16_t Domain(uint16_t index);
+  void NoteThread(uint32_t tid);
+
+  const NvtxRegistrySnapshot& registry_;
+  Profile* profile_;
+  std::unordered_map<uint64_t, std::vector<Open>> stacks_;  // key: tid << 16 | domain
+  std::unordered_map<uint64_t, Open> started_;              // start/end by range id
+  struct PendingEnd {
+    uint64_t id;
+    uint64_t ts_ns;
+  };
+  std::vector<PendingEnd> ends_;  // matched in Finish: an end may be visited before its start
+  std::vector<uint32_t> tids_;
+};
+
+// Builds the host part of a profile from everything recorded since the last ResetHostRecords.
+// counters.host_events_dropped gets the host records dropped since the previous call (not the
+// running total), so each window dump counts its own losses. Callers must not overlap (the
+// runtime holds its flush_mutex).
+void BuildHostProfile(Profile* profile, uint64_t end_ns);
+
+}  // namespace gprof::collector

@@ -1,0 +1,189 @@
+// See flush.h. Rules: cold code; exceptions are caught at each entry point (a failed flush is
+// logged, never thrown into the program).
+#include "collector/lifecycle/flush.h"
+
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <sstream>
+
+#include "collector/cupti/gpu_collector.h"
+#include "collector/host/host_collection.h"
+#include "collector/host/profile_builder.h"
+#include "collector/lifecycle/process_identity.h"
+#include "collector/lifecycle/runtime.h"
+#include "collector/lifecycle/runtime_state.h"
+#include "collector/windows/window_cut.h"
+#include "collector/windows/window_thread.h"
+#include "model/dump.h"
+#include "support/clock.h"
+#include "support/log.h"
+
+namespace gprof::collector::lifecycle {
+namespace {
+
+std::atomic<int> g_flush_state{kFlushNone};  // read by the signal handler: must be lock-free
+static_assert(std::atomic<int>::is_always_lock_free);
+
+bool MakeDirs(const std::string& dir) {
+  if (dir.empty()) return true;
+  std::string partial;
+  std::stringstream ss(dir);
+  std::string part;
+  if (dir[0] == '/') partial = "/";
+  while (std::getline(ss, part, '/')) {
+    if (part.empty()) continue;
+    partial += part;
+    if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) return false;
+    partial += "/";
+  }
+  return true;
+}
+
+// Builds the profile of what was recorded since the last reset. Caller holds flush_mutex.
+void BuildProfile(Runtime& rt, Profile* profile, uint64_t end_ns) {
+  profile->info = rt.info;
+  profile->info.end_ns = end_ns;
+  BuildHostProfile(profile, end_ns);
+  if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) {
+    profile->info.gpu_status = rt.gpu.status;
+    profile->info.cupti_library = rt.gpu.cupti_library;
+    DrainGpu(profile, /*forced=*/true);
+  } else if (!rt.config.cuda) {
+    profile->info.gpu_status = "off: GPROF_CUDA=0";
+  }
+}
+
+// Writes `profile` to `path`, creating the directory; logs the outcome. Caller holds flush_mutex.
+bool WriteProfile(const Profile& profile, const std::string& dir, const std::string& path) {
+  if (!MakeDirs(dir)) {
+    log::Warn("cannot create the output directory " + dir + ": " + std::strerror(errno) +
+              "; no profile was written for pid " + std::to_string(profile.info.pid) +
+              ". Set GPROF_OUTPUT_DIR to a writable directory.");
+    return false;
+  }
+  const std::string error = WriteDump(profile, path);
+  if (!error.empty()) {
+    log::Warn("cannot write the profile: " + error);
+    return false;
+  }
+  const Counters& c = profile.counters;
+  if (c.host_events_dropped != 0) {
+    // The count is this dump's own (BuildHostProfile): warn once per process; later windows that
+    // lose events say so at info level, and every dump carries its count for the launcher.
+    static bool warned = false;  // flush_mutex held
+    const std::string message =
+        std::to_string(c.host_events_dropped) + " NVTX/API events of " + path +
+        " were dropped because the host buffer was full; raise GPROF_HOST_BUFFER_MIB to keep them";
+    if (warned) {
+      log::Info(message);
+    } else {
+      log::Warn(message);
+      warned = true;
+    }
+  }
+  log::Info("wrote " + path + " (" + std::to_string(profile.ranges.size()) + " ranges, " +
+            std::to_string(profile.marks.size()) + " marks, " +
+            std::to_string(c.nvtx_unmatched_pops) + " unmatched pops, " +
+            std::to_string(c.nvtx_ranges_open_at_end) + " ranges open at end)");
+  return true;
+}
+
+void FlushNow() {
+  Runtime& rt = *g_rt;
+  if (g_windows_active) {
+    // Saves a partly recorded window; takes flush_mutex itself (through WriteWindow).
+    FinishWindows(NowNs());
+  }
+  std::lock_guard<std::mutex> lock(rt.flush_mutex);
+  SetHostCollectionEnabled(false);
+  if (g_windows_active) {
+    if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) StopGpuCollection();
+    return;  // windows were written as they completed; there is no whole-run profile
+  }
+  Profile profile;
+  BuildProfile(rt, &profile, NowNs());
+  if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) StopGpuCollection();
+  WriteProfile(profile, rt.config.output_dir, WholeRunDumpPath(rt.config.output_dir, rt.info));
+}
+
+}  // namespace
+
+int FlushState() { return g_flush_state.load(std::memory_order_acquire); }
+
+int CallerTid() { return static_cast<int>(::syscall(SYS_gettid)); }
+
+std::string WriteWindow(const WindowSpan& span, Profile* gpu_pending) noexcept {
+  try {
+    if (!IsInitProcess()) return {};
+    Runtime& rt = *g_rt;
+    std::lock_guard<std::mutex> lock(rt.flush_mutex);
+    Profile profile;
+    profile.info = rt.info;
+    BuildHostProfile(&profile, span.end_ns);
+    if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) {
+      profile.info.gpu_status = rt.gpu.status;
+      profile.info.cupti_library = rt.gpu.cupti_library;
+      DrainGpu(gpu_pending, /*forced=*/true);
+      MoveGpuRecords(gpu_pending, &profile);
+    }
+    CutWindow(&profile, span.start_ns, span.end_ns, gpu_pending);
+    // NVTX steps named ProfilerStep#N are already ranges in the profile; other sources get
+    // ProfilerStep#N spans so that HTA and the table see iterations.
+    const StepSource& step = rt.config.step;
+    if (step.kind != StepSource::Kind::kNvtx || step.pattern.rfind("ProfilerStep", 0) != 0) {
+      profile.steps = span.steps;
+    }
+    profile.info.start_ns = span.start_ns;
+    profile.info.end_ns = span.end_ns;
+    profile.info.cycle = span.cycle;
+    profile.info.first_step = span.first_step;
+    profile.info.last_step = span.last_step;
+    profile.info.partial_window = span.partial;
+    profile.counters.window_events_lost = span.events_lost;
+    profile.counters.window_starts_late = span.starts_late;
+    const std::string path = WindowDumpPath(rt.config.output_dir, profile.info);
+    return WriteProfile(profile, rt.config.output_dir, path) ? path : std::string();
+  } catch (const std::exception& e) {
+    log::Error(std::string("writing a window profile failed: ") + e.what());
+    return {};
+  } catch (...) {
+    log::Error("writing a window profile failed");
+    return {};
+  }
+}
+
+}  // namespace gprof::collector::lifecycle
+
+namespace gprof::collector {
+
+using namespace lifecycle;  // NOLINT: this file's own namespace
+
+void FlushAtExit() noexcept {
+  try {
+    if (!IsInitProcess()) return;
+    const int self = CallerTid();
+    int expected = kFlushNone;
+    if (!g_flush_state.compare_exchange_strong(expected, self, std::memory_order_acq_rel)) {
+      if (expected == self) return;  // re-entered on the flushing thread: waiting would hang
+      // Another thread is flushing (e.g. exit() racing a signal): let it finish, bounded.
+      for (int i = 0; i < kSignalFlushTimeoutMs / 10 &&
+                      g_flush_state.load(std::memory_order_acquire) > 0;
+           ++i) {
+        ::usleep(10 * 1000);
+      }
+      return;
+    }
+    FlushNow();
+  } catch (const std::exception& e) {
+    log::Error(std::string("writing the profile failed: ") + e.what());
+  } catch (...) {
+    log::Error("writing the profile failed");
+  }
+  g_flush_state.store(kFlushDone, std::memory_order_release);
+}
+
+}  // namespace gprof::collector

@@ -1,0 +1,29 @@
+// The dump writers: the exit flush (whole-run dump, or the last partial window) and the window
+// writer that schedule windows call at each window end. Both build the profile (host records,
+// then the GPU records drained from CUPTI), write it atomically and log the outcome; they are
+// serialized by Runtime::flush_mutex. Cold: atexit handler, signal flush thread, window thread.
+#pragma once
+
+#include <string>
+
+#include "collector/windows/tracker.h"
+#include "model/profile.h"
+
+namespace gprof::collector::lifecycle {
+
+// g_flush_state: kFlushNone, kFlushDone, or (> 0) the tid of the thread running the exit flush.
+// One atomic, so that the signal handler can tell "running on this very thread" without a race.
+inline constexpr int kFlushNone = 0;
+inline constexpr int kFlushDone = -1;
+int FlushState();
+
+// The calling thread's tid by a raw syscall: async-signal-safe (no TLS, unlike CurrentTid()).
+int CallerTid();
+
+// Schedule windows (the WindowWriter passed to StartWindows): builds a profile of the window
+// `span` — host records, plus GPU records drained into `gpu_pending` and moved in — cuts it to
+// the window (window_cut.h; GPU records of later windows go back into `gpu_pending`), and writes
+// it to WindowDumpPath. Returns the path written or "" on failure (logged).
+std::string WriteWindow(const WindowSpan& span, Profile* gpu_pending) noexcept;
+
+}  // namespace gprof::collector::lifecycle

@@ -1,0 +1,177 @@
+// The injection library's one init (shared by the CUDA and NVTX entry points), fork handling and
+// the Python exit hook. See runtime.h for the entry points and runtime_state.h for the state.
+//
+// Rules (in-process code): everything here is cold. Init runs exactly once per process, on
+// whichever application thread first calls CUDA or NVTX; concurrent callers wait for it. The
+// pthread_atfork child handler takes no lock and frees nothing: it flips two atomics and resets
+// our signal handlers. State is built at init and deliberately never freed.
+#include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <string>
+
+#include "collector/cupti/gpu_collector.h"
+#include "collector/host/host_collection.h"
+#include "collector/host/nvtx_hooks.h"
+#include "collector/host/thread_buffer.h"
+#include "collector/lifecycle/flush.h"
+#include "collector/lifecycle/process_identity.h"
+#include "collector/lifecycle/runtime.h"
+#include "collector/lifecycle/runtime_state.h"
+#include "collector/lifecycle/signals.h"
+#include "collector/windows/window_thread.h"
+#include "config/config.h"
+#include "support/log.h"
+
+namespace gprof::collector::lifecycle {
+
+std::atomic<int> g_init_state{kFresh};
+std::atomic<int> g_gpu_state{kGpuNone};
+Runtime* g_rt = nullptr;
+pid_t g_pid = 0;
+bool g_windows_active = false;
+
+bool IsInitProcess() {
+  return g_init_state.load(std::memory_order_acquire) == kDone && !HostInert() &&
+         ::getpid() == g_pid;
+}
+
+namespace {
+
+void AtExit() { FlushAtExit(); }
+
+// ---- Fork -----------------------------------------------------------------------------------
+
+// Runs in the child right after fork() (one thread, locks possibly held by vanished threads):
+// go inert for good, take no lock, free nothing.
+void AtForkChild() {
+  g_host_inert.store(true, std::memory_order_relaxed);
+  SetHostCollectionEnabled(false);
+  ResetSignalsInForkChild();
+}
+
+// ---- Python ---------------------------------------------------------------------------------
+
+// Inside a Python interpreter an uncaught KeyboardInterrupt ends with Py_FinalizeEx, then
+// signal(SIGINT, SIG_DFL) + kill(SIGINT): C atexit handlers never run. Py_AtExit callbacks run at
+// the end of Py_FinalizeEx, so register the flush there too (it is idempotent). Called during
+// init, which in Python runs inside an NVTX call with the GIL held.
+void RegisterPythonFinalizeHook() {
+  using PyAtExitFn = int (*)(void (*)(void));
+  auto* py_at_exit = reinterpret_cast<PyAtExitFn>(::dlsym(RTLD_DEFAULT, "Py_AtExit"));
+  if (py_at_exit == nullptr) return;
+  if (py_at_exit(&AtExit) != 0) {
+    log::Debug("Py_AtExit refused the flush hook; an uncaught KeyboardInterrupt leaves no profile");
+  }
+}
+
+// ---- Init -----------------------------------------------------------------------------------
+
+bool InitOnce() {
+  auto* rt = new Runtime;  // never freed
+  const std::map<std::string, std::string> env = ReadEnvironment();
+  ParseResult parsed = ParseConfig(env);
+  rt->config = std::move(parsed.config);
+  log::SetLevel(rt->config.log_level);
+  for (const ConfigError& e : parsed.errors) {
+    log::Warn(FormatError(e) + " (the default is used)");
+  }
+  for (const std::string& w : parsed.warnings) log::Warn(w);
+  rt->info = GatherProcessInfo(env);
+  if (!rt->config.cuda) rt->info.gpu_status = "off: GPROF_CUDA=0";
+
+  if (!InitThreadBuffers(static_cast<uint64_t>(rt->config.host_buffer_mib) << 20)) {
+    log::Warn("cannot reserve " + std::to_string(rt->config.host_buffer_mib) +
+              " MiB for host events; NVTX ranges and API calls will be missing from the profile "
+              "(lower GPROF_HOST_BUFFER_MIB?)");
+  }
+  g_pid = ::getpid();
+  g_rt = rt;
+  if (pthread_atfork(nullptr, nullptr, &AtForkChild) != 0) {
+    log::Warn("pthread_atfork failed; forked children could write profiles of their own");
+  }
+  if (std::atexit(&AtExit) != 0) {
+    log::Warn("cannot register the exit handler: no profile will be written at exit");
+  }
+  InstallSignalHandlers();
+  RegisterPythonFinalizeHook();
+  if (rt->config.nvtx) SetHostCollectionEnabled(true);
+  g_windows_active =
+      WithFlushSignalsBlocked([&] { return StartWindows(rt->config, rt->info.start_ns, &WriteWindow); });
+  log::Debug("initialized in pid " + std::to_string(g_pid) + " (" + rt->info.program + ")");
+  return true;
+}
+
+// Runs InitOnce exactly once per process; concurrent callers wait for it. Returns true when the
+// runtime is usable in this process.
+bool EnsureInit() {
+  if (HostInert()) return false;
+  int state = g_init_state.load(std::memory_order_acquire);
+  if (state == kDone) return true;
+  if (state == kFresh &&
+      g_init_state.compare_exchange_strong(state, kRunning, std::memory_order_acq_rel)) {
+    bool ok = false;
+    try {
+      ok = InitOnce();
+    } catch (const std::exception& e) {
+      log::Error(std::string("initialization failed, profiling is off: ") + e.what());
+    } catch (...) {
+      log::Error("initialization failed, profiling is off");
+    }
+    if (!ok) {
+      g_host_inert.store(true, std::memory_order_relaxed);
+      SetHostCollectionEnabled(false);
+    }
+    g_init_state.store(ok ? kDone : kFailed, std::memory_order_release);
+    return ok;
+  }
+  while ((state = g_init_state.load(std::memory_order_acquire)) == kRunning) sched_yield();
+  return state == kDone;
+}
+
+}  // namespace
+}  // namespace gprof::collector::lifecycle
+
+namespace gprof::collector {
+
+using namespace lifecycle;  // NOLINT: this file's own namespace
+
+int OnCudaInjection() noexcept {
+  try {
+    if (!EnsureInit()) return 1;
+    Runtime& rt = *g_rt;
+    if (!rt.config.cuda) return 1;
+    int expected = kGpuNone;
+    if (!g_gpu_state.compare_exchange_strong(expected, kGpuStarting, std::memory_order_acq_rel)) {
+      return 1;
+    }
+    GpuStartResult result = WithFlushSignalsBlocked([&] { return StartGpuCollection(rt.config); });
+    if (!result.collecting) {
+      log::Warn("GPU collection is off: " + result.status);
+    }
+    rt.gpu = std::move(result);
+    g_gpu_state.store(kGpuStarted, std::memory_order_release);
+  } catch (...) {
+    log::Error("starting GPU collection failed; the profile has host events only");
+  }
+  return 1;
+}
+
+int OnNvtxInjection(const void* (*get_export_table)(uint32_t)) noexcept {
+  try {
+    if (!EnsureInit()) return 1;
+    if (!g_rt->config.nvtx) return 1;
+    if (!InstallNvtxHooks(get_export_table)) {
+      log::Warn("this NVTX client's callback tables are unusable; its ranges are not recorded");
+    }
+  } catch (...) {
+    log::Error("NVTX injection failed; NVTX ranges are not recorded");
+  }
+  return 1;
+}
+
+}  // namespace gprof::collector

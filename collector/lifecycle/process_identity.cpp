@@ -1,0 +1,122 @@
+// See process_identity.h.
+#include "collector/lifecycle/process_identity.h"
+
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include "model/dump.h"
+#include "support/clock.h"
+
+extern char** environ;
+
+namespace gprof::collector {
+namespace {
+
+constexpr const char* kGpuNotStarted = "not started: the program never initialized CUDA";
+
+std::vector<std::string> ReadCmdline() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> args;
+  std::string arg;
+  while (std::getline(in, arg, '\0')) args.push_back(arg);
+  return args;
+}
+
+std::string ReadExe() {
+  char buf[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+std::string Basename(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+std::map<std::string, std::string> ReadEnvironment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const char* eq = std::strchr(*e, '=');
+    if (eq != nullptr) env[std::string(*e, static_cast<size_t>(eq - *e))] = eq + 1;
+  }
+  return env;
+}
+
+ProfileInfo GatherProcessInfo(const std::map<std::string, std::string>& env) {
+  ProfileInfo info;
+  info.pid = static_cast<uint32_t>(::getpid());
+  info.parent_pid = static_cast<uint32_t>(::getppid());
+  const std::vector<std::string> argv = ReadCmdline();
+  info.program = ProgramNameFrom(ReadExe(), argv);
+  for (size_t i = 0; i < argv.size(); ++i) {
+    if (i > 0) info.command_line += ' ';
+    info.command_line += argv[i];
+  }
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) info.hostname = host;
+  RankFromEnv(env, &info.rank, &info.world_size);
+  info.start_ns = NowNs();
+  info.gpu_status = kGpuNotStarted;
+  return info;
+}
+
+std::string WholeRunDumpPath(const std::string& dir, const ProfileInfo& info) {
+  const std::string prefix = dir.empty() ? std::string() : dir + "/";
+  return prefix + info.program + "." + std::to_string(info.pid) + kDumpExtension;
+}
+
+std::string WindowDumpPath(const std::string& dir, const ProfileInfo& info) {
+  const std::string prefix = dir.empty() ? std::string() : dir + "/";
+  return prefix + info.program + "." + std::to_string(info.pid) + ".cycle" +
+         std::to_string(info.cycle) + ".steps" + std::to_string(info.first_step) + "-" +
+         std::to_string(info.last_step) + kDumpExtension;
+}
+
+std::string ProgramNameFrom(const std::string& exe_path, const std::vector<std::string>& argv) {
+  std::string exe = Basename(exe_path);
+  if (exe.empty() && !argv.empty()) exe = Basename(argv[0]);
+  if (exe.empty()) exe = "program";
+  if (exe.rfind("python", 0) != 0) return exe;
+  // Interpreter: name the profile after what it runs.
+  for (size_t i = 1; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a == "-m" && i + 1 < argv.size()) return argv[i + 1];
+    if (a == "-c" || a == "-") return exe;
+    if (a == "-W" || a == "-X" || a == "-Q") {
+      ++i;
+      continue;
+    }
+    if (!a.empty() && a[0] == '-') continue;
+    const std::string script = Basename(a);
+    return script.empty() ? exe : script;
+  }
+  return exe;
+}
+
+void RankFromEnv(const std::map<std::string, std::string>& env, int32_t* rank, int32_t* world) {
+  auto number = [&](const char* key, int32_t* out) {
+    auto it = env.find(key);
+    if (it == env.end() || it->second.empty()) return false;
+    char* end = nullptr;
+    const long v = std::strtol(it->second.c_str(), &end, 10);
+    if (end == nullptr || *end != '\0' || v < 0 || v > INT32_MAX) return false;
+    *out = static_cast<int32_t>(v);
+    return true;
+  };
+  *rank = -1;
+  *world = -1;
+  for (const char* key : {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
+    if (number(key, rank)) break;
+  }
+  for (const char* key : {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}) {
+    if (number(key, world)) break;
+  }
+}
+
+}  // namespace gprof::collector

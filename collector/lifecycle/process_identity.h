@@ -1,0 +1,34 @@
+// Who this process is, for dump names and profile metadata: program name (the script for a Python
+// interpreter), command line, host, rank and world size, pid; and the dump paths built from them.
+// Pure helpers take explicit inputs (tests call them); Gather* reads /proc and the environment.
+// Cold: init only.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model/profile.h"
+
+namespace gprof::collector {
+
+// Dump names. Whole run: `<dir>/<program>.<pid>.gpdump`; window:
+// `<dir>/<program>.<pid>.cycle<C>.steps<A>-<B>.gpdump`. `dir` "" means the current directory.
+std::string WholeRunDumpPath(const std::string& dir, const ProfileInfo& info);
+std::string WindowDumpPath(const std::string& dir, const ProfileInfo& info);
+
+// Program name for dump names: basename of the executable, or for a Python interpreter the
+// script's basename (`python train.py` -> "train.py"), the module for `-m mod`, "python" for -c.
+std::string ProgramNameFrom(const std::string& exe_path, const std::vector<std::string>& argv);
+// Rank and world size from RANK/WORLD_SIZE, OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/PMIX_RANK
+// (PMI_SIZE), SLURM_PROCID/SLURM_NTASKS, first match wins; -1 when unknown.
+void RankFromEnv(const std::map<std::string, std::string>& env, int32_t* rank, int32_t* world);
+
+// The process's environment as a map (for ParseConfig and RankFromEnv).
+std::map<std::string, std::string> ReadEnvironment();
+// This process's ProfileInfo at init: pid, parent pid, program, command line, host, rank, start
+// time; gpu_status "not started" until GPU collection starts.
+ProfileInfo GatherProcessInfo(const std::map<std::string, std::string>& env);
+
+}  // namespace gprof::collector

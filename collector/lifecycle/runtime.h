@@ -1,0 +1,32 @@
+// The injection library's lifecycle, as inject/ sees it: one init shared by the CUDA and NVTX
+// entry points, and the exit flush that writes the dump. inject/ is a thin C ABI over these.
+//
+// collector/lifecycle/ holds what runs once per process or at its edges: init (init.cpp), the
+// dump writers for exit and windows (flush.*), signals (signals.*), fork and the Python exit hook
+// (init.cpp), and who the process is (process_identity.*). It may include every other collector
+// folder; nothing else in the collector includes it (windows get the window writer passed in).
+//
+// Threads: the On* entry points run on whichever application thread first calls CUDA or NVTX
+// (possibly several at once: init is guarded by one atomic state and runs exactly once). The exit
+// flush runs in the atexit handler or on the flush thread started at init (woken by a signal
+// handler). All of these are cold; nothing here runs on the hot path. Every function is
+// noexcept: failures are logged once and make the library inert; the program keeps running.
+#pragma once
+
+#include <cstdint>
+
+namespace gprof::collector {
+
+// InitializeInjection (CUDA driver, at cuInit): init, then start GPU collection once. Returns 1.
+int OnCudaInjection() noexcept;
+// InitializeInjectionNvtx2 (each NVTX client instance): init, then hook that instance's tables.
+// Returns 1 (also when NVTX collection is off: the client then turns every call into a no-op).
+int OnNvtxInjection(const void* (*get_export_table)(uint32_t)) noexcept;
+// Loading the library (CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH or LD_PRELOAD) runs no code
+// of ours: the one init runs at the first of the two entry points above.
+
+// The exit flush: writes the whole-run dump once (later calls return at once, or wait for a flush
+// in progress on another thread). Called by the atexit handler and the signal flush thread.
+void FlushAtExit() noexcept;
+
+}  // namespace gprof::collector

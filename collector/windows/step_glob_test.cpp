@@ -1,0 +1,42 @@
+#include "collector/windows/step_glob.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+namespace gprof::collector {
+namespace {
+
+bool Match(const char* pattern, const char* name) {
+  return NameMatchesGlob(pattern, name, static_cast<uint32_t>(std::strlen(name)));
+}
+
+TEST(StepGlob, DefaultPatternMatchesTorchStepNames) {
+  EXPECT_TRUE(Match("ProfilerStep*", "ProfilerStep#0"));
+  EXPECT_TRUE(Match("ProfilerStep*", "ProfilerStep#12345"));
+  EXPECT_TRUE(Match("ProfilerStep*", "ProfilerStep"));
+  EXPECT_FALSE(Match("ProfilerStep*", "profilerStep#1"));
+  EXPECT_FALSE(Match("ProfilerStep*", "MyProfilerStep#1"));
+}
+
+TEST(StepGlob, StarsQuestionMarksAndLiterals) {
+  EXPECT_TRUE(Match("*step*", "train_step_7"));
+  EXPECT_TRUE(Match("step?", "step1"));
+  EXPECT_FALSE(Match("step?", "step12"));
+  EXPECT_TRUE(Match("a*b*c", "aXXbYYc"));
+  EXPECT_FALSE(Match("a*b*c", "aXXbYY"));
+  EXPECT_TRUE(Match("*", ""));
+  EXPECT_TRUE(Match("", ""));
+  EXPECT_FALSE(Match("", "x"));
+  EXPECT_TRUE(Match("**x", "abx"));
+}
+
+TEST(StepGlob, NameNeedNotBeTerminatedAndNullNeverMatches) {
+  const char buf[] = {'s', 't', 'e', 'p', '#', '1', 'X'};
+  EXPECT_TRUE(NameMatchesGlob("step#1", buf, 6));
+  EXPECT_FALSE(NameMatchesGlob("step#1", buf, 7));
+  EXPECT_FALSE(NameMatchesGlob("*", nullptr, 0));
+}
+
+}  // namespace
+}  // namespace gprof::collector

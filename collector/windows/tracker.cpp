@@ -1,0 +1,205 @@
+#include "collector/windows/tracker.h"
+
+#include <algorithm>
+
+#include "collector/windows/schedule.h"
+
+namespace gprof::collector {
+namespace {
+
+void Merge(TrackerOutput* into, TrackerOutput&& from) {
+  if (from.change_collecting) {
+    into->change_collecting = true;
+    into->collecting = from.collecting;
+  }
+  if (from.discard) {
+    into->discard = true;
+    into->discard_before_ns = std::max(into->discard_before_ns, from.discard_before_ns);
+  }
+  for (auto& w : from.save) into->save.push_back(std::move(w));
+}
+
+void SetCollecting(TrackerOutput* out, bool on) {
+  out->change_collecting = true;
+  out->collecting = on;
+}
+
+}  // namespace
+
+WindowTracker::WindowTracker(const Config& config, uint64_t start_ns)
+    : schedule_(config.schedule),
+      capture_(config.capture),
+      step_kind_(config.step.kind),
+      step_period_ns_(config.step.period_ns),
+      start_ns_(start_ns) {
+  windowed_ = schedule_.enabled() || capture_.kind != CaptureRange::Kind::kNone ||
+              capture_.delay_ns > 0 || capture_.duration_ns > 0;
+}
+
+TrackerOutput WindowTracker::Begin() {
+  TrackerOutput out;
+  if (!windowed_) {
+    SetCollecting(&out, true);
+    collecting_ = true;
+    return out;
+  }
+  if (schedule_.enabled()) {
+    if (step_kind_ == StepSource::Kind::kTime) next_time_step_ns_ = start_ns_ + step_period_ns_;
+    // End-of-step sources: the program start begins step 0 (torch's profiler start).
+    if (step_kind_ != StepSource::Kind::kNvtx) Merge(&out, Boundary(start_ns_, 0));
+    return out;
+  }
+  if (capture_.kind == CaptureRange::Kind::kNone) Merge(&out, OnTime(start_ns_));
+  return out;
+}
+
+TrackerOutput WindowTracker::OnStepBoundary(uint64_t ts, uint32_t tid) {
+  if (!schedule_.enabled() || step_kind_ == StepSource::Kind::kTime) return {};
+  return Boundary(ts, tid);
+}
+
+TrackerOutput WindowTracker::Boundary(uint64_t ts, uint32_t tid) {
+  TrackerOutput out;
+  if (step_ >= 0 && window_open_) {
+    window_.steps.push_back(
+        {step_start_ns_, ts, static_cast<uint32_t>(step_), step_tid_});
+  }
+  ++step_;
+  step_start_ns_ = ts;
+  step_tid_ = tid;
+  const StepTransition t = TransitionAt(schedule_, static_cast<uint64_t>(step_));
+  if (t.save_window && window_open_) CloseWindow(ts, /*partial=*/false, &out);
+  if (t.stop_collecting) {
+    SetCollecting(&out, false);
+    collecting_ = false;
+  }
+  if (t.start_collecting) {
+    SetCollecting(&out, true);
+    collecting_ = true;
+  }
+  const bool active =
+      t.action == StepAction::kRecord || t.action == StepAction::kRecordAndSave;
+  if (active && !window_open_) {
+    OpenWindow(ts, &out);  // also discards the warmup, if there was one
+    window_.cycle = static_cast<uint32_t>(ScheduleCycle(schedule_, step_));
+    window_.first_step = static_cast<uint32_t>(step_);
+  } else if (t.action == StepAction::kWarmup && t.start_collecting) {
+    out.discard = true;  // warmup starts from nothing too
+    out.discard_before_ns = ts;
+  }
+  return out;
+}
+
+void WindowTracker::OpenWindow(uint64_t ts, TrackerOutput* out) {
+  window_ = WindowSpan{};
+  window_.cycle = windows_saved_;
+  window_.start_ns = ts;
+  window_open_ = true;
+  out->discard = true;
+  out->discard_before_ns = std::max(out->discard_before_ns, ts);
+}
+
+void WindowTracker::CloseWindow(uint64_t ts, bool partial, TrackerOutput* out) {
+  window_.end_ns = ts;
+  window_.partial = partial;
+  if (schedule_.enabled()) {
+    window_.last_step = static_cast<uint32_t>(partial ? step_ : step_ - 1);
+  }
+  out->save.push_back(std::move(window_));
+  window_ = WindowSpan{};
+  window_open_ = false;
+  ++windows_saved_;
+}
+
+TrackerOutput WindowTracker::OnCaptureStart(uint64_t ts) {
+  TrackerOutput out;
+  if (capture_.kind == CaptureRange::Kind::kNone || capture_done_ || window_open_ ||
+      !AfterDelay(ts)) {
+    return out;  // nested or late starts are ignored, as nsys does
+  }
+  if (capture_.duration_ns > 0 && captures_started_ > 0 &&
+      ts >= first_capture_ns_ + capture_.duration_ns) {
+    capture_done_ = true;
+    return out;
+  }
+  if (captures_started_++ == 0) first_capture_ns_ = ts;
+  OpenWindow(ts, &out);
+  SetCollecting(&out, true);
+  collecting_ = true;
+  return out;
+}
+
+TrackerOutput WindowTracker::OnCaptureStop(uint64_t ts) {
+  TrackerOutput out;
+  if (capture_.kind == CaptureRange::Kind::kNone || !window_open_) return out;
+  CloseWindow(ts, /*partial=*/false, &out);
+  SetCollecting(&out, false);
+  collecting_ = false;
+  if (!capture_.repeat || (capture_.repeat_count > 0 && windows_saved_ >= capture_.repeat_count)) {
+    capture_done_ = true;
+  }
+  return out;
+}
+
+TrackerOutput WindowTracker::OnTime(uint64_t now) {
+  TrackerOutput out;
+  if (schedule_.enabled()) {
+    while (step_kind_ == StepSource::Kind::kTime && now >= next_time_step_ns_) {
+      Merge(&out, Boundary(next_time_step_ns_, 0));
+      next_time_step_ns_ += step_period_ns_;
+    }
+    return out;
+  }
+  const bool time_window = capture_.kind == CaptureRange::Kind::kNone;
+  if (time_window && !window_open_ && !capture_done_ && AfterDelay(now)) {
+    const uint64_t open_at = start_ns_ + capture_.delay_ns;
+    first_capture_ns_ = open_at;
+    OpenWindow(open_at, &out);
+    SetCollecting(&out, true);
+    collecting_ = true;
+  }
+  if (window_open_ && capture_.duration_ns > 0 &&
+      now >= first_capture_ns_ + capture_.duration_ns) {
+    CloseWindow(first_capture_ns_ + capture_.duration_ns, /*partial=*/false, &out);
+    SetCollecting(&out, false);
+    collecting_ = false;
+    capture_done_ = true;
+  }
+  return out;
+}
+
+TrackerOutput WindowTracker::OnExit(uint64_t ts) {
+  TrackerOutput out;
+  if (!windowed_) return out;
+  if (window_open_) {
+    if (schedule_.enabled() && step_ >= 0) {
+      window_.steps.push_back({step_start_ns_, ts, static_cast<uint32_t>(step_), step_tid_});
+    }
+    CloseWindow(ts, /*partial=*/true, &out);
+  }
+  if (collecting_) {
+    SetCollecting(&out, false);
+    collecting_ = false;
+  }
+  return out;
+}
+
+bool WindowTracker::CollectingNowOrNext() const {
+  if (!schedule_.enabled()) return collecting_;
+  const uint64_t next = static_cast<uint64_t>(step_ + 1);
+  return collecting_ || ScheduleAction(schedule_, next) != StepAction::kNone;
+}
+
+uint64_t WindowTracker::NextDeadline() const {
+  if (schedule_.enabled()) {
+    return step_kind_ == StepSource::Kind::kTime ? next_time_step_ns_ : UINT64_MAX;
+  }
+  if (capture_done_) return UINT64_MAX;
+  if (window_open_) {
+    return capture_.duration_ns > 0 ? first_capture_ns_ + capture_.duration_ns : UINT64_MAX;
+  }
+  if (capture_.kind == CaptureRange::Kind::kNone) return start_ns_ + capture_.delay_ns;
+  return UINT64_MAX;
+}
+
+}  // namespace gprof::collector

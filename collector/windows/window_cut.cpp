@@ -1,0 +1,150 @@
+#include "collector/windows/window_cut.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace gprof::collector {
+namespace {
+
+enum class Fate { kKeep, kCarry, kDrop };
+
+// Re-interns strings and launch configs of one profile into another.
+class Transfer {
+ public:
+  Transfer(const Profile& from, Profile* into) : from_(from), into_(into) {}
+  StringId Name(StringId id) { return into_->strings.Intern(from_.strings.Get(id)); }
+  uint32_t Config(uint32_t index) {
+    auto [it, inserted] = configs_.try_emplace(index, 0);
+    if (inserted) {
+      it->second = static_cast<uint32_t>(into_->launch_configs.size());
+      into_->launch_configs.push_back(index < from_.launch_configs.size()
+                                          ? from_.launch_configs[index]
+                                          : LaunchConfig{});
+    }
+    return it->second;
+  }
+  Kernel Move(Kernel k) {
+    k.name = Name(k.name);
+    k.launch_config = Config(k.launch_config);
+    return k;
+  }
+  template <typename T>
+  T Move(T record) { return record; }  // records without strings or indices
+
+ private:
+  const Profile& from_;
+  Profile* into_;
+  std::unordered_map<uint32_t, uint32_t> configs_;
+};
+
+template <typename T, typename FateOf>
+void Partition(std::vector<T>* records, FateOf fate_of, Transfer* to_carry,
+               std::vector<T>* carry) {
+  std::vector<T> kept;
+  kept.reserve(records->size());
+  for (const T& r : *records) {
+    switch (fate_of(r)) {
+      case Fate::kKeep: kept.push_back(r); break;
+      case Fate::kCarry: carry->push_back(to_carry->Move(r)); break;
+      case Fate::kDrop: break;
+    }
+  }
+  *records = std::move(kept);
+}
+
+template <typename T>
+void MoveAll(std::vector<T>* from, Transfer* transfer, std::vector<T>* into) {
+  into->reserve(into->size() + from->size());
+  for (const T& r : *from) into->push_back(transfer->Move(r));
+  from->clear();
+}
+
+uint64_t StartOf(const MemoryOp& m) { return m.ts_ns; }
+template <typename T>
+uint64_t StartOf(const T& r) { return r.start_ns; }
+
+}  // namespace
+
+void CutWindow(Profile* p, uint64_t start_ns, uint64_t end_ns, Profile* carry) {
+  auto inside = [&](uint64_t ts) { return ts >= start_ns && ts < end_ns; };
+
+  // Host side.
+  std::erase_if(p->ranges, [&](const HostRange& r) { return !inside(r.start_ns); });
+  uint64_t open = 0;
+  for (HostRange& r : p->ranges) {
+    if (r.end_ns > end_ns) {
+      r.end_ns = end_ns;
+      r.flags |= kRangeOpenAtEnd;
+    }
+    open += (r.flags & kRangeOpenAtEnd) != 0;
+  }
+  p->counters.nvtx_ranges_open_at_end = open;
+  std::erase_if(p->marks, [&](const HostMark& m) { return !inside(m.ts_ns); });
+
+  // Which launching calls belong where.
+  std::unordered_set<uint32_t> kept_calls, later_calls, earlier_calls;
+  for (const ApiCall& c : p->api_calls) {
+    (inside(c.start_ns) ? kept_calls : c.start_ns >= end_ns ? later_calls : earlier_calls)
+        .insert(c.correlation_id);
+  }
+  std::erase_if(p->api_calls, [&](const ApiCall& c) { return !inside(c.start_ns); });
+
+  auto fate_by_time = [&](uint64_t ts) {
+    return inside(ts) ? Fate::kKeep : ts >= end_ns ? Fate::kCarry : Fate::kDrop;
+  };
+  auto fate = [&](const auto& r) {
+    const uint32_t corr = r.correlation_id;
+    if (corr != 0) {
+      if (kept_calls.count(corr)) return Fate::kKeep;
+      if (later_calls.count(corr)) return Fate::kCarry;
+      if (earlier_calls.count(corr)) return Fate::kDrop;
+    }
+    return fate_by_time(StartOf(r));
+  };
+  Transfer to_carry(*p, carry);
+  Partition(&p->kernels, fate, &to_carry, &carry->kernels);
+  Partition(&p->memcpys, fate, &to_carry, &carry->memcpys);
+  Partition(&p->memsets, fate, &to_carry, &carry->memsets);
+  Partition(&p->syncs, fate, &to_carry, &carry->syncs);
+  Partition(&p->memory_ops, fate, &to_carry, &carry->memory_ops);
+  Partition(
+      &p->overheads, [&](const Overhead& o) { return fate_by_time(o.start_ns); }, &to_carry,
+      &carry->overheads);
+}
+
+void MoveGpuRecords(Profile* from, Profile* into) {
+  Transfer transfer(*from, into);
+  MoveAll(&from->kernels, &transfer, &into->kernels);
+  MoveAll(&from->memcpys, &transfer, &into->memcpys);
+  MoveAll(&from->memsets, &transfer, &into->memsets);
+  MoveAll(&from->syncs, &transfer, &into->syncs);
+  MoveAll(&from->memory_ops, &transfer, &into->memory_ops);
+  MoveAll(&from->overheads, &transfer, &into->overheads);
+  for (DeviceInfo d : from->devices) {
+    const bool known = std::any_of(into->devices.begin(), into->devices.end(),
+                                   [&](const DeviceInfo& x) { return x.id == d.id; });
+    if (!known) {
+      d.name = transfer.Name(d.name);
+      into->devices.push_back(d);
+    }
+  }
+  for (ApiName n : from->api_names) {
+    const bool known = std::any_of(into->api_names.begin(), into->api_names.end(),
+                                   [&](const ApiName& x) {
+                                     return x.cbid == n.cbid && x.domain == n.domain;
+                                   });
+    if (!known) {
+      n.name = transfer.Name(n.name);
+      into->api_names.push_back(n);
+    }
+  }
+  from->devices.clear();
+  from->api_names.clear();
+  from->launch_configs.clear();
+  AddCounters(&into->counters, from->counters);
+  from->counters = Counters{};
+}
+
+}  // namespace gprof::collector

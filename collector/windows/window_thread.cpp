@@ -1,0 +1,185 @@
+// The window thread (see window_thread.h): applies the step events that the step detectors
+// (step_detectors.cpp) post, runs WindowTracker's decisions, switches GPU collection, and saves
+// each completed window through the writer the runtime passed in.
+//
+// Rules: everything here runs on the window thread or at init/exit (cold: allocation, logging and
+// CUPTI calls are fine). The detectors' hot-path rules are in step_detectors.cpp.
+#include "collector/windows/window_thread.h"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+
+#include "collector/cupti/gpu_collector.h"
+#include "collector/host/nvtx_hooks.h"
+#include "collector/host/nvtx_registry.h"
+#include "collector/host/thread_buffer.h"
+#include "collector/windows/schedule.h"
+#include "collector/windows/window_cut.h"
+#include "collector/windows/window_state.h"
+#include "support/clock.h"
+#include "support/log.h"
+
+namespace gprof::collector::windows {
+
+std::atomic<Windows*> g_windows{nullptr};
+
+namespace {
+
+std::atomic<bool> g_finished{false};
+
+// ---- Window thread --------------------------------------------------------------------------
+
+// GPU activity (CUPTI activity kinds) and API-call recording run while a schedule window
+// collects, and from one step before it, so the first calls and kernels of a window are never
+// missed while CUPTI turns activity on. Capture ranges and time windows cannot be foreseen: there
+// both stay on for the whole run and the window cut keeps only what belongs to each window.
+void UpdateGpuActivity(Windows* w) {
+  if (!w->config.schedule.enabled()) return;
+  // Idempotent in the session; repeated so that a session started after this decision (cuInit
+  // after the first NVTX call) gets it too.
+  const bool want = w->tracker.CollectingNowOrNext();
+  SetGpuActivityEnabled(want);
+  // API-call records too: the CUPTI hook still sees every call (step detection), but nothing is
+  // stored during wait steps. NVTX keeps recording: its hooks also detect the steps, and a
+  // push/pop costs tens of nanoseconds.
+  SetGpuCollectionEnabled(want);
+  const int64_t step = w->tracker.CurrentStep();
+  const bool next = ScheduleAction(w->config.schedule, static_cast<uint64_t>(step + 1)) !=
+                    StepAction::kNone;
+  w->ready_through.store(!want ? -1 : next ? step + 1 : step, std::memory_order_release);
+}
+
+// Acts on the tracker's decisions for an event at `ts`. Outside windows, everything before the
+// event is dropped right away, so wait steps hold no memory.
+void Act(Windows* w, TrackerOutput out, uint64_t ts) {
+  // Saves first: a window that ends where the next one begins needs its records before the
+  // discard below drops everything older than the new window.
+  for (WindowSpan& span : out.save) {
+    // Losses since the previous saved window go into this one's counters.
+    const uint64_t lost = w->lost.load(std::memory_order_relaxed);
+    const uint64_t late = w->late_starts.load(std::memory_order_relaxed);
+    span.events_lost = lost - w->lost_reported;
+    span.starts_late = late - w->late_reported;
+    w->lost_reported = lost;
+    w->late_reported = late;
+    w->write_window(span, &w->gpu_pending);
+    ResetHostRecordsBefore(span.end_ns);
+  }
+  if (out.discard) {
+    ResetHostRecordsBefore(out.discard_before_ns);
+    DrainGpu(&w->gpu_pending, /*forced=*/false);
+    Profile none;
+    CutWindow(&w->gpu_pending, out.discard_before_ns, UINT64_MAX, &none);
+  }
+  if (!w->tracker.InWindow() && !out.discard) {
+    ResetHostRecordsBefore(ts);
+  }
+  UpdateGpuActivity(w);
+}
+
+void Apply(Windows* w, const Event& e) {
+  switch (e.kind) {
+    case EventKind::kStep: Act(w, w->tracker.OnStepBoundary(e.ts_ns, e.tid), e.ts_ns); break;
+    case EventKind::kCaptureStart: Act(w, w->tracker.OnCaptureStart(e.ts_ns), e.ts_ns); break;
+    case EventKind::kCaptureStop: Act(w, w->tracker.OnCaptureStop(e.ts_ns), e.ts_ns); break;
+  }
+}
+
+void ThreadMain(Windows* w) {
+  for (;;) {
+    const uint32_t seen = w->wake_seq.load(std::memory_order_acquire);
+    Event e;
+    while (w->queue.Pop(&e)) Apply(w, e);
+    const uint64_t now = NowNs();
+    if (now >= w->tracker.NextDeadline()) Act(w, w->tracker.OnTime(now), now);
+    UpdateGpuActivity(w);  // GPU collection may have started since the last decision
+    if (w->stop.load(std::memory_order_acquire)) return;
+    // Sleep until woken, or until the next deadline (at most 100 ms, to notice `stop`).
+    const uint64_t deadline = w->tracker.NextDeadline();
+    uint64_t wait_ns = 100'000'000;
+    if (deadline > now && deadline - now < wait_ns) wait_ns = deadline - now;
+    timespec ts{static_cast<time_t>(wait_ns / 1'000'000'000),
+                static_cast<long>(wait_ns % 1'000'000'000)};
+    syscall(SYS_futex, &w->wake_seq, FUTEX_WAIT_PRIVATE, seen, &ts, nullptr, 0);
+  }
+}
+
+}  // namespace
+}  // namespace gprof::collector::windows
+
+namespace gprof::collector {
+
+using namespace windows;  // NOLINT: this folder's own namespace
+
+bool StartWindows(const Config& config, uint64_t start_ns, WindowWriter writer) noexcept {
+  try {
+    if (g_windows.load(std::memory_order_acquire) != nullptr) return true;
+    auto* w = new Windows(config, start_ns, writer);
+    if (!w->tracker.windowed()) {
+      delete w;
+      return false;
+    }
+    w->queue.Init();
+    for (auto& domain : w->api_class) {
+      for (auto& slot : domain) slot.store(0, std::memory_order_relaxed);
+    }
+    if (config.step.kind == StepSource::Kind::kKernel) w->kernel_regex = std::regex(config.step.pattern);
+    if (!config.capture.nvtx_domain.empty()) {
+      // Interning by name: the program's nvtxDomainCreate of the same name gets this index.
+      const NvtxDomainEntry* d = RegisterNvtxDomain(config.capture.nvtx_domain);
+      w->capture_domain = d != nullptr ? d->index : UINT16_MAX;
+    }
+    g_windows.store(w, std::memory_order_release);
+    SetNvtxObserver(&OnNvtx);
+    SetApiHook(&OnApi);
+    Act(w, w->tracker.Begin(), start_ns);
+    w->thread = std::thread(ThreadMain, w);
+    return true;
+  } catch (const std::exception& e) {
+    log::Warn(std::string("schedule windows could not start (") + e.what() +
+              "); profiling the whole run instead");
+    g_windows.store(nullptr, std::memory_order_release);
+    return false;
+  }
+}
+
+void FinishWindows(uint64_t exit_ns) noexcept {
+  Windows* w = g_windows.load(std::memory_order_acquire);
+  if (w == nullptr || g_finished.exchange(true)) return;
+  try {
+    w->stop.store(true, std::memory_order_release);
+    w->wake_seq.fetch_add(1, std::memory_order_release);
+    syscall(SYS_futex, &w->wake_seq, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+    if (w->thread.joinable()) w->thread.join();
+    // The window thread is gone: the tracker is ours now. Apply what is still queued.
+    Event e;
+    while (w->queue.Pop(&e)) Apply(w, e);
+    Act(w, w->tracker.OnTime(exit_ns), exit_ns);
+    Act(w, w->tracker.OnExit(exit_ns), exit_ns);
+    if (const uint64_t late = w->late_starts.load(std::memory_order_relaxed)) {
+      log::Warn(std::to_string(late) + " window starts found the window thread more than " +
+                std::to_string(kCatchUpWaitNs / 1'000'000) +
+                " ms behind: the first GPU records of those windows may be missing");
+    }
+    if (const uint64_t lost = w->lost.load(std::memory_order_relaxed)) {
+      log::Warn(std::to_string(lost) +
+                " step boundaries were lost (event queue full): window step numbers may be off");
+    }
+  } catch (const std::exception& e) {
+    log::Error(std::string("saving the last window failed: ") + e.what());
+  }
+}
+
+uint64_t WindowEventsLost() noexcept {
+  const Windows* w = g_windows.load(std::memory_order_acquire);
+  return w == nullptr ? 0 : w->lost.load(std::memory_order_relaxed);
+}
+
+}  // namespace gprof::collector
+

@@ -1,0 +1,46 @@
+// Schedule windows and capture ranges in the running program: step detection on the program's
+// threads, decisions and window saving on our own window thread.
+//
+// How it works. While windows are configured, host events (NVTX, API calls) are always recorded
+// — recording costs tens of nanoseconds and the window thread trims old records at every step
+// boundary — so a window is cut from exact timestamps and nothing is lost to the latency of a
+// decision. Step boundaries and capture starts/stops are detected on the program's threads by
+// the NVTX observer and the CUPTI API hook, which only push {kind, ts, tid} into a lock-free
+// queue and wake the window thread. The window thread runs WindowTracker (window_tracker.h),
+// turns GPU activity on one step ahead of a collecting step and off after it, discards warmup
+// and wait steps, and saves each completed window through the WindowWriter it was given.
+//
+// Threads: the observer/hook functions run on application threads (hot-path rules: no
+// allocation, locks, logging or exceptions; the kernel-name regex runs once per distinct kernel
+// and is then cached by name pointer). StartWindows and FinishWindows are cold (init, exit).
+#pragma once
+
+#include <cstdint>
+
+#include <string>
+
+#include "collector/windows/tracker.h"
+#include "config/config.h"
+#include "model/profile.h"
+
+namespace gprof::collector {
+
+// Saves one completed window: builds its profile (host records, plus GPU records drained into
+// `gpu_pending`, of which those of later windows stay there), writes it and returns the path
+// ("" on failure). The runtime passes its writer in (lifecycle/flush.h's WriteWindow): windows/
+// never includes lifecycle/. Called on the window thread, or at exit by FinishWindows.
+using WindowWriter = std::string (*)(const WindowSpan& span, Profile* gpu_pending) noexcept;
+
+// At init: when the config asks for windows, installs the step/capture detectors and starts the
+// window thread. Returns true when windows are active (the runtime then writes window dumps
+// instead of one whole-run dump).
+bool StartWindows(const Config& config, uint64_t start_ns, WindowWriter writer) noexcept;
+
+// At exit (before the runtime's own flush): stops the window thread and saves a partly recorded
+// window. Idempotent.
+void FinishWindows(uint64_t exit_ns) noexcept;
+
+// Step-boundary events that could not be queued (queue full): reported as a warning at exit.
+uint64_t WindowEventsLost() noexcept;
+
+}  // namespace gprof::collector
