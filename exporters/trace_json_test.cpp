@@ -123,6 +123,46 @@ TEST(FormatTraceJson, SameBytesAsTheFileInBoundedChunks) {
   EXPECT_EQ(FormatTraceJson(p, "same.pt.trace.json"), chunks.text);
 }
 
+// API calls and kernels have one formatting path: a name of any size (here 70 000 bytes, more
+// than a writer region holds) and a launch configuration past the table (a damaged dump; it is
+// formatted as the empty configuration) go through it like any other event.
+TEST(WriteTraceJson, HugeNamesAndUnknownLaunchConfigsTakeTheOnePath) {
+  Profile p = Launches(3);
+  const std::string huge_api(70000, 'a');
+  const std::string huge_kernel(70000, 'k');
+  p.api_names[0].name = p.strings.Intern(huge_api);
+  p.kernels[0].name = p.strings.Intern(huge_kernel);
+  p.kernels[1].launch_config = 5;
+  p.kernels[2].launch_config = 0xffffffffu;
+  const std::string path = testing::TempDir() + "/huge.json";
+  WriteTraceJson(p, path);
+  const std::string text = Read(path);
+  const nlohmann::json j = nlohmann::json::parse(text);
+  int api = 0, kernels = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    if (e["cat"] == "cuda_runtime") {
+      ++api;
+      EXPECT_EQ(e["name"], huge_api);
+    }
+    if (e["cat"] == "kernel") {
+      ++kernels;
+      if (e["args"]["correlation"] == 100000) {
+        EXPECT_EQ(e["name"], huge_kernel);
+      }
+    }
+  }
+  EXPECT_EQ(api, 3);
+  EXPECT_EQ(kernels, 3);
+  const std::string empty_config =
+      ",\"device\":0,\"context\":0,\"stream\":7,\"registers per thread\":0,\"shared memory\":0,"
+      "\"blocks per SM\":0.00,\"warps per SM\":0.00,\"grid\":[0,0,0],\"block\":[0,0,0]}}";
+  const size_t first = text.find(empty_config);
+  ASSERT_NE(first, std::string::npos);
+  EXPECT_NE(text.find(empty_config, first + 1), std::string::npos);
+  EXPECT_TRUE(CheckTrace(path).empty());
+}
+
 TEST(WriteTraceJson, UnwritablePathThrows) {
   EXPECT_THROW(WriteTraceJson(Launches(1), "/nonexistent_dir/x/trace.json"), std::runtime_error);
 }

@@ -1,0 +1,298 @@
+// TraceEventWriter (see trace_json_events.h): the traceEvents entries of the trace JSON, in
+// Kineto's shapes (REFERENCE.md §3, §4).
+//
+// Speed (bench/trace_export_bench.cpp, 1 M launches): names, API names and the
+// launch-configuration part of kernel args are escaped/formatted once per distinct value and
+// copied; the numbers of kernels, API calls and flows go into one reserved region per event
+// without per-field bounds checks.
+#include "exporters/trace_json_events.h"
+
+#include "exporters/occupancy.h"
+
+namespace gprof {
+namespace {
+
+using Ev = TraceEventKind;
+
+uint64_t Dur(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
+
+// Upper bound of the fixed text of one reserved region: keys, punctuation and a few numbers of
+// at most 24 characters each (a kernel's region adds its KernelArgText sizes).
+constexpr size_t kEventSlack = 512;
+
+void AppendToString(void* ctx, const char* data, size_t size) {
+  static_cast<std::string*>(ctx)->append(data, size);
+}
+
+}  // namespace
+
+TraceEventWriter::TraceEventWriter(const TracePlan& plan, JsonWriter* out)
+    : plan_(plan), p_(plan.profile()), names_(plan.profile()), out_(*out),
+      base_(plan.base_ns()), kernel_args_(plan.profile().launch_configs.size() + 1),
+      scratch_(JsonSink{&scratch_text_, AppendToString}) {}
+
+// ---- shared pieces, through the JsonWriter -------------------------------------------------
+
+void TraceEventWriter::Begin(const char* ph) {
+  out_.Raw(count_++ ? ",\n{\"ph\":\"" : "{\"ph\":\"").Raw(ph).Raw("\"");
+}
+
+void TraceEventWriter::Common(const char* cat, std::string_view name, const PlannedEvent& e) {
+  out_.Raw(",\"cat\":\"").Raw(cat).Raw("\",\"name\":").String(name);
+  out_.Raw(",\"pid\":").Uint(e.pid).Raw(",\"tid\":").Uint(e.tid);
+  out_.Raw(",\"ts\":").Micros(e.ts - base_);
+}
+
+void TraceEventWriter::Slice(const char* cat, std::string_view name, const PlannedEvent& e) {
+  Begin("X");
+  Common(cat, name, e);
+  out_.Raw(",\"dur\":").Micros(Dur(e.ts, e.end));
+}
+
+void TraceEventWriter::RangeArgs(uint16_t domain, uint32_t category, uint16_t flags) {
+  const std::string_view dom =
+      domain < p_.domains.size() ? p_.strings.Get(p_.domains[domain]) : std::string_view();
+  bool any = false;
+  const auto key = [&](const char* k) {
+    out_.Raw(any ? ",\"" : ",\"args\":{\"").Raw(k).Raw("\":");
+    any = true;
+  };
+  if (!dom.empty()) { key("domain"); out_.String(dom); }
+  if (category != 0) { key("category"); out_.Uint(category); }
+  if (flags & kRangeStartEnd) { key("start/end range"); out_.Raw("true"); }
+  if (flags & kRangeOpenAtEnd) { key("open at end"); out_.Raw("true"); }
+  if (any) out_.Char('}');
+}
+
+// ---- hot pieces: reserved regions and once-per-value text ------------------------------------
+
+char* TraceEventWriter::BeginAt(char* p, char ph) {
+  p = PutRaw(p, count_++ ? ",\n{\"ph\":\"" : "{\"ph\":\"");
+  *p++ = ph;
+  *p++ = '"';
+  return p;
+}
+
+char* TraceEventWriter::PidTidTsAt(char* p, const PlannedEvent& e) {
+  p = PutRaw(p, ",\"pid\":");
+  p = PutUint(p, e.pid);
+  p = PutRaw(p, ",\"tid\":");
+  p = PutUint(p, e.tid);
+  p = PutRaw(p, ",\"ts\":");
+  return PutMicros(p, e.ts - base_);
+}
+
+// {"ph":"<ph>" and the pre-escaped ,"cat":...,"name":... (any size), then `room` bytes for the
+// rest of the event; the caller fills them and commits.
+char* TraceEventWriter::BeginNamed(char ph, std::string_view cat_and_name, size_t room) {
+  out_.Commit(BeginAt(out_.Reserve(kEventSlack), ph));
+  out_.Raw(cat_and_name);
+  return out_.Reserve(room);
+}
+
+// ,"cat":"cuda_runtime","name":"<escaped name>"
+const std::string& TraceEventWriter::ApiCatName(const ApiCall& c) {
+  const uint32_t key = static_cast<uint32_t>(c.domain) << 16 | c.cbid;
+  if (last_api_ != nullptr && key == last_api_key_) return *last_api_;
+  std::string& s = api_json_[key];
+  if (s.empty()) {
+    s = c.domain == ApiDomain::kDriver ? ",\"cat\":\"cuda_driver\",\"name\":"
+                                       : ",\"cat\":\"cuda_runtime\",\"name\":";
+    AppendJsonString(names_.ApiCallName(c), &s);
+  }
+  last_api_key_ = key;
+  last_api_ = &s;
+  return s;
+}
+
+// ,"cat":"kernel","name":"<escaped name>"
+const std::string& TraceEventWriter::KernelCatName(StringId name) {
+  if (name >= kernel_json_.size()) kernel_json_.resize(name + 1u);
+  std::string& s = kernel_json_[name];
+  if (s.empty()) {
+    s = ",\"cat\":\"kernel\",\"name\":";
+    AppendJsonString(names_.KernelName(name), &s);
+  }
+  return s;
+}
+
+// Kineto's occupancy args (occupancy.h) for the device of the launch; none for an unknown device.
+void TraceEventWriter::AppendOccupancy(JsonWriter& o, const LaunchConfig& lc) {
+  const DeviceInfo* dev = nullptr;
+  for (const DeviceInfo& d : p_.devices) {
+    if (d.id == lc.device_id) dev = &d;
+  }
+  if (dev == nullptr) return;
+  const std::optional<OccupancyEstimate> est = EstimateOccupancy(*dev, lc);
+  if (!est) return;
+  o.Raw(",\"blocks per SM\":").Fixed(est->blocks_per_sm, 2);
+  o.Raw(",\"warps per SM\":").Fixed(est->warps_per_sm, 2);
+  if (est->achieved_percent) {
+    o.Raw(",\"est. achieved occupancy %\":").Uint(*est->achieved_percent);
+  }
+}
+
+const TraceEventWriter::KernelArgText& TraceEventWriter::KernelArgs(uint32_t config) {
+  static const LaunchConfig kNone{};
+  const bool known = config < p_.launch_configs.size();
+  // A configuration past the table (a damaged dump) is formatted as the empty one.
+  KernelArgText& t = kernel_args_[known ? config : p_.launch_configs.size()];
+  if (!t.tail.empty()) return t;
+  const LaunchConfig& lc = known ? p_.launch_configs[config] : kNone;
+  std::string& text = scratch_text_;
+  JsonWriter& o = scratch_;
+  text.clear();
+  o.Raw(",\"device\":").Uint(lc.device_id).Raw(",\"context\":").Uint(lc.context_id);
+  o.Flush();
+  t.head = text;
+  text.clear();
+  o.Raw(",\"registers per thread\":").Uint(lc.registers_per_thread);
+  o.Raw(",\"shared memory\":").Uint(uint64_t{lc.static_shared_bytes} + lc.dynamic_shared_bytes);
+  AppendOccupancy(o, lc);
+  o.Raw(",\"grid\":[").Uint(lc.grid[0]).Char(',').Uint(lc.grid[1]).Char(',').Uint(lc.grid[2]);
+  o.Raw("],\"block\":[").Uint(lc.block[0]).Char(',').Uint(lc.block[1]).Char(',').Uint(lc.block[2]);
+  o.Raw("]}}");
+  o.Flush();
+  t.tail = text;
+  return t;
+}
+
+void TraceEventWriter::WriteApi(const PlannedEvent& e) {
+  const ApiCall& c = p_.api_calls[e.index];
+  char* p = BeginNamed('X', ApiCatName(c), kEventSlack);
+  p = PidTidTsAt(p, e);
+  p = PutRaw(p, ",\"dur\":");
+  p = PutMicros(p, Dur(e.ts, e.end));
+  p = PutRaw(p, ",\"args\":{\"correlation\":");
+  p = PutUint(p, c.correlation_id);
+  p = PutRaw(p, ",\"cbid\":");
+  p = PutUint(p, c.cbid);
+  p = PutRaw(p, "}}");
+  out_.Commit(p);
+}
+
+void TraceEventWriter::WriteKernel(const PlannedEvent& e) {
+  const Kernel& k = p_.kernels[e.index];
+  const KernelArgText& args = KernelArgs(k.launch_config);
+  char* p = BeginNamed('X', KernelCatName(k.name),
+                       kEventSlack + args.head.size() + args.tail.size());
+  p = PidTidTsAt(p, e);
+  p = PutRaw(p, ",\"dur\":");
+  p = PutMicros(p, Dur(e.ts, e.end));
+  p = PutRaw(p, ",\"args\":{\"correlation\":");
+  p = PutUint(p, k.correlation_id);
+  p = PutRaw(p, ",\"External id\":");
+  p = PutUint(p, k.correlation_id);
+  p = PutRaw(p, args.head);
+  p = PutRaw(p, ",\"stream\":");
+  p = PutUint(p, k.stream_id);
+  p = PutRaw(p, args.tail);
+  out_.Commit(p);
+}
+
+void TraceEventWriter::WriteFlow(const PlannedEvent& e) {
+  const bool start = e.kind == Ev::kFlowStart;
+  char* p = BeginAt(out_.Reserve(kEventSlack), start ? 's' : 'f');
+  p = PutRaw(p, ",\"id\":");
+  p = PutUint(p, e.index);
+  p = PutRaw(p, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"");
+  p = PidTidTsAt(p, e);
+  p = PutRaw(p, start ? "}" : ",\"bp\":\"e\"}");
+  out_.Commit(p);
+}
+
+// ---- one entry per planned event ------------------------------------------------------------
+
+void TraceEventWriter::Write(const PlannedEvent& e) {
+  JsonWriter& o = out_;
+  switch (e.kind) {
+    case Ev::kStep: {
+      Slice("user_annotation", TracePlan::StepName(p_.steps[e.index].number), e);
+      o.Char('}');
+      break;
+    }
+    case Ev::kRange: {
+      const HostRange& r = p_.ranges[e.index];
+      Slice("user_annotation", p_.strings.Get(r.name), e);
+      RangeArgs(r.domain, r.category, r.flags);
+      o.Char('}');
+      break;
+    }
+    case Ev::kMark: {
+      const HostMark& m = p_.marks[e.index];
+      Begin("i");
+      Common("user_annotation", p_.strings.Get(m.name), e);
+      o.Raw(",\"s\":\"t\"");
+      RangeArgs(m.domain, m.category, 0);
+      o.Char('}');
+      break;
+    }
+    case Ev::kApi:
+      WriteApi(e);
+      break;
+    case Ev::kKernel:
+      WriteKernel(e);
+      break;
+    case Ev::kMemcpy: {
+      const Memcpy& m = p_.memcpys[e.index];
+      Slice("gpu_memcpy", MemcpyName(m), e);
+      o.Raw(",\"args\":{\"correlation\":").Uint(m.correlation_id);
+      o.Raw(",\"External id\":").Uint(m.correlation_id);
+      o.Raw(",\"device\":").Uint(m.device_id).Raw(",\"context\":").Uint(m.context_id);
+      o.Raw(",\"stream\":").Uint(m.stream_id).Raw(",\"bytes\":").Uint(m.bytes);
+      const uint64_t d = Dur(m.start_ns, m.end_ns);
+      // bytes per ns == GB/s
+      o.Raw(",\"memory bandwidth (GB/s)\":").Fixed(d ? static_cast<double>(m.bytes) / d : 0, 3);
+      o.Raw("}}");
+      break;
+    }
+    case Ev::kMemset: {
+      const Memset& m = p_.memsets[e.index];
+      Slice("gpu_memset", MemsetName(m), e);
+      o.Raw(",\"args\":{\"correlation\":").Uint(m.correlation_id);
+      o.Raw(",\"External id\":").Uint(m.correlation_id);
+      o.Raw(",\"device\":").Uint(m.device_id).Raw(",\"stream\":").Uint(m.stream_id);
+      o.Raw(",\"bytes\":").Uint(m.bytes);
+      const uint64_t d = Dur(m.start_ns, m.end_ns);
+      o.Raw(",\"memory bandwidth (GB/s)\":").Fixed(d ? static_cast<double>(m.bytes) / d : 0, 3);
+      o.Raw("}}");
+      break;
+    }
+    case Ev::kSync: {
+      const Sync& s = p_.syncs[e.index];
+      Slice("cuda_sync", SyncName(s.kind), e);
+      o.Raw(",\"args\":{\"correlation\":").Uint(s.correlation_id);
+      o.Raw(",\"context\":").Uint(s.context_id);
+      if (s.stream_id != kNoStream) o.Raw(",\"stream\":").Uint(s.stream_id);
+      o.Raw("}}");
+      break;
+    }
+    case Ev::kOverhead: {
+      Slice("overhead", OverheadName(p_.overheads[e.index].kind), e);
+      o.Char('}');
+      break;
+    }
+    case Ev::kAnnotation: {
+      const GpuAnnotation& a = plan_.annotations()[e.index];
+      if (a.from_step) {
+        Slice("gpu_user_annotation", TracePlan::StepName(p_.steps[a.name_source].number), e);
+      } else {
+        Slice("gpu_user_annotation", p_.strings.Get(p_.ranges[a.name_source].name), e);
+      }
+      o.Raw(",\"args\":{\"device\":").Uint(e.pid).Raw("}}");
+      break;
+    }
+    case Ev::kMemory: {
+      Begin("C");
+      Common("gpu_memory", TracePlan::MemoryCounterName(e.pid), e);
+      o.Raw(",\"args\":{\"bytes\":").Uint(plan_.MemoryInUse(e.index)).Raw("}}");
+      break;
+    }
+    case Ev::kFlowStart:
+    case Ev::kFlowEnd:
+      WriteFlow(e);
+      break;
+  }
+}
+
+}  // namespace gprof
