@@ -23,6 +23,13 @@ enum SectionTag : uint32_t {
   kEnd = 0xffffffffu,
 };
 
+// The section of each GPU record kind (GpuKind order); the values are part of the file format.
+constexpr SectionTag SectionOf(GpuKind kind) {
+  constexpr SectionTag kTags[kGpuKindCount] = {kKernels, kMemcpys,   kMemsets,
+                                               kSyncs,   kMemoryOps, kOverheads};
+  return kTags[static_cast<size_t>(kind)];
+}
+
 // The checksum is XXH64 (seed 0), computed as a stream so that the writer, which sees the file in
 // arbitrary pieces, and the reader, which sees it whole, agree. Eight bytes per multiply in four
 // independent lanes: about 8x faster than the byte-wise FNV-1a of format version 1, which was
@@ -257,12 +264,7 @@ std::string WriteDump(const Profile& p, const std::string& path) {
   s.Section(kMarks, p.marks);
   s.Section(kApiCalls, p.api_calls);
   s.Section(kLaunchConfigs, p.launch_configs);
-  s.Section(kKernels, p.kernels);
-  s.Section(kMemcpys, p.memcpys);
-  s.Section(kMemsets, p.memsets);
-  s.Section(kSyncs, p.syncs);
-  s.Section(kMemoryOps, p.memory_ops);
-  s.Section(kOverheads, p.overheads);
+  ForEachGpuKind(p, [&](GpuKind kind, const auto& records) { s.Section(SectionOf(kind), records); });
   s.Section(kSteps, p.steps);
   s.Section(kApiNames, p.api_names);
   const uint64_t hash = s.hash();
@@ -355,7 +357,13 @@ bool ReadDump(const std::string& path, Profile* p, std::string* error) {
     std::string why;
     bool ok = true;
     std::vector<Counters> counters;
-    switch (tag) {
+    bool gpu_section = false;
+    ForEachGpuKind(result, [&](GpuKind kind, auto& records) {
+      if (SectionOf(kind) != tag) return;
+      gpu_section = true;
+      ok = TakeSection(payload, record_size, count, &records, &why);
+    });
+    if (!gpu_section) switch (tag) {
       case kInfo: ok = DecodeInfo(BlobReader(payload, bytes), &result.info); break;
       case kStrings:
         result.strings = StringTable();
@@ -373,16 +381,6 @@ bool ReadDump(const std::string& path, Profile* p, std::string* error) {
       case kApiCalls: ok = TakeSection(payload, record_size, count, &result.api_calls, &why); break;
       case kLaunchConfigs:
         ok = TakeSection(payload, record_size, count, &result.launch_configs, &why);
-        break;
-      case kKernels: ok = TakeSection(payload, record_size, count, &result.kernels, &why); break;
-      case kMemcpys: ok = TakeSection(payload, record_size, count, &result.memcpys, &why); break;
-      case kMemsets: ok = TakeSection(payload, record_size, count, &result.memsets, &why); break;
-      case kSyncs: ok = TakeSection(payload, record_size, count, &result.syncs, &why); break;
-      case kMemoryOps:
-        ok = TakeSection(payload, record_size, count, &result.memory_ops, &why);
-        break;
-      case kOverheads:
-        ok = TakeSection(payload, record_size, count, &result.overheads, &why);
         break;
       case kSteps: ok = TakeSection(payload, record_size, count, &result.steps, &why); break;
       case kApiNames:

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "model/gpu_records.h"
 #include "model/records.h"
 #include "model/string_table.h"
 
@@ -93,7 +94,8 @@ struct ProfileInfo {
   std::string cupti_library;    // path of the libcupti that was used ("" if none)
 };
 
-struct Profile {
+// GPU records (kernels, memcpys, memsets, syncs, memory_ops, overheads) come from GpuRecords.
+struct Profile : GpuRecords {
   ProfileInfo info;
   Counters counters;
   StringTable strings;
@@ -105,12 +107,6 @@ struct Profile {
   std::vector<ApiCall> api_calls;
   std::vector<ApiName> api_names;  // (domain, cbid) -> name for every API in api_calls
   std::vector<LaunchConfig> launch_configs;
-  std::vector<Kernel> kernels;
-  std::vector<Memcpy> memcpys;
-  std::vector<Memset> memsets;
-  std::vector<Sync> syncs;
-  std::vector<MemoryOp> memory_ops;
-  std::vector<Overhead> overheads;
   std::vector<Step> steps;
 
   Profile();

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "collector/cupti/record_structs.h"
+#include "model/gpu_records.h"
 #include "model/records.h"
 #include "model/string_table.h"
 
@@ -45,18 +46,12 @@ struct NameCacheEntry {
 };
 
 // Everything decoded since the last drain. StringIds and launch-config indices refer to this
-// batch's own tables; MergeBatch (cupti_session.cpp) re-interns them into a Profile.
-struct GpuBatch {
+// batch's own tables; MergeGpuBatches (gpu_drain.h) re-interns them into a Profile.
+struct GpuBatch : GpuRecords {
   StringTable strings;
   std::vector<LaunchConfig> launch_configs;
   std::unordered_map<LaunchConfig, uint32_t, LaunchConfigHash, LaunchConfigEqual>
       launch_config_index;  // config -> index into launch_configs
-  std::vector<Kernel> kernels;
-  std::vector<Memcpy> memcpys;
-  std::vector<Memset> memsets;
-  std::vector<Sync> syncs;
-  std::vector<MemoryOp> memory_ops;
-  std::vector<Overhead> overheads;
   std::vector<DeviceInfo> devices;
   uint64_t records_unknown_kind = 0;   // kinds we do not decode
   uint64_t records_uncorrelated = 0;   // GPU work records with correlation id 0

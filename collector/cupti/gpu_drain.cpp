@@ -2,6 +2,7 @@
 #include "collector/cupti/gpu_drain.h"
 
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -25,18 +26,16 @@ void MergeBatch(GpuBatch& batch, Profile* profile, ConfigIndex* config_index,
     if (inserted) profile->launch_configs.push_back(c);
     configs[i] = it->second;
   }
-  for (Kernel k : batch.kernels) {
-    k.name = names[k.name];
-    k.launch_config = configs[k.launch_config];
-    profile->kernels.push_back(k);
-  }
-  profile->memcpys.insert(profile->memcpys.end(), batch.memcpys.begin(), batch.memcpys.end());
-  profile->memsets.insert(profile->memsets.end(), batch.memsets.begin(), batch.memsets.end());
-  profile->syncs.insert(profile->syncs.end(), batch.syncs.begin(), batch.syncs.end());
-  profile->memory_ops.insert(profile->memory_ops.end(), batch.memory_ops.begin(),
-                             batch.memory_ops.end());
-  profile->overheads.insert(profile->overheads.end(), batch.overheads.begin(),
-                            batch.overheads.end());
+  ForEachGpuKind(batch, [&](GpuKind, auto& records) {
+    auto& into = RecordsOf<typename std::decay_t<decltype(records)>::value_type>(*profile);
+    for (auto r : records) {
+      if constexpr (std::is_same_v<decltype(r), Kernel>) {
+        r.name = names[r.name];
+        r.launch_config = configs[r.launch_config];
+      }
+      into.push_back(r);
+    }
+  });
   for (const DeviceInfo& d : batch.devices) {
     bool seen = false;
     for (const auto& old : *devices) seen = seen || old.first.id == d.id;

@@ -1,6 +1,7 @@
 #include "collector/windows/window_cut.h"
 
 #include <algorithm>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -61,10 +62,6 @@ void MoveAll(std::vector<T>* from, Transfer* transfer, std::vector<T>* into) {
   from->clear();
 }
 
-uint64_t StartOf(const MemoryOp& m) { return m.ts_ns; }
-template <typename T>
-uint64_t StartOf(const T& r) { return r.start_ns; }
-
 }  // namespace
 
 void CutWindow(Profile* p, uint64_t start_ns, uint64_t end_ns, Profile* carry) {
@@ -94,34 +91,32 @@ void CutWindow(Profile* p, uint64_t start_ns, uint64_t end_ns, Profile* carry) {
   auto fate_by_time = [&](uint64_t ts) {
     return inside(ts) ? Fate::kKeep : ts >= end_ns ? Fate::kCarry : Fate::kDrop;
   };
+  // GPU work follows the call that launched it; records without a known launch go by time.
   auto fate = [&](const auto& r) {
-    const uint32_t corr = r.correlation_id;
-    if (corr != 0) {
-      if (kept_calls.count(corr)) return Fate::kKeep;
-      if (later_calls.count(corr)) return Fate::kCarry;
-      if (earlier_calls.count(corr)) return Fate::kDrop;
+    using T = std::decay_t<decltype(r)>;
+    if constexpr (kGpuRecordHasCorrelation<T>) {
+      const uint32_t corr = r.correlation_id;
+      if (corr != 0) {
+        if (kept_calls.count(corr)) return Fate::kKeep;
+        if (later_calls.count(corr)) return Fate::kCarry;
+        if (earlier_calls.count(corr)) return Fate::kDrop;
+      }
     }
-    return fate_by_time(StartOf(r));
+    return fate_by_time(GpuRecordStartNs(r));
   };
   Transfer to_carry(*p, carry);
-  Partition(&p->kernels, fate, &to_carry, &carry->kernels);
-  Partition(&p->memcpys, fate, &to_carry, &carry->memcpys);
-  Partition(&p->memsets, fate, &to_carry, &carry->memsets);
-  Partition(&p->syncs, fate, &to_carry, &carry->syncs);
-  Partition(&p->memory_ops, fate, &to_carry, &carry->memory_ops);
-  Partition(
-      &p->overheads, [&](const Overhead& o) { return fate_by_time(o.start_ns); }, &to_carry,
-      &carry->overheads);
+  ForEachGpuKind(*p, [&](GpuKind, auto& records) {
+    using T = typename std::decay_t<decltype(records)>::value_type;
+    Partition(&records, fate, &to_carry, &RecordsOf<T>(*carry));
+  });
 }
 
 void MoveGpuRecords(Profile* from, Profile* into) {
   Transfer transfer(*from, into);
-  MoveAll(&from->kernels, &transfer, &into->kernels);
-  MoveAll(&from->memcpys, &transfer, &into->memcpys);
-  MoveAll(&from->memsets, &transfer, &into->memsets);
-  MoveAll(&from->syncs, &transfer, &into->syncs);
-  MoveAll(&from->memory_ops, &transfer, &into->memory_ops);
-  MoveAll(&from->overheads, &transfer, &into->overheads);
+  ForEachGpuKind(*from, [&](GpuKind, auto& records) {
+    using T = typename std::decay_t<decltype(records)>::value_type;
+    MoveAll(&records, &transfer, &RecordsOf<T>(*into));
+  });
   for (DeviceInfo d : from->devices) {
     const bool known = std::any_of(into->devices.begin(), into->devices.end(),
                                    [&](const DeviceInfo& x) { return x.id == d.id; });
