@@ -8,6 +8,41 @@
 namespace gprof::collector {
 namespace {
 
+// model/records.h copies these CUPTI enums value for value (the exporters build without CUDA):
+// the decoder casts CUPTI's numbers straight into them, so the values must agree.
+template <typename Model, typename Cupti>
+constexpr bool Same(Model m, Cupti c) {
+  return static_cast<uint32_t>(m) == static_cast<uint32_t>(c);
+}
+static_assert(Same(CopyKind::kUnknown, CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN));
+static_assert(Same(CopyKind::kHtoD, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD));
+static_assert(Same(CopyKind::kDtoH, CUPTI_ACTIVITY_MEMCPY_KIND_DTOH));
+static_assert(Same(CopyKind::kHtoA, CUPTI_ACTIVITY_MEMCPY_KIND_HTOA));
+static_assert(Same(CopyKind::kAtoH, CUPTI_ACTIVITY_MEMCPY_KIND_ATOH));
+static_assert(Same(CopyKind::kAtoA, CUPTI_ACTIVITY_MEMCPY_KIND_ATOA));
+static_assert(Same(CopyKind::kAtoD, CUPTI_ACTIVITY_MEMCPY_KIND_ATOD));
+static_assert(Same(CopyKind::kDtoA, CUPTI_ACTIVITY_MEMCPY_KIND_DTOA));
+static_assert(Same(CopyKind::kDtoD, CUPTI_ACTIVITY_MEMCPY_KIND_DTOD));
+static_assert(Same(CopyKind::kHtoH, CUPTI_ACTIVITY_MEMCPY_KIND_HTOH));
+static_assert(Same(CopyKind::kPtoP, CUPTI_ACTIVITY_MEMCPY_KIND_PTOP));
+static_assert(Same(MemKind::kUnknown, CUPTI_ACTIVITY_MEMORY_KIND_UNKNOWN));
+static_assert(Same(MemKind::kPageable, CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE));
+static_assert(Same(MemKind::kPinned, CUPTI_ACTIVITY_MEMORY_KIND_PINNED));
+static_assert(Same(MemKind::kDevice, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE));
+static_assert(Same(MemKind::kArray, CUPTI_ACTIVITY_MEMORY_KIND_ARRAY));
+static_assert(Same(MemKind::kManaged, CUPTI_ACTIVITY_MEMORY_KIND_MANAGED));
+static_assert(Same(MemKind::kDeviceStatic, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC));
+static_assert(Same(MemKind::kManagedStatic, CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC));
+static_assert(Same(SyncKind::kUnknown, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_UNKNOWN));
+static_assert(Same(SyncKind::kEventSynchronize,
+                   CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE));
+static_assert(Same(SyncKind::kStreamWaitEvent,
+                   CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT));
+static_assert(Same(SyncKind::kStreamSynchronize,
+                   CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE));
+static_assert(Same(SyncKind::kContextSynchronize,
+                   CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE));
+
 uint32_t Dim(int32_t v) { return v < 0 ? 0u : static_cast<uint32_t>(v); }
 uint8_t Dev8(uint32_t id) { return id > 255 ? 255 : static_cast<uint8_t>(id); }
 
