@@ -76,7 +76,7 @@ class PerfettoWriter {
  public:
   PerfettoWriter(const Profile& p, JsonWriter* out)
       : plan_(p), p_(p), names_(p), packets_(out), enc_(packets_.enc()),
-        tracks_(plan_, &packets_) {}
+        tracks_(plan_, &packets_), launch_args_(p.launch_configs.size() + 1) {}
 
   TraceStats Write() {
     WriteFirstPacket();
@@ -194,13 +194,15 @@ class PerfettoWriter {
     enc_.EndNested(m);
   }
 
-  // grid and block of a launch configuration as [x, y, z] arrays, encoded once per config.
+  // grid and block of a launch configuration as [x, y, z] arrays, encoded once per config. A
+  // configuration past the table (a damaged dump) is the empty one, as in the JSON trace; it has
+  // the last slot (sizing the cache by such an index overflowed at UINT32_MAX).
   const std::string& LaunchArgs(uint32_t config) {
-    if (config >= launch_args_.size()) launch_args_.resize(config + 1u);
-    std::string& s = launch_args_[config];
-    if (!s.empty()) return s;
     static const LaunchConfig kNone{};
-    const LaunchConfig& lc = config < p_.launch_configs.size() ? p_.launch_configs[config] : kNone;
+    const bool known = config < p_.launch_configs.size();
+    std::string& s = launch_args_[known ? config : p_.launch_configs.size()];
+    if (!s.empty()) return s;
+    const LaunchConfig& lc = known ? p_.launch_configs[config] : kNone;
     ProtoEncoder e;
     for (const auto& [name, xyz] : {std::pair{kArgGrid, lc.grid}, std::pair{kArgBlock, lc.block}}) {
       const size_t a = e.BeginNested(f::kDebugAnnotations);
@@ -387,7 +389,7 @@ class PerfettoWriter {
   std::unordered_map<uint32_t, uint64_t> api_iid_;  // (domain << 16 | cbid)
   uint32_t last_api_key_ = 0;
   uint64_t last_api_iid_ = 0;
-  std::vector<std::string> launch_args_;     // by launch config
+  std::vector<std::string> launch_args_;     // by launch config; the last: the empty one
 };
 
 }  // namespace

@@ -392,6 +392,39 @@ TEST_F(PerfettoTraceTest, KernelArgsAreCorrelationStreamGridAndBlock) {
   EXPECT_TRUE(checked);
 }
 
+// A launch configuration past the table (a damaged dump) is the empty one, as in the JSON trace:
+// grid and block [0, 0, 0]; an index of UINT32_MAX once overflowed the per-config cache.
+TEST_F(PerfettoTraceTest, UnknownLaunchConfigsHaveAnEmptyGridAndBlock) {
+  Profile p = SmallProfile();
+  p.kernels[1].launch_config = 5;
+  p.kernels[2].launch_config = 0xffffffffu;
+  const Decoded d = DecodeTrace(FormatPerfettoTrace(p));
+  std::map<uint64_t, std::string> arg_names;
+  std::map<uint64_t, std::vector<uint64_t>> grid, block;  // by correlation id
+  for (const Node* pk : d.packets) {
+    if (const Node* in = pk->Kid("interned_data")) {
+      for (const Node* e : in->Kids("debug_annotation_names")) arg_names[U(e->Get("iid"))] = e->Get("name");
+    }
+    const Node* ev = pk->Kid("track_event");
+    if (ev == nullptr) continue;
+    std::map<std::string, const Node*> args;
+    for (const Node* a : ev->Kids("debug_annotations")) args[arg_names[U(a->Get("name_iid"))]] = a;
+    if (!args.count("grid")) continue;
+    const uint64_t corr = U(args["correlation"]->Get("uint_value"));
+    for (const auto& [name, out] : {std::pair{"grid", &grid}, std::pair{"block", &block}}) {
+      for (const Node* e : args[name]->Kid("nested_value")->Kids("array_values")) {
+        (*out)[corr].push_back(U(e->Get("int_value")));
+      }
+    }
+  }
+  EXPECT_EQ(grid[100], (std::vector<uint64_t>{4, 2, 1}));
+  EXPECT_EQ(block[100], (std::vector<uint64_t>{256, 1, 1}));
+  for (uint64_t corr : {101, 102}) {
+    EXPECT_EQ(grid[corr], (std::vector<uint64_t>{0, 0, 0})) << corr;
+    EXPECT_EQ(block[corr], (std::vector<uint64_t>{0, 0, 0})) << corr;
+  }
+}
+
 // Same plan as the JSON: the same slices (name, start, end; an END closes the innermost open
 // slice of its track, as Perfetto reads it), as many instants, counter points and flows.
 TEST_F(PerfettoTraceTest, ShowsWhatTheJsonTraceShows) {
