@@ -22,7 +22,10 @@ ProcessResult RunExample(const std::vector<std::string>& argv, std::map<std::str
                   bool inject) {
   ProcessOptions options;
   options.set_env = std::move(env);
-  if (options.set_env.count("LD_LIBRARY_PATH") == 0) options.set_env["LD_LIBRARY_PATH"] = StandInLibDir();
+  // The stand-in libcuda.so.1 has a directory of its own (CMakeLists.txt says why).
+  if (options.set_env.count("LD_LIBRARY_PATH") == 0) {
+    options.set_env["LD_LIBRARY_PATH"] = StandInLibDir() + ":" + CUDASIM_DRIVER_LIB_DIR;
+  }
   if (inject) {
     options.set_env["CUDA_INJECTION64_PATH"] = InjectPath();
   } else {
@@ -58,6 +61,7 @@ const std::vector<Example>& Examples() {
       {"launch_loop", {"500"}, 500},
       {"multistream", {}, 4},
       {"multithread", {"4", "20"}, 80},
+      {"driver_launch", {"3"}, 7},  // 3 cuLaunchKernel + 3 cuLaunchKernelEx + 1 <<<>>>
   };
   return examples;
 }
@@ -98,6 +102,16 @@ TEST(CudasimExamples, RunToCompletionWithInjectionAndEveryKernelIsRecorded) {
     EXPECT_GT(s["driver_enters"], 0);
     EXPECT_GE(s["api_records"], s["launches"]);
   }
+}
+
+TEST(CudasimExamples, DirectDriverLaunchesAreLaunchesOfTheirOwn) {
+  ProcessResult r = RunExample({Bin("driver_launch"), "3"}, {}, true);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  auto s = Summary(r.out);
+  ASSERT_FALSE(s.empty()) << r.out;
+  EXPECT_EQ(s["driver_launches"], 6);  // driver launches outside any runtime launch
+  EXPECT_EQ(s["launches"], 7);
+  EXPECT_EQ(s["matched"], 7);          // kernel records carry the driver call's correlation id
 }
 
 TEST(CudasimExamples, MatmulIsOverheadBoundAt64AndComputeBoundAt4096) {
@@ -149,6 +163,32 @@ TEST(CudasimKnobs, CuptiVersionCanDifferFromTheBuildVersion) {
   EXPECT_NE(r.out.find("CUDASIM_INJECT version=999 built_for=130001"), std::string::npos) << r.out;
 }
 
+TEST(CudasimKnobs, StagedBufferModeRecordsEveryKernel) {
+  ProcessResult r = RunExample({Bin("multithread"), "4", "20"}, {{"CUDASIM_BUFFER_MODE", "staged"}}, true);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  auto s = Summary(r.out);
+  ASSERT_FALSE(s.empty()) << r.out;
+  EXPECT_EQ(s["kernels"], 80);
+  EXPECT_EQ(s["matched"], 80);
+  EXPECT_EQ(s["dropped"], 0);
+}
+
+TEST(CudasimKnobs, NestedDriverCallsCanBeSwitchedOff) {
+  ProcessResult r = RunExample({Bin("launch_loop"), "10"}, {{"CUDASIM_NESTED_DRIVER", "0"}}, true);
+  auto s = Summary(r.out);
+  ASSERT_FALSE(s.empty()) << r.out;
+  EXPECT_EQ(s["driver_enters"], 0);
+  EXPECT_EQ(s["kernels"], 10);
+  EXPECT_EQ(s["matched"], 10);
+}
+
+TEST(CudasimKnobs, BadKnobValueWarnsAndKeepsTheDefault) {
+  ProcessResult r = RunExample({Bin("launch_loop"), "1"}, {{"CUDASIM_BUFFER_MODE", "sideways"}}, false);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.err.find("CUDASIM_BUFFER_MODE=sideways is not one of the documented values"),
+            std::string::npos) << r.err;
+}
+
 TEST(CudasimKnobs, UnknownKnobWarns) {
   ProcessResult r = RunExample({Bin("launch_loop"), "1"}, {{"CUDASIM_NO_SUCH_KNOB", "1"}}, false);
   EXPECT_EQ(r.exit_code, 0);
@@ -187,6 +227,32 @@ TEST(CudasimAbi, SameSonameVersionNodeAndExportsAsTheToolkit) {
     ASSERT_GT(real.size(), 100u);
     for (const std::string& name : real) EXPECT_EQ(mine.count(name), 1u) << name;
   }
+}
+
+// libcuda.so.1 has no version node (neither has the driver's, nor the toolkit's link stub); every
+// function the stub exports is there.
+TEST(CudasimAbi, LibcudaHasTheDriversSonameAndExports) {
+  const std::string ours = std::string(CUDASIM_DRIVER_LIB_DIR) + "/libcuda.so.1";
+  // Not beside the stand-in libcudart: the real libcupti would load it ("no driver" tests).
+  for (const std::string& f : ListDir(StandInLibDir())) EXPECT_EQ(f.find("libcuda.so"), std::string::npos) << f;
+  ProcessResult p = RunProcess({"objdump", "-p", ours});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_TRUE(std::regex_search(p.out, std::regex("SONAME +libcuda\\.so\\.1"))) << p.out;
+  EXPECT_EQ(p.out.find("Version definitions"), std::string::npos) << p.out;
+  auto exports = [](const std::string& path) {
+    std::set<std::string> names;
+    ProcessResult r = RunProcess({"nm", "-D", "--defined-only", path});
+    std::regex fn("[0-9a-f]+ [TW] ([A-Za-z_][A-Za-z0-9_]*)\n");
+    for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), fn); it != std::sregex_iterator(); ++it) {
+      names.insert((*it)[1].str());
+    }
+    return names;
+  };
+  std::set<std::string> real = exports(CUDASIM_REAL_CUDA);
+  std::set<std::string> mine = exports(ours);
+  ASSERT_GT(real.size(), 100u);
+  for (const std::string& name : real) EXPECT_EQ(mine.count(name), 1u) << name;
+  for (const std::string& name : mine) EXPECT_EQ(name.rfind("cu", 0), 0u) << name;
 }
 
 }  // namespace

@@ -29,7 +29,20 @@ struct CudasimKnobs {
   uint64_t max_buffers;            // request at most this many buffers (0 = unlimited)
   uint32_t cupti_version;          // value cuptiGetVersion reports
   const char* cupti_holder;        // non-null: CUPTI already held by this tool
+  // Activity pipeline (README "Buffers"): kCuptiBuffers writes records into tool buffers as they
+  // are emitted (requests on the emitting application thread, buffer-granular flush);
+  // kStagedBuffers is the older model (one staging queue, requests and copies on the worker).
+  uint32_t buffer_mode;
+  bool per_thread_buffers;         // default of CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER
+  bool incomplete_records;         // forced flush returns running work with 0 timestamps
+  bool nested_driver;              // runtime calls fire nested driver callbacks and records
+  bool symbol_name_reuse;          // symbolName storage is overwritten after each callback
+  uint32_t timestamp_clock;        // kClockCupti, or kClockTsc: "another tool" set a timestamp callback
+  int64_t gpu_skew_ns;             // added to GPU-side timestamps (kernel, memcpy, memset)
 };
+
+enum : uint32_t { kCuptiBuffers = 0, kStagedBuffers = 1 };
+enum : uint32_t { kClockCupti = 0, kClockTsc = 1 };
 
 // Set by libcupti when it loads. Each pointer is non-null.
 struct CudasimToolHooks {
@@ -49,6 +62,10 @@ struct CudasimToolHooks {
 
 void cudasim_set_tool_hooks(const CudasimToolHooks* hooks);
 const CudasimKnobs* cudasim_knobs(void);
+// Test-only: replaces the knobs with ones parsed from `env` ("NAME=value" lines; the process
+// environment is not read). nullptr re-reads the process environment. Call it before the CUDA or
+// CUPTI calls that should see the new values (in-process tests pass maps, never setenv).
+void cudasim_set_knobs_for_test(const char* env);
 uint64_t cudasim_now_ns(void);               // CLOCK_REALTIME in ns, as CUPTI stamps records
 uint32_t cudasim_next_correlation_id(void);
 // Context: null until the first runtime call created it.
@@ -56,6 +73,15 @@ CUcontext cudasim_current_context(void);
 uint32_t cudasim_stream_id(CUstream stream);   // CUPTI stream id (default stream: 7); 0 unknown
 // Fills the DEVICE activity record for device 0; returns false before context creation.
 bool cudasim_fill_device_record(CUpti_ActivityDevice5* record);
+// Direct driver-API launch (the stand-in libcuda.so.1's cuLaunchKernel / cuLaunchKernelEx):
+// a driver-domain call (`cbid`, `name`) with its own correlation id, no runtime call around it.
+// `params` is the cu*_params struct the callbacks report. Returns a CUresult.
+int cudasim_driver_launch(CUpti_CallbackId cbid, const char* name, CUfunction f, unsigned grid_x,
+                          unsigned grid_y, unsigned grid_z, unsigned block_x, unsigned block_y,
+                          unsigned block_z, unsigned shared_mem, CUstream stream, void** args,
+                          const void* params);
+// Makes sure the one-time initialization (injection, context) has run; cuInit calls it.
+void cudasim_initialize(void);
 // Reports a call into a function this stand-in does not implement, then aborts.
 [[noreturn]] void cudasim_unimplemented(const char* function_name);
 

@@ -52,8 +52,58 @@ uint64_t KernelDurationNs(const Kernel& k, dim3 grid, dim3 block) {
   return knobs.kernel_base_ns + threads * knobs.kernel_ps_per_thread / 1000;
 }
 
-// The common body of all launch entry points: runtime call, nested cuLaunchKernel(Ex) driver call,
-// virtual-GPU scheduling, kernel record.
+bool ValidConfig(dim3 grid, dim3 block) {
+  return grid.x != 0 && grid.y != 0 && grid.z != 0 && block.x != 0 && block.y != 0 &&
+         block.z != 0 && uint64_t{block.x} * block.y * block.z <= 1024;
+}
+
+// Queues the kernel on its stream after `call_start` + launch latency and emits its record with
+// `correlation` (the id of the API call that launched it: cupti_activity.h, CUpti_ActivityKernel10
+// ::correlationId, "identical to the correlation ID in the driver or runtime API activity record
+// that launched the kernel"). False when the stream is invalid.
+bool ScheduleKernel(const Kernel& kernel, dim3 grid, dim3 block, size_t shared_mem,
+                    cudaStream_t stream, uint64_t call_start, uint32_t correlation) {
+  uint64_t duration = KernelDurationNs(kernel, grid, block);
+  uint64_t start = 0;
+  uint32_t stream_id = 0;
+  {
+    State& s = GetState();
+    std::lock_guard<std::mutex> lock(s.mu);
+    Stream* st = ResolveStreamLocked(s, stream);
+    if (st == nullptr) return false;
+    start = EnqueueLocked(s, st, call_start + Knobs().launch_latency_ns, duration);
+    stream_id = st->id;
+  }
+  if (KindEnabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) {
+    CUpti_ActivityKernel10 rec{};
+    rec.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    rec.registersPerThread = 32;
+    rec.start = start;
+    rec.end = start + duration;
+    rec.completed = rec.end;
+    rec.deviceId = 0;
+    rec.contextId = 1;
+    rec.streamId = stream_id;
+    rec.gridX = static_cast<int32_t>(grid.x);
+    rec.gridY = static_cast<int32_t>(grid.y);
+    rec.gridZ = static_cast<int32_t>(grid.z);
+    rec.blockX = static_cast<int32_t>(block.x);
+    rec.blockY = static_cast<int32_t>(block.y);
+    rec.blockZ = static_cast<int32_t>(block.z);
+    rec.dynamicSharedMemory = static_cast<int32_t>(shared_mem);
+    rec.correlationId = correlation;
+    rec.gridId = g_grid_id.fetch_add(1) + 1;
+    rec.name = kernel.name.c_str();
+    rec.queued = CUPTI_TIMESTAMP_UNKNOWN;
+    rec.submitted = CUPTI_TIMESTAMP_UNKNOWN;
+    rec.launchType = CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR;
+    EmitRecord(&rec, sizeof(rec), rec.end);
+  }
+  return true;
+}
+
+// The common body of all runtime launch entry points: runtime call, nested cuLaunchKernel(Ex)
+// driver call, virtual-GPU scheduling, kernel record.
 cudaError_t Launch(CUpti_CallbackId cbid, const char* api_name, const void* params, Kernel* kernel,
                    dim3 grid, dim3 block, size_t shared_mem, cudaStream_t stream, void** args,
                    bool extended) {
@@ -61,10 +111,7 @@ cudaError_t Launch(CUpti_CallbackId cbid, const char* api_name, const void* para
   const char* symbol = kernel != nullptr ? kernel->name.c_str() : nullptr;
   ApiCall rt(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, api_name, params, Knobs().launch_api_ns, symbol);
   if (kernel == nullptr) return static_cast<cudaError_t>(rt.Finish(cudaErrorInvalidDeviceFunction));
-  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || block.x == 0 || block.y == 0 || block.z == 0 ||
-      uint64_t{block.x} * block.y * block.z > 1024) {
-    return static_cast<cudaError_t>(rt.Finish(cudaErrorInvalidConfiguration));
-  }
+  if (!ValidConfig(grid, block)) return static_cast<cudaError_t>(rt.Finish(cudaErrorInvalidConfiguration));
   CUlaunchConfig drv_config{};
   cuLaunchKernel_params drv_params{reinterpret_cast<CUfunction>(kernel),
                                    grid.x, grid.y, grid.z, block.x, block.y, block.z,
@@ -83,49 +130,13 @@ cudaError_t Launch(CUpti_CallbackId cbid, const char* api_name, const void* para
   ApiCall drv(CUPTI_CB_DOMAIN_DRIVER_API,
               extended ? CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx : CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
               extended ? "cuLaunchKernelEx" : "cuLaunchKernel",
-              extended ? static_cast<const void*>(&drv_ex_params) : &drv_params, 0, symbol);
-  uint64_t duration = KernelDurationNs(*kernel, grid, block);
-  uint64_t start = 0;
-  uint32_t stream_id = 0;
-  {
-    State& s = GetState();
-    std::lock_guard<std::mutex> lock(s.mu);
-    Stream* st = ResolveStreamLocked(s, stream);
-    if (st != nullptr) {
-      start = EnqueueLocked(s, st, rt.start_ns() + Knobs().launch_latency_ns, duration);
-      stream_id = st->id;
-    }
-  }
-  if (stream_id == 0) {
+              extended ? static_cast<const void*>(&drv_ex_params) : &drv_params, 0, symbol,
+              ApiCall::kNestedDriver);
+  if (!ScheduleKernel(*kernel, grid, block, shared_mem, stream, rt.start_ns(), rt.correlation_id())) {
     drv.Finish(CUDA_ERROR_INVALID_HANDLE);
     return static_cast<cudaError_t>(rt.Finish(cudaErrorInvalidResourceHandle));
   }
   drv.Finish(CUDA_SUCCESS);
-  if (KindEnabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) {
-    CUpti_ActivityKernel10 rec{};
-    rec.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-    rec.registersPerThread = 32;
-    rec.start = start;
-    rec.end = start + duration;
-    rec.completed = rec.end;
-    rec.deviceId = 0;
-    rec.contextId = 1;
-    rec.streamId = stream_id;
-    rec.gridX = static_cast<int32_t>(grid.x);
-    rec.gridY = static_cast<int32_t>(grid.y);
-    rec.gridZ = static_cast<int32_t>(grid.z);
-    rec.blockX = static_cast<int32_t>(block.x);
-    rec.blockY = static_cast<int32_t>(block.y);
-    rec.blockZ = static_cast<int32_t>(block.z);
-    rec.dynamicSharedMemory = static_cast<int32_t>(shared_mem);
-    rec.correlationId = rt.correlation_id();
-    rec.gridId = g_grid_id.fetch_add(1) + 1;
-    rec.name = kernel->name.c_str();
-    rec.queued = CUPTI_TIMESTAMP_UNKNOWN;
-    rec.submitted = CUPTI_TIMESTAMP_UNKNOWN;
-    rec.launchType = CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR;
-    EmitRecord(&rec, sizeof(rec), rec.end);
-  }
   return static_cast<cudaError_t>(rt.Finish(cudaSuccess));
 }
 
@@ -167,6 +178,40 @@ void __cudaRegisterVar(void** /*fatCubinHandle*/, char* /*hostVar*/, char* /*dev
                        int /*global*/) {}
 
 char __cudaInitModule(void** /*fatCubinHandle*/) { return 1; }
+
+// A CUfunction for a registered kernel (what cuBLASLt-style code passes to cuLaunchKernel). The
+// stand-in's CUfunction, cudaFunction_t and cudaKernel_t are all the Kernel* of the registration.
+cudaError_t cudaGetFuncBySymbol(cudaFunction_t* functionPtr, const void* symbolPtr) {
+  cudaGetFuncBySymbol_v11000_params p{functionPtr, symbolPtr};
+  CUDASIM_RUNTIME_CALL(call, cudaGetFuncBySymbol_v11000, "cudaGetFuncBySymbol", &p);
+  if (functionPtr == nullptr) return static_cast<cudaError_t>(call.Finish(cudaErrorInvalidValue));
+  Kernel* k = FindKernel(symbolPtr);
+  *functionPtr = reinterpret_cast<cudaFunction_t>(k);
+  return static_cast<cudaError_t>(call.Finish(k != nullptr ? cudaSuccess : cudaErrorInvalidDeviceFunction));
+}
+
+// cuLaunchKernel / cuLaunchKernelEx called by the program itself (the stand-in libcuda.so.1): a
+// top-level driver-domain call, as Triton's and cuBLASLt's launches are. The kernel record carries
+// the driver call's correlation id.
+int cudasim_driver_launch(CUpti_CallbackId cbid, const char* name, CUfunction f, unsigned grid_x,
+                          unsigned grid_y, unsigned grid_z, unsigned block_x, unsigned block_y,
+                          unsigned block_z, unsigned shared_mem, CUstream stream, void** /*args*/,
+                          const void* params) {
+  EnsureInitialized();
+  Kernel* kernel = FindKernel(reinterpret_cast<const void*>(f));
+  const char* symbol = kernel != nullptr ? kernel->name.c_str() : nullptr;
+  // cupti_callbacks.h, CUpti_CallbackData::symbolName: "valid only for driver and runtime launch
+  // callbacks, where it returns the name of the kernel".
+  ApiCall drv(CUPTI_CB_DOMAIN_DRIVER_API, cbid, name, params, Knobs().launch_api_ns, symbol);
+  if (kernel == nullptr) return drv.Finish(CUDA_ERROR_INVALID_HANDLE);
+  dim3 grid(grid_x, grid_y, grid_z), block(block_x, block_y, block_z);
+  if (!ValidConfig(grid, block)) return drv.Finish(CUDA_ERROR_INVALID_VALUE);
+  if (!ScheduleKernel(*kernel, grid, block, shared_mem, reinterpret_cast<cudaStream_t>(stream),
+                      drv.start_ns(), drv.correlation_id())) {
+    return drv.Finish(CUDA_ERROR_INVALID_HANDLE);
+  }
+  return drv.Finish(CUDA_SUCCESS);
+}
 
 cudaError_t __cudaGetKernel(cudaKernel_t* kernel, const void* func) {
   EnsureInitialized();

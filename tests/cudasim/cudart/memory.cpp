@@ -160,7 +160,8 @@ cudaError_t Copy(ApiCall& rt, void* dst, const void* src, size_t count, cudaMemc
   cuMemcpyAsync_params drv_params{reinterpret_cast<CUdeviceptr>(dst),
                                   reinterpret_cast<CUdeviceptr>(src), count,
                                   reinterpret_cast<CUstream>(stream)};
-  ApiCall drv(CUPTI_CB_DOMAIN_DRIVER_API, drv_cbid, drv_name, &drv_params, 0);
+  ApiCall drv(CUPTI_CB_DOMAIN_DRIVER_API, drv_cbid, drv_name, &drv_params, 0, nullptr,
+              ApiCall::kNestedDriver);
   uint64_t duration = TransferNs(count, gbps);
   uint64_t start = 0;
   uint32_t stream_id = 0;
@@ -210,7 +211,8 @@ cudaError_t Set(ApiCall& rt, void* ptr, int value, size_t count, cudaStream_t st
                                     reinterpret_cast<CUstream>(stream)};
   ApiCall drv(CUPTI_CB_DOMAIN_DRIVER_API,
               async ? CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async : CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2,
-              async ? "cuMemsetD8Async" : "cuMemsetD8_v2", &drv_params, 0);
+              async ? "cuMemsetD8Async" : "cuMemsetD8_v2", &drv_params, 0, nullptr,
+              ApiCall::kNestedDriver);
   uint64_t duration = TransferNs(count, Knobs().bw_dtod_gbps);
   uint64_t start = 0;
   uint32_t stream_id = 0;

@@ -96,10 +96,14 @@ bool KindEnabled(CUpti_ActivityKind kind);
 
 // One runtime or driver API call as CUPTI sees it: enter callback in the constructor; Finish()
 // spends the configured host time, fires the exit callback and emits the API activity record.
+// A driver call made inside a runtime call is constructed with kNestedDriver: with
+// CUDASIM_NESTED_DRIVER=0 it is inert (no id, no callbacks, no record).
 class ApiCall {
  public:
+  enum Nesting { kTopLevel, kNestedDriver };
   ApiCall(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char* name,
-          const void* params, uint64_t host_ns, const char* symbol = nullptr);
+          const void* params, uint64_t host_ns, const char* symbol = nullptr,
+          Nesting nesting = kTopLevel);
   ApiCall(const ApiCall&) = delete;
   ApiCall& operator=(const ApiCall&) = delete;
   uint32_t correlation_id() const { return correlation_id_; }
@@ -108,12 +112,15 @@ class ApiCall {
   int Finish(int result, bool sets_last_error = true);
 
  private:
+  void Fire(CUpti_ApiCallbackSite site, int* result);
+
   CUpti_CallbackDomain domain_;
   CUpti_CallbackId cbid_;
   const char* name_;
   const void* params_;
   const char* symbol_;
   uint64_t host_ns_;
+  bool active_;
   uint32_t correlation_id_;
   uint64_t start_ns_;
   uint64_t correlation_data_ = 0;

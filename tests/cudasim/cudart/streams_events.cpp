@@ -153,7 +153,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   }
   cuStreamSynchronize_params dp{reinterpret_cast<CUstream>(stream)};
   ApiCall drv(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
-              "cuStreamSynchronize", &dp, 0);
+              "cuStreamSynchronize", &dp, 0, nullptr, ApiCall::kNestedDriver);
   WaitUntil(target);
   drv.Finish(CUDA_SUCCESS);
   EmitSync(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, call, stream_id,
@@ -202,7 +202,7 @@ cudaError_t cudaDeviceSynchronize(void) {
     target = DeviceTailLocked(s);
   }
   ApiCall drv(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,
-              "cuCtxSynchronize", nullptr, 0);
+              "cuCtxSynchronize", nullptr, 0, nullptr, ApiCall::kNestedDriver);
   WaitUntil(target);
   drv.Finish(CUDA_SUCCESS);
   EmitSync(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, call,
@@ -290,7 +290,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   }
   cuEventSynchronize_params dp{reinterpret_cast<CUevent>(event)};
   ApiCall drv(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize,
-              "cuEventSynchronize", &dp, 0);
+              "cuEventSynchronize", &dp, 0, nullptr, ApiCall::kNestedDriver);
   WaitUntil(target);
   drv.Finish(CUDA_SUCCESS);
   EmitSync(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, call,

@@ -2,6 +2,9 @@
 // and driver callbacks, kernel/memcpy/API activity), counts what it sees, checks that each kernel
 // record's correlation id belongs to a launch callback, and prints one summary line at exit:
 //   CUDASIM_INJECT subscribed=1 launches=N kernels=K matched=M ... dropped=D kernel_ns=.. ...
+// A launch is a runtime launch callback, or a driver cuLaunchKernel(Ex) callback that is not nested
+// in a runtime launch (a direct driver launch, as Triton makes). Kernel records returned by the
+// exit flush before their work ended (end 0) are counted as incomplete, not in kernel_ns.
 // or "CUDASIM_INJECT subscribe_failed=<code> holder=<name>". Test-only; not the product library.
 //
 // Threads: callbacks on application threads; buffer callbacks on the CUPTI worker thread; the
@@ -20,6 +23,9 @@ namespace {
 constexpr size_t kBufferBytes = 64 * 1024;
 
 std::atomic<int> g_launch_callbacks{0};
+std::atomic<int> g_driver_launches{0};      // direct driver launches (not inside a runtime launch)
+std::atomic<int> g_incomplete{0};           // kernel records with end 0
+thread_local int t_runtime_launch_depth = 0;
 std::atomic<int> g_runtime_enters{0};
 std::atomic<int> g_driver_enters{0};
 std::atomic<int> g_kernels{0};
@@ -42,19 +48,35 @@ bool IsLaunch(CUpti_CallbackId cbid) {
          cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060;
 }
 
+bool IsDriverLaunch(CUpti_CallbackId cbid) {
+  return cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel ||
+         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz ||
+         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx ||
+         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz;
+}
+
+void AddLaunch(uint32_t correlation_id) {
+  ++g_launch_callbacks;
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_launch_ids->insert(correlation_id);
+}
+
 void Callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   auto* cb = static_cast<const CUpti_CallbackData*>(data);
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && IsLaunch(cbid)) {
+    t_runtime_launch_depth += cb->callbackSite == CUPTI_API_ENTER ? 1 : -1;
+  }
   if (cb->callbackSite != CUPTI_API_ENTER) return;
   if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
     ++g_driver_enters;
+    if (IsDriverLaunch(cbid) && t_runtime_launch_depth == 0) {
+      ++g_driver_launches;
+      AddLaunch(cb->correlationId);
+    }
     return;
   }
   ++g_runtime_enters;
-  if (IsLaunch(cbid)) {
-    ++g_launch_callbacks;
-    std::lock_guard<std::mutex> lock(g_mu);
-    g_launch_ids->insert(cb->correlationId);
-  }
+  if (IsLaunch(cbid)) AddLaunch(cb->correlationId);
 }
 
 void BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
@@ -71,7 +93,11 @@ void BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid)
     if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
       ++g_kernels;
       auto* k = reinterpret_cast<CUpti_ActivityKernel10*>(record);
-      g_kernel_ns += k->end - k->start;
+      if (k->end == 0) {
+        ++g_incomplete;
+      } else {
+        g_kernel_ns += k->end - k->start;
+      }
       std::lock_guard<std::mutex> lock(g_mu);
       if (g_launch_ids->count(k->correlationId) != 0) ++g_matched;
     } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
@@ -91,11 +117,12 @@ void AtExit() {
   cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped);
   std::printf(
       "CUDASIM_INJECT subscribed=1 launches=%d kernels=%d matched=%d memcpys=%d api_records=%d "
-      "runtime_enters=%d driver_enters=%d buffers=%d completed_on_main=%d dropped=%zu "
-      "kernel_ns=%llu launch_api_ns=%llu\n",
+      "runtime_enters=%d driver_enters=%d driver_launches=%d buffers=%d completed_on_main=%d "
+      "dropped=%zu incomplete=%d kernel_ns=%llu launch_api_ns=%llu\n",
       g_launch_callbacks.load(), g_kernels.load(), g_matched.load(), g_memcpys.load(),
-      g_api_records.load(), g_runtime_enters.load(), g_driver_enters.load(), g_buffers.load(),
-      g_completed_on_main.load(), dropped,
+      g_api_records.load(), g_runtime_enters.load(), g_driver_enters.load(),
+      g_driver_launches.load(), g_buffers.load(), g_completed_on_main.load(), dropped,
+      g_incomplete.load(),
       static_cast<unsigned long long>(g_kernel_ns.load()),
       static_cast<unsigned long long>(g_launch_api_ns.load()));
   std::fflush(stdout);
