@@ -8,11 +8,13 @@
 #include <utility>
 #include <vector>
 
+#include "model/gpu_records.h"
 #include "model/profile.h"
 
 namespace gprof {
 
-enum class GpuKind : uint8_t { kKernel = 0, kMemcpy = 1, kMemset = 2 };
+// GpuRef::kind is model/gpu_records.h's GpuKind; the index only holds kKernel, kMemcpy and
+// kMemset (0, 1, 2), which the trace writers use as indices of their 3-element tables.
 
 struct GpuRef {
   uint64_t start_ns;
