@@ -334,12 +334,9 @@ void TracePlan::ComputeBase() {
   for (const auto& r : p_.ranges) at(r.start_ns);
   for (const auto& m : p_.marks) at(m.ts_ns);
   for (const auto& c : p_.api_calls) at(c.start_ns);
-  for (const auto& k : p_.kernels) at(k.start_ns);
-  for (const auto& m : p_.memcpys) at(m.start_ns);
-  for (const auto& m : p_.memsets) at(m.start_ns);
-  for (const auto& s : p_.syncs) at(s.start_ns);
-  for (const auto& m : p_.memory_ops) at(m.ts_ns);
-  for (const auto& o : p_.overheads) at(o.start_ns);
+  ForEachGpuKind(p_, [&](GpuKind, const auto& records) {
+    for (const auto& r : records) at(GpuRecordStartNs(r));
+  });
   for (const auto& s : p_.steps) at(s.start_ns);
   base_ = b == UINT64_MAX ? 0 : b;
 }

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Checks the include rules of docs/ARCHITECTURE.md by reading every #include line.
+
+The build enforces the module level already (a module's headers are on the include path only of
+targets that link it, cmake/GprofModules.cmake); this checker also covers what the compiler
+cannot see: the collector's subfolders, CUDA/CUPTI/NVTX headers outside the folders allowed to
+use them, and modules that reach a header through a link they should not have.
+
+  check_layering.py SOURCE_ROOT          exit 0 when every rule holds, 1 with one line per breach
+  check_layering.py --self-test          plants bad includes in a temporary tree, expects failures
+"""
+import os
+import re
+import sys
+import tempfile
+
+# Quoted includes: folder -> the prefixes it may include (its own first). The most specific
+# folder wins (collector/host before collector).
+QUOTED = {
+    "config": ["config/"],
+    "support": ["support/", "config/"],
+    "model": ["model/"],
+    "exporters": ["exporters/", "model/"],
+    "launcher": ["launcher/", "exporters/", "model/", "config/", "support/"],
+    "collector/host": ["collector/host/", "model/", "config/", "support/"],
+    "collector/cupti": ["collector/cupti/", "collector/host/", "model/", "config/", "support/"],
+    # windows/ reaches CUPTI only through the session's entry point and the API-name matcher.
+    "collector/windows": ["collector/windows/", "collector/host/", "collector/cupti/gpu_collector.h",
+                          "collector/cupti/api_filter.h", "model/", "config/", "support/"],
+    "collector/lifecycle": ["collector/", "model/", "config/", "support/"],
+    "inject": ["collector/lifecycle/runtime.h"],
+}
+# Unit tests next to the code may also use the shared test support.
+TEST_EXTRA = ["tests/support/"]
+
+# Angle-bracket headers from the CUDA toolkit, and the folders that may include them.
+CUDA_HEADER = re.compile(r"^(cupti[^/]*\.h|cuda[^/]*\.h|cuda\.h|nvtx3/.*|nvToolsExt.*|generated_.*|"
+                         r"driver_types\.h|vector_types\.h|crt/.*)$")
+CUDA_ALLOWED = {
+    "collector/cupti": CUDA_HEADER,
+    "collector/host": re.compile(r"^nvtx3/.*$"),  # the NVTX hooks' callback tables
+}
+
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
+SOURCE_EXT = (".h", ".hpp", ".cpp", ".cc", ".cu")
+
+
+def folder_of(rel):
+    """The most specific rule folder holding `rel`, or None for folders without rules."""
+    best = None
+    for folder in QUOTED:
+        if rel.startswith(folder + "/") and (best is None or len(folder) > len(best)):
+            best = folder
+    return best
+
+
+def check_file(root, rel):
+    folder = folder_of(rel)
+    if folder is None:
+        return []
+    allowed = QUOTED[folder] + (TEST_EXTRA if rel.endswith("_test.cpp") else [])
+    errors = []
+    with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+        for number, line in enumerate(f, 1):
+            m = INCLUDE.match(line)
+            if not m:
+                continue
+            kind, header = m.groups()
+            where = f"{rel}:{number}"
+            if kind == '"':
+                if not any(header == p or header.startswith(p) for p in allowed):
+                    errors.append(f"{where}: {folder}/ may not include \"{header}\" "
+                                  f"(allowed: {', '.join(allowed)})")
+            elif CUDA_HEADER.match(header):
+                rule = CUDA_ALLOWED.get(folder)
+                if rule is None or not rule.match(header):
+                    errors.append(f"{where}: {folder}/ may not include the CUDA header <{header}>")
+    return errors
+
+
+def check_tree(root):
+    errors = []
+    for folder in sorted({f.split("/")[0] for f in QUOTED}):
+        base = os.path.join(root, folder)
+        for dirpath, _, files in os.walk(base):
+            for name in sorted(files):
+                if name.endswith(SOURCE_EXT):
+                    rel = os.path.relpath(os.path.join(dirpath, name), root)
+                    errors += check_file(root, rel)
+    return errors
+
+
+def self_test():
+    """Each planted include must be reported; a clean tree must pass."""
+    planted = {
+        "exporters/bad.cpp": '#include "collector/host/thread_buffer.h"\n',
+        "model/bad.h": "#include <cupti.h>\n",
+        "collector/host/bad.cpp": '#include "collector/cupti/session_state.h"\n',
+        "collector/windows/bad.cpp": '#include "collector/lifecycle/flush.h"\n',
+        "launcher/bad.cpp": "#include <cuda_runtime_api.h>\n",
+    }
+    clean = {
+        "exporters/good.cpp": '#include "exporters/x.h"\n#include "model/profile.h"\n#include <vector>\n',
+        "collector/cupti/good.cpp": '#include <cupti.h>\n#include "collector/host/api_records.h"\n',
+        "collector/windows/good.cpp": '#include "collector/cupti/gpu_collector.h"\n',
+    }
+    with tempfile.TemporaryDirectory() as root:
+        for rel, text in {**planted, **clean}.items():
+            os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
+            with open(os.path.join(root, rel), "w") as f:
+                f.write(text)
+        errors = check_tree(root)
+    failed = False
+    for rel in planted:
+        hits = [e for e in errors if e.startswith(rel + ":")]
+        print(("caught  " if hits else "MISSED  ") + rel + (": " + hits[0] if hits else ""))
+        failed |= not hits
+    for rel in clean:
+        hits = [e for e in errors if e.startswith(rel + ":")]
+        if hits:
+            print("FALSE ALARM " + hits[0])
+            failed = True
+    return 1 if failed else 0
+
+
+def main(argv):
+    if len(argv) == 2 and argv[1] == "--self-test":
+        return self_test()
+    if len(argv) != 2:
+        print(__doc__)
+        return 2
+    errors = check_tree(argv[1])
+    for e in errors:
+        print(e)
+    print(f"layering: {len(errors)} breach(es)" if errors else "layering: every include follows the rules")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
