@@ -2,7 +2,7 @@
 # not share the CPU with other tests.
 set_tests_properties(
   Collection.MillionLaunchesLoseNothing
-  Collection.CappedPoolReportsExactlyWhatItDropped
+  Collection.CappedPoolCountsEveryLostRecordPlusAtMostOneOverheadRecordPerRefusal
   Collection.MatmulSmallIsCpuBoundLargeIsGpuBound
   GpuCollection.MatmulSmallIsCpuBoundLargeIsGpuBound
   GpuCollection.ManyLaunchesLoseNothing
