@@ -3,7 +3,8 @@
 set_tests_properties(
   Collection.MillionLaunchesLoseNothing
   Collection.CappedPoolCountsEveryLostRecordPlusAtMostOneOverheadRecordPerRefusal
-  Collection.MatmulSmallIsCpuBoundLargeIsGpuBound
+  Collection.MatmulSmallIsCpuBoundLargeIsGpuBoundOnStandInCostModel
   GpuCollection.MatmulSmallIsCpuBoundLargeIsGpuBound
+  GpuCollection.MatmulTableOverheadBoundAtSmallComputeBoundAtLarge
   GpuCollection.ManyLaunchesLoseNothing
   PROPERTIES RUN_SERIAL TRUE)
