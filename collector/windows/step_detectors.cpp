@@ -148,7 +148,8 @@ void OnApi(const ApiHookEvent& e) noexcept {
   }
   if (c.schedule.enabled() && c.step.kind == StepSource::Kind::kKernel && e.is_launch &&
       e.symbol_name != nullptr) {
-    int match = w->kernel_cache.Lookup(e.symbol_name);
+    const KernelMatchCache::Key key = KernelMatchCache::KeyOf(e.symbol_name);
+    int match = w->kernel_cache.Lookup(key);
     if (match < 0) {
       // Once per distinct kernel: std::regex may allocate; the result is cached.
       try {
@@ -156,7 +157,7 @@ void OnApi(const ApiHookEvent& e) noexcept {
       } catch (...) {
         match = 0;
       }
-      w->kernel_cache.Store(e.symbol_name, match == 1);
+      w->kernel_cache.Store(key, match == 1);
     }
     if (match == 1) Post(EventKind::kStep, e.ts_ns);
   }

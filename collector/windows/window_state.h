@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "collector/cupti/gpu_collector.h"
+#include "collector/windows/kernel_match_cache.h"
 #include "collector/windows/tracker.h"
 #include "collector/windows/window_thread.h"
 #include "config/config.h"
@@ -67,53 +68,6 @@ class EventQueue {
   Cell cells_[kSize];
   std::atomic<uint64_t> tail_{0};
   uint64_t head_ = 0;  // consumer only
-};
-
-// Kernel-name regex results cached by the name pointer CUPTI hands us (stable per kernel).
-class KernelMatchCache {
- public:
-  static constexpr uint32_t kSlots = 4096;
-  // 1 = matches, 0 = does not, -1 = not known yet (run the regex, then Store).
-  int Lookup(const char* name) const {
-    const uint32_t h = Hash(name);
-    for (uint32_t i = 0; i < 8; ++i) {
-      const Slot& s = slots_[(h + i) & (kSlots - 1)];
-      const char* key = s.key.load(std::memory_order_acquire);
-      if (key == name) {
-        const int state = s.state.load(std::memory_order_acquire);
-        return state == kPending ? -1 : state == kMatch ? 1 : 0;
-      }
-      if (key == nullptr) return -1;
-    }
-    return -1;
-  }
-  // Claims a free slot for `name` (or finds its own) and publishes the result there. A slot
-  // whose key is another kernel's is never written.
-  void Store(const char* name, bool match) {
-    const uint32_t h = Hash(name);
-    for (uint32_t i = 0; i < 8; ++i) {
-      Slot& s = slots_[(h + i) & (kSlots - 1)];
-      const char* expected = nullptr;
-      if (s.key.compare_exchange_strong(expected, name, std::memory_order_acq_rel) ||
-          expected == name) {
-        s.state.store(match ? kMatch : kNoMatch, std::memory_order_release);
-        return;
-      }
-    }
-    // Probe window full: the regex simply runs again next time.
-  }
-
- private:
-  static uint32_t Hash(const char* p) {
-    const auto v = reinterpret_cast<uintptr_t>(p);
-    return static_cast<uint32_t>((v >> 4) * 2654435761u);
-  }
-  enum : int { kPending = 0, kNoMatch = 1, kMatch = 2 };
-  struct Slot {
-    std::atomic<const char*> key{nullptr};
-    std::atomic<int> state{kPending};  // written after the key is claimed
-  };
-  Slot slots_[kSlots];
 };
 
 struct Windows {

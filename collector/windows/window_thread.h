@@ -12,7 +12,8 @@
 //
 // Threads: the observer/hook functions run on application threads (hot-path rules: no
 // allocation, locks, logging or exceptions; the kernel-name regex runs once per distinct kernel
-// and is then cached by name pointer). StartWindows and FinishWindows are cold (init, exit).
+// and is then cached by name content, kernel_match_cache.h). StartWindows and FinishWindows are
+// cold (init, exit).
 #pragma once
 
 #include <cstdint>
