@@ -42,8 +42,8 @@ bool Updating() {
 void ExpectGolden(const fs::path& expected, const std::string& actual) {
   if (Updating()) {
     std::ofstream(expected, std::ios::binary) << actual;
-    ADD_FAILURE() << "golden files rewritten (" << expected.filename().string()
-                  << "); rerun without GPROF_UPDATE_GOLDEN and review the diff";
+    ADD_FAILURE() << "golden files rewritten; rerun without GPROF_UPDATE_GOLDEN and review the "
+                  << "diff (wrote " << expected.string() << ")";
     return;
   }
   ASSERT_TRUE(fs::exists(expected)) << expected << " is missing; run with GPROF_UPDATE_GOLDEN=1";
