@@ -1,4 +1,4 @@
-// Finding and loading libcupti (see cupti_loader.h). Cold code: runs once inside
+// Finding and loading libcupti (see loader.h). Cold code: runs once inside
 // StartGpuCollection on the injection thread; allocation and logging are fine here.
 #include "collector/cupti/loader.h"
 
@@ -7,7 +7,10 @@
 #include <glob.h>
 #include <unistd.h>
 
+#include <climits>
+#include <cstdio>
 #include <cstdlib>
+#include <set>
 #include <string_view>
 
 namespace gprof::collector {
@@ -29,13 +32,89 @@ std::string Getenv(const char* name) {
   return v ? std::string(v) : std::string();
 }
 
+std::string BaseName(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+bool StartsWith(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// "/venv/" and "/venv" must yield the same candidates, or the dedup below misses them.
+std::string StripTrailingSlashes(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
 void AddIfSet(std::vector<CuptiCandidate>* out, const std::string& dir, CuptiSource source) {
   if (dir.empty()) return;
-  std::string path = dir + "/" + kCuptiSoname;
+  std::string path = StripTrailingSlashes(dir) + "/" + kCuptiSoname;
   for (const CuptiCandidate& c : *out) {
     if (c.path == path) return;
   }
   out->push_back({path, source});
+}
+
+// The wheel layouts under one site-packages dir. CUDA 13 wheels group every library in
+// nvidia/cu13/lib; the CUDA 12 layout (one folder per component) is kept because some 13.x cupti
+// wheels still used it.
+void AddWheelDirs(std::vector<CuptiCandidate>* out, const std::string& site, CuptiSource source) {
+  if (site.empty()) return;
+  const std::string s = StripTrailingSlashes(site);
+  AddIfSet(out, s + "/nvidia/cu13/lib", source);
+  AddIfSet(out, s + "/nvidia/cuda_cupti/lib", source);
+}
+
+void AddPrefix(std::vector<CuptiCandidate>* out, const std::string& prefix, CuptiSource source,
+               std::vector<std::string> (*list_site_packages)(const std::string&)) {
+  if (prefix.empty()) return;
+  const std::string p = StripTrailingSlashes(prefix);
+  for (const std::string& site : list_site_packages(p)) AddWheelDirs(out, site, source);
+  // Debian's /usr Python also searches /usr/local/lib/python3.X/dist-packages, where a root
+  // `pip install` puts the wheels.
+  if (p == "/usr") {
+    for (const std::string& site : list_site_packages("/usr/local")) {
+      AddWheelDirs(out, site, source);
+    }
+  }
+}
+
+// <prefix>/bin/python3.X -> <prefix>; "" when the file is not a Python interpreter.
+std::string InterpreterPrefix(const std::string& exe) {
+  if (exe.empty() || exe[0] != '/' || !StartsWith(BaseName(exe), "python")) return "";
+  return DirName(DirName(exe));
+}
+
+// The site-packages dir a loaded library sits in: <site>/torch/lib/libtorch_cuda.so or
+// <site>/nvidia/cu13/lib/libcudart.so.13 -> <site>. A libtorch also counts outside a dir named
+// site-packages (a --target or PYTHONPATH dir): torch/lib's grandparent holds the nvidia wheels.
+std::vector<std::string> SitesOfLoadedLibrary(const std::string& lib) {
+  std::vector<std::string> sites;
+  for (std::string_view marker : {"/site-packages/", "/dist-packages/"}) {
+    size_t at = lib.rfind(marker);
+    if (at != std::string::npos) sites.push_back(lib.substr(0, at + marker.size() - 1));
+  }
+  const std::string dir = DirName(lib);
+  if (StartsWith(BaseName(lib), "libtorch") && EndsWith(dir, "/torch/lib")) {
+    sites.push_back(DirName(DirName(dir)));
+  }
+  return sites;
+}
+
+// <prefix>/lib/libpython3.X.so.1.0 (conda, pyenv, --enable-shared builds) or the multiarch
+// <prefix>/lib/x86_64-linux-gnu/libpython3.X.so.1.0 (Debian) -> <prefix>; "" otherwise.
+std::string LibpythonPrefix(const std::string& lib) {
+  const std::string base = BaseName(lib);
+  if (!StartsWith(base, "libpython3") || base.find(".so") == std::string::npos) return "";
+  std::string dir = DirName(lib);
+  for (int up = 0; up < 2; ++up) {
+    const std::string name = BaseName(dir);
+    if (name == "lib" || name == "lib64") return DirName(dir);
+    dir = DirName(dir);
+  }
+  return "";
 }
 
 template <typename Fn>
@@ -74,6 +153,57 @@ std::string LoadedPath(void* handle, const std::string& fallback) {
   return fallback;
 }
 
+int CollectLoadedLibrary(dl_phdr_info* info, size_t, void* data) {
+  // Runs under the dynamic linker's lock: no dlopen here, and nothing may throw through it.
+  try {
+    if (info->dlpi_name != nullptr && info->dlpi_name[0] == '/') {
+      static_cast<std::vector<std::string>*>(data)->emplace_back(info->dlpi_name);
+    }
+  } catch (...) {
+  }
+  return 0;
+}
+
+std::string CurrentDir() {
+  char buf[PATH_MAX];
+  return getcwd(buf, sizeof(buf)) != nullptr ? std::string(buf) : std::string();
+}
+
+// argv[0] as the path the program was started from, without resolving symlinks: a relative
+// path is joined to the current directory, a bare name is looked up in PATH as execvp does.
+std::string Argv0Path() {
+  FILE* f = std::fopen("/proc/self/cmdline", "rb");
+  if (f == nullptr) return "";
+  std::string argv0;
+  for (int c = std::fgetc(f); c != EOF && c != '\0'; c = std::fgetc(f)) {
+    argv0.push_back(static_cast<char>(c));
+  }
+  std::fclose(f);
+  if (argv0.empty()) return "";
+  if (argv0.find('/') != std::string::npos) {
+    if (argv0[0] == '/') return argv0;
+    std::string cwd = CurrentDir();
+    return cwd.empty() ? "" : cwd + "/" + argv0;
+  }
+  std::string dirs = Getenv("PATH");
+  if (dirs.empty()) dirs = "/usr/local/bin:/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t colon = dirs.find(':', start);
+    if (colon == std::string::npos) colon = dirs.size();
+    std::string dir = dirs.substr(start, colon - start);
+    start = colon + 1;
+    if (dir.empty() || dir[0] != '/') {
+      std::string cwd = CurrentDir();
+      if (cwd.empty()) continue;
+      dir = dir.empty() ? cwd : cwd + "/" + dir;
+    }
+    std::string candidate = dir + "/" + argv0;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "";
+}
+
 }  // namespace
 
 const char* CuptiSourceName(CuptiSource source) {
@@ -82,7 +212,17 @@ const char* CuptiSourceName(CuptiSource source) {
     case CuptiSource::kAlreadyLoaded: return "already loaded in the process";
     case CuptiSource::kBuildToolkit: return "the CUDA toolkit gprof-run was built with";
     case CuptiSource::kCudaHome: return "CUDA_HOME";
-    case CuptiSource::kPythonWheel: return "a pip-installed CUDA wheel";
+    case CuptiSource::kLoadedPackage:
+      return "a pip-installed CUDA wheel beside a loaded library (e.g. torch)";
+    case CuptiSource::kVirtualEnv: return "a pip-installed CUDA wheel in $VIRTUAL_ENV";
+    case CuptiSource::kCondaPrefix: return "a pip-installed CUDA wheel in $CONDA_PREFIX";
+    case CuptiSource::kInterpreterArgv0:
+      return "a pip-installed CUDA wheel in the prefix of the python that was run (argv[0])";
+    case CuptiSource::kLoadedLibpython:
+      return "a pip-installed CUDA wheel in the prefix of the loaded libpython";
+    case CuptiSource::kInterpreterExe:
+      return "a pip-installed CUDA wheel in the prefix of the interpreter (/proc/self/exe)";
+    case CuptiSource::kUserSite: return "a pip-installed CUDA wheel in ~/.local";
     case CuptiSource::kLinkerPath: return "the dynamic linker's search path";
   }
   return "?";
@@ -90,12 +230,17 @@ const char* CuptiSourceName(CuptiSource source) {
 
 std::vector<std::string> ListSitePackages(const std::string& prefix) {
   std::vector<std::string> dirs;
+  std::set<std::string> seen;  // real paths: a venv's lib64 is a symlink to lib
   for (const char* pattern : {"/lib/python3*/site-packages", "/lib/python3*/dist-packages",
                               "/lib64/python3*/site-packages"}) {
     glob_t g{};
     std::string full = prefix + pattern;
     if (glob(full.c_str(), GLOB_ONLYDIR, nullptr, &g) == 0) {
-      for (size_t i = 0; i < g.gl_pathc; ++i) dirs.emplace_back(g.gl_pathv[i]);
+      for (size_t i = 0; i < g.gl_pathc; ++i) {
+        char real[PATH_MAX];
+        std::string key = realpath(g.gl_pathv[i], real) != nullptr ? real : g.gl_pathv[i];
+        if (seen.insert(key).second) dirs.emplace_back(g.gl_pathv[i]);
+      }
     }
     globfree(&g);
   }
@@ -110,23 +255,40 @@ std::vector<CuptiCandidate> CuptiCandidates(
     out.push_back({in.explicit_path, CuptiSource::kExplicit});
     return out;
   }
+  // The toolkit gprof-run was built with matches the CUPTI headers it was compiled against.
   AddIfSet(&out, in.build_library_dir, CuptiSource::kBuildToolkit);
   if (!in.build_toolkit_root.empty()) {
-    AddIfSet(&out, in.build_toolkit_root + "/extras/CUPTI/lib64", CuptiSource::kBuildToolkit);
-    AddIfSet(&out, in.build_toolkit_root + "/lib64", CuptiSource::kBuildToolkit);
+    const std::string root = StripTrailingSlashes(in.build_toolkit_root);
+    AddIfSet(&out, root + "/extras/CUPTI/lib64", CuptiSource::kBuildToolkit);
+    AddIfSet(&out, root + "/lib64", CuptiSource::kBuildToolkit);
   }
   if (!in.cuda_home.empty()) {
-    AddIfSet(&out, in.cuda_home + "/lib64", CuptiSource::kCudaHome);
-    AddIfSet(&out, in.cuda_home + "/extras/CUPTI/lib64", CuptiSource::kCudaHome);
+    const std::string home = StripTrailingSlashes(in.cuda_home);
+    AddIfSet(&out, home + "/lib64", CuptiSource::kCudaHome);
+    AddIfSet(&out, home + "/extras/CUPTI/lib64", CuptiSource::kCudaHome);
   }
-  for (const std::string& prefix : in.python_prefixes) {
-    if (prefix.empty()) continue;
-    for (const std::string& site : list_site_packages(prefix)) {
-      // CUDA 13 wheels group every library in nvidia/cu13/lib; the CUDA 12 layout (one folder per
-      // component) is kept because some 13.x cupti wheels still used it.
-      AddIfSet(&out, site + "/nvidia/cu13/lib", CuptiSource::kPythonWheel);
-      AddIfSet(&out, site + "/nvidia/cuda_cupti/lib", CuptiSource::kPythonWheel);
+  // Python programs, strongest evidence first. A library the process has loaded from a
+  // site-packages dir proves that dir is the one it imports from; VIRTUAL_ENV and CONDA_PREFIX
+  // say which environment was activated; argv[0] is what Python itself derives sys.prefix from.
+  // libpython and /proc/self/exe only reach the base install (a venv links its python to the
+  // system one and has no libpython of its own), so they come last.
+  for (const std::string& lib : in.loaded_libraries) {
+    for (const std::string& site : SitesOfLoadedLibrary(lib)) {
+      AddWheelDirs(&out, site, CuptiSource::kLoadedPackage);
     }
+  }
+  AddPrefix(&out, in.virtual_env, CuptiSource::kVirtualEnv, list_site_packages);
+  AddPrefix(&out, in.conda_prefix, CuptiSource::kCondaPrefix, list_site_packages);
+  AddPrefix(&out, InterpreterPrefix(in.interpreter_argv0), CuptiSource::kInterpreterArgv0,
+            list_site_packages);
+  for (const std::string& lib : in.loaded_libraries) {
+    AddPrefix(&out, LibpythonPrefix(lib), CuptiSource::kLoadedLibpython, list_site_packages);
+  }
+  AddPrefix(&out, InterpreterPrefix(in.interpreter_exe), CuptiSource::kInterpreterExe,
+            list_site_packages);
+  if (!in.home.empty()) {
+    AddPrefix(&out, StripTrailingSlashes(in.home) + "/.local", CuptiSource::kUserSite,
+              list_site_packages);
   }
   return out;
 }
@@ -142,20 +304,17 @@ CuptiSearchInputs CollectSearchInputs(const std::string& explicit_path) {
 #endif
   in.cuda_home = Getenv("CUDA_HOME");
   if (in.cuda_home.empty()) in.cuda_home = Getenv("CUDA_PATH");
-  // The running interpreter: /proc/self/exe = <prefix>/bin/python3.X for venvs, conda and system
-  // Pythons alike.
+  dl_iterate_phdr(&CollectLoadedLibrary, &in.loaded_libraries);
+  in.virtual_env = Getenv("VIRTUAL_ENV");
+  in.conda_prefix = Getenv("CONDA_PREFIX");
+  in.interpreter_argv0 = Argv0Path();
   char exe[4096];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   if (n > 0) {
     exe[n] = '\0';
-    std::string path(exe);
-    std::string base = path.substr(path.rfind('/') + 1);
-    if (base.rfind("python", 0) == 0) in.python_prefixes.push_back(DirName(DirName(path)));
+    in.interpreter_exe = exe;
   }
-  in.python_prefixes.push_back(Getenv("VIRTUAL_ENV"));
-  in.python_prefixes.push_back(Getenv("CONDA_PREFIX"));
-  std::string home = Getenv("HOME");
-  if (!home.empty()) in.python_prefixes.push_back(home + "/.local");
+  in.home = Getenv("HOME");
   return in;
 }
 

@@ -33,9 +33,21 @@ struct CuptiApi {
   decltype(&cuptiFinalize) Finalize = nullptr;
 };
 
-// Where a candidate path came from, for the message that says which libcupti was used.
+// Where a candidate path came from, for the message that says which libcupti was used. Listed in
+// search order.
 enum class CuptiSource {
-  kExplicit, kAlreadyLoaded, kBuildToolkit, kCudaHome, kPythonWheel, kLinkerPath
+  kExplicit,          // GPROF_CUPTI_LIB
+  kAlreadyLoaded,     // a libcupti.so.13 some other component already loaded
+  kBuildToolkit,      // the toolkit gprof-run was built with
+  kCudaHome,          // $CUDA_HOME / $CUDA_PATH
+  kLoadedPackage,     // site-packages holding a library already loaded (torch/lib, an nvidia wheel)
+  kVirtualEnv,        // $VIRTUAL_ENV
+  kCondaPrefix,       // $CONDA_PREFIX
+  kInterpreterArgv0,  // the interpreter as invoked (argv[0], symlinks kept): sys.prefix in a venv
+  kLoadedLibpython,   // prefix of a loaded libpython3.*.so: the base install, not the venv
+  kInterpreterExe,    // /proc/self/exe, symlinks resolved: a venv's python names the base install
+  kUserSite,          // ~/.local (pip install --user)
+  kLinkerPath,        // the dynamic linker's own search for libcupti.so.13
 };
 const char* CuptiSourceName(CuptiSource source);
 
@@ -46,26 +58,34 @@ struct CuptiCandidate {
 
 // Inputs of the search, gathered from the process (CollectSearchInputs) or given by tests.
 struct CuptiSearchInputs {
-  std::string explicit_path;               // GPROF_CUPTI_LIB ("" = search)
-  std::string build_toolkit_root;          // GPROF_CUDA_TOOLKIT_ROOT at build time
-  std::string build_library_dir;           // GPROF_CUDA_LIBRARY_DIR at build time
-  std::string cuda_home;                   // $CUDA_HOME (or $CUDA_PATH)
-  std::vector<std::string> python_prefixes;  // running interpreter's prefix, VIRTUAL_ENV, CONDA_PREFIX
+  std::string explicit_path;       // GPROF_CUPTI_LIB ("" = search)
+  std::string build_toolkit_root;  // GPROF_CUDA_TOOLKIT_ROOT at build time
+  std::string build_library_dir;   // GPROF_CUDA_LIBRARY_DIR at build time
+  std::string cuda_home;           // $CUDA_HOME (or $CUDA_PATH)
+  // Paths of the shared objects loaded in the process, in load order (dl_iterate_phdr).
+  std::vector<std::string> loaded_libraries;
+  std::string virtual_env;        // $VIRTUAL_ENV
+  std::string conda_prefix;       // $CONDA_PREFIX
+  std::string interpreter_argv0;  // argv[0] as a path (PATH-searched if it had no '/'), unresolved
+  std::string interpreter_exe;    // /proc/self/exe (symlinks resolved)
+  std::string home;               // $HOME
 };
 
-// Pure: the ordered list of files to try (the already-loaded libcupti is checked before these).
-// An explicit path is authoritative: when set, it is the only candidate.
-// Python prefixes expand through `list_site_packages` (prefix -> site-packages dirs) so tests can
-// run without a file system walk.
+// Pure: the ordered list of files to try (the already-loaded libcupti is checked before these, the
+// linker's own search after them). An explicit path is authoritative: when set, it is the only
+// candidate. Each path appears once, under the first source that produced it.
+// Prefixes expand through `list_site_packages` (prefix -> site-packages dirs) so tests can run
+// without a file system walk; site-packages dirs read off loaded libraries need no expansion.
 std::vector<CuptiCandidate> CuptiCandidates(
     const CuptiSearchInputs& inputs,
     std::vector<std::string> (*list_site_packages)(const std::string& prefix));
 
-// Real site-packages lister: <prefix>/lib/python3*/site-packages and .../dist-packages.
+// Real site-packages lister: <prefix>/lib/python3*/site-packages, .../dist-packages and
+// <prefix>/lib64/python3*/site-packages, each directory once (a venv's lib64 is a link to lib).
 std::vector<std::string> ListSitePackages(const std::string& prefix);
 
-// Reads the process: config path, build-time paths, CUDA_HOME, VIRTUAL_ENV, CONDA_PREFIX, and the
-// prefix of the running interpreter when the program is Python (/proc/self/exe).
+// Reads the process: config path, build-time paths, CUDA_HOME, the loaded libraries, VIRTUAL_ENV,
+// CONDA_PREFIX, argv[0], /proc/self/exe and HOME.
 CuptiSearchInputs CollectSearchInputs(const std::string& explicit_path);
 
 struct CuptiLoadResult {
@@ -78,7 +98,8 @@ struct CuptiLoadResult {
 
 // Loads the first loadable candidate (after a libcupti.so.13 already in the process; when no
 // candidate loads and no explicit path was given, last the dynamic linker's own search for
-// libcupti.so.13: LD_LIBRARY_PATH, ld.so.cache) and resolves every symbol. Never throws; never dlcloses a library CUPTI may have hooked into.
+// libcupti.so.13: LD_LIBRARY_PATH, ld.so.cache) and resolves every symbol. Never throws; never
+// dlcloses a library CUPTI may have hooked into.
 CuptiLoadResult LoadCupti(const CuptiSearchInputs& inputs);
 
 }  // namespace gprof::collector

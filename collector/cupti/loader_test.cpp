@@ -3,24 +3,49 @@
 
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <set>
+#include <string>
+#include <vector>
 
 namespace gprof::collector {
 namespace {
 
+// Every prefix holds one site-packages, as a single-Python install does.
 std::vector<std::string> FakeSites(const std::string& prefix) {
   return {prefix + "/lib/python3.11/site-packages"};
 }
+
+std::vector<std::string> Paths(const std::vector<CuptiCandidate>& c) {
+  std::vector<std::string> paths;
+  for (const auto& x : c) paths.push_back(x.path);
+  return paths;
+}
+
+std::vector<CuptiSource> Sources(const std::vector<CuptiCandidate>& c) {
+  std::vector<CuptiSource> sources;
+  for (const auto& x : c) sources.push_back(x.source);
+  return sources;
+}
+
+void ExpectNoDuplicates(const std::vector<CuptiCandidate>& c) {
+  std::vector<std::string> paths = Paths(c);
+  EXPECT_EQ(std::set<std::string>(paths.begin(), paths.end()).size(), paths.size());
+}
+
+constexpr const char* kCu13 = "/nvidia/cu13/lib/libcupti.so.13";
+constexpr const char* kCupti12Layout = "/nvidia/cuda_cupti/lib/libcupti.so.13";
 
 TEST(CuptiLoader, SearchOrder) {
   CuptiSearchInputs in;
   in.build_library_dir = "/opt/cuda/lib64";
   in.build_toolkit_root = "/opt/cuda";
   in.cuda_home = "/usr/local/cuda-13.0";
-  in.python_prefixes = {"/venv", ""};
+  in.virtual_env = "/venv";
   auto c = CuptiCandidates(in, &FakeSites);
-  std::vector<std::string> paths;
-  for (const auto& x : c) paths.push_back(x.path);
   std::vector<std::string> expected = {
       "/opt/cuda/lib64/libcupti.so.13",
       "/opt/cuda/extras/CUPTI/lib64/libcupti.so.13",
@@ -29,10 +54,202 @@ TEST(CuptiLoader, SearchOrder) {
       "/venv/lib/python3.11/site-packages/nvidia/cu13/lib/libcupti.so.13",
       "/venv/lib/python3.11/site-packages/nvidia/cuda_cupti/lib/libcupti.so.13",
   };
-  EXPECT_EQ(paths, expected);  // /opt/cuda/lib64 appears once
-  EXPECT_EQ(c[0].source, CuptiSource::kBuildToolkit);
-  EXPECT_EQ(c[2].source, CuptiSource::kCudaHome);
-  EXPECT_EQ(c[4].source, CuptiSource::kPythonWheel);
+  EXPECT_EQ(Paths(c), expected);  // /opt/cuda/lib64 appears once
+  std::vector<CuptiSource> sources = {
+      CuptiSource::kBuildToolkit, CuptiSource::kBuildToolkit, CuptiSource::kCudaHome,
+      CuptiSource::kCudaHome,     CuptiSource::kVirtualEnv,   CuptiSource::kVirtualEnv,
+  };
+  EXPECT_EQ(Sources(c), sources);
+}
+
+// The case: /venv/bin/python is a link to /usr/bin/python3.11, so /proc/self/exe names
+// the system interpreter. The activated venv's wheel must still come first.
+TEST(CuptiLoader, VenvWinsOverAnInterpreterThatResolvesOutsideIt) {
+  CuptiSearchInputs in;
+  in.virtual_env = "/home/u/venv";
+  in.interpreter_exe = "/usr/bin/python3.11";
+  auto c = CuptiCandidates(in, &FakeSites);
+  const std::string venv = "/home/u/venv/lib/python3.11/site-packages";
+  std::vector<std::string> expected = {
+      venv + kCu13,
+      venv + kCupti12Layout,
+      // /usr also searches /usr/local (Debian's dist-packages for a root pip install).
+      std::string("/usr/lib/python3.11/site-packages") + kCu13,
+      std::string("/usr/lib/python3.11/site-packages") + kCupti12Layout,
+      std::string("/usr/local/lib/python3.11/site-packages") + kCu13,
+      std::string("/usr/local/lib/python3.11/site-packages") + kCupti12Layout,
+  };
+  EXPECT_EQ(Paths(c), expected);
+  std::vector<CuptiSource> sources = {
+      CuptiSource::kVirtualEnv,     CuptiSource::kVirtualEnv,     CuptiSource::kInterpreterExe,
+      CuptiSource::kInterpreterExe, CuptiSource::kInterpreterExe, CuptiSource::kInterpreterExe,
+  };
+  EXPECT_EQ(Sources(c), sources);
+}
+
+// Not activated: no VIRTUAL_ENV, but argv[0] still names the venv's python, from which Python
+// itself derives sys.prefix.
+TEST(CuptiLoader, Argv0FindsAVenvThatWasNotActivated) {
+  CuptiSearchInputs in;
+  in.interpreter_argv0 = "/home/u/venv/bin/python";
+  in.interpreter_exe = "/opt/py/bin/python3.12";
+  auto c = CuptiCandidates(in, &FakeSites);
+  std::vector<std::string> expected = {
+      std::string("/home/u/venv/lib/python3.11/site-packages") + kCu13,
+      std::string("/home/u/venv/lib/python3.11/site-packages") + kCupti12Layout,
+      std::string("/opt/py/lib/python3.11/site-packages") + kCu13,
+      std::string("/opt/py/lib/python3.11/site-packages") + kCupti12Layout,
+  };
+  EXPECT_EQ(Paths(c), expected);
+  EXPECT_EQ(c[0].source, CuptiSource::kInterpreterArgv0);
+  EXPECT_EQ(c[2].source, CuptiSource::kInterpreterExe);
+}
+
+TEST(CuptiLoader, LoadedLibtorchPointsAtItsSitePackages) {
+  CuptiSearchInputs in;
+  in.loaded_libraries = {
+      "/lib/x86_64-linux-gnu/libc.so.6",
+      "/x/site-packages/torch/lib/libtorch_cuda.so",
+      "/x/site-packages/torch/lib/libtorch.so",  // same site-packages: nothing new
+      "/x/site-packages/torch/lib/libc10.so",
+  };
+  auto c = CuptiCandidates(in, &FakeSites);
+  std::vector<std::string> expected = {
+      "/x/site-packages/nvidia/cu13/lib/libcupti.so.13",
+      "/x/site-packages/nvidia/cuda_cupti/lib/libcupti.so.13",
+  };
+  EXPECT_EQ(Paths(c), expected);
+  EXPECT_EQ(Sources(c), std::vector<CuptiSource>(2, CuptiSource::kLoadedPackage));
+}
+
+TEST(CuptiLoader, LoadedLibrariesOutsideANamedSitePackages) {
+  CuptiSearchInputs in;
+  in.loaded_libraries = {
+      // A --target install: torch/lib's grandparent holds the wheels though it is not named so.
+      "/opt/pydeps/torch/lib/libtorch_cuda.so",
+      // An nvidia wheel another package loaded (cupy, jax): its site-packages holds libcupti too.
+      "/env/lib/python3.12/dist-packages/nvidia/cu13/lib/libcudart.so.13",
+      // Neither a libtorch nor in a site-packages: ignored.
+      "/opt/app/torch/lib/libfoo.so",
+  };
+  auto c = CuptiCandidates(in, &FakeSites);
+  std::vector<std::string> expected = {
+      std::string("/opt/pydeps") + kCu13,
+      std::string("/opt/pydeps") + kCupti12Layout,
+      std::string("/env/lib/python3.12/dist-packages") + kCu13,
+      std::string("/env/lib/python3.12/dist-packages") + kCupti12Layout,
+  };
+  EXPECT_EQ(Paths(c), expected);
+}
+
+TEST(CuptiLoader, LoadedLibpythonGivesItsPrefix) {
+  CuptiSearchInputs in;
+  in.loaded_libraries = {
+      "/opt/conda/lib/libpython3.11.so.1.0",
+      "/usr/lib/x86_64-linux-gnu/libpython3.12.so.1.0",  // Debian's multiarch lib dir -> /usr
+      "/opt/conda/lib/libpython3.so",                     // the stable-ABI stub: same prefix
+  };
+  auto c = CuptiCandidates(in, &FakeSites);
+  std::vector<std::string> expected = {
+      std::string("/opt/conda/lib/python3.11/site-packages") + kCu13,
+      std::string("/opt/conda/lib/python3.11/site-packages") + kCupti12Layout,
+      std::string("/usr/lib/python3.11/site-packages") + kCu13,
+      std::string("/usr/lib/python3.11/site-packages") + kCupti12Layout,
+      std::string("/usr/local/lib/python3.11/site-packages") + kCu13,
+      std::string("/usr/local/lib/python3.11/site-packages") + kCupti12Layout,
+  };
+  EXPECT_EQ(Paths(c), expected);
+  EXPECT_EQ(Sources(c), std::vector<CuptiSource>(6, CuptiSource::kLoadedLibpython));
+}
+
+// Every input at once, overlapping as they do in a real venv with torch: each path once, under
+// the first (strongest) source that produced it.
+TEST(CuptiLoader, FullOrderWithoutDuplicates) {
+  CuptiSearchInputs in;
+  in.cuda_home = "/usr/local/cuda/";  // trailing slash: same paths as without
+  in.loaded_libraries = {
+      "/opt/conda/lib/libpython3.11.so.1.0",
+      "/venv/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so",
+  };
+  in.virtual_env = "/venv/";
+  in.conda_prefix = "/opt/conda";
+  in.interpreter_argv0 = "/venv/bin/python";
+  in.interpreter_exe = "/opt/conda/bin/python3.11";
+  in.home = "/home/u";
+  auto c = CuptiCandidates(in, &FakeSites);
+  std::vector<std::string> expected = {
+      "/usr/local/cuda/lib64/libcupti.so.13",
+      "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
+      std::string("/venv/lib/python3.11/site-packages") + kCu13,
+      std::string("/venv/lib/python3.11/site-packages") + kCupti12Layout,
+      std::string("/opt/conda/lib/python3.11/site-packages") + kCu13,
+      std::string("/opt/conda/lib/python3.11/site-packages") + kCupti12Layout,
+      std::string("/home/u/.local/lib/python3.11/site-packages") + kCu13,
+      std::string("/home/u/.local/lib/python3.11/site-packages") + kCupti12Layout,
+  };
+  EXPECT_EQ(Paths(c), expected);
+  std::vector<CuptiSource> sources = {
+      CuptiSource::kCudaHome,      CuptiSource::kCudaHome,    CuptiSource::kLoadedPackage,
+      CuptiSource::kLoadedPackage, CuptiSource::kCondaPrefix, CuptiSource::kCondaPrefix,
+      CuptiSource::kUserSite,      CuptiSource::kUserSite,
+  };
+  EXPECT_EQ(Sources(c), sources);
+  ExpectNoDuplicates(c);
+}
+
+TEST(CuptiLoader, ProgramsThatAreNotPythonAddNoInterpreterCandidates) {
+  CuptiSearchInputs in;
+  in.interpreter_argv0 = "/usr/bin/myapp";
+  in.interpreter_exe = "/usr/bin/myapp";
+  in.loaded_libraries = {"/usr/lib/x86_64-linux-gnu/libcudart.so.13"};
+  EXPECT_TRUE(CuptiCandidates(in, &FakeSites).empty());
+}
+
+TEST(CuptiLoader, EverySourceHasItsOwnName) {
+  std::set<std::string> names;
+  int count = 0;
+  for (CuptiSource s :
+       {CuptiSource::kExplicit, CuptiSource::kAlreadyLoaded, CuptiSource::kBuildToolkit,
+        CuptiSource::kCudaHome, CuptiSource::kLoadedPackage, CuptiSource::kVirtualEnv,
+        CuptiSource::kCondaPrefix, CuptiSource::kInterpreterArgv0, CuptiSource::kLoadedLibpython,
+        CuptiSource::kInterpreterExe, CuptiSource::kUserSite, CuptiSource::kLinkerPath}) {
+    std::string name = CuptiSourceName(s);
+    EXPECT_NE(name, "?");
+    names.insert(name);
+    ++count;
+  }
+  EXPECT_EQ(names.size(), static_cast<size_t>(count));
+}
+
+// A venv's lib64 is a symlink to lib: its site-packages is listed once.
+TEST(CuptiLoader, ListSitePackagesListsALinkedDirOnce) {
+  char tmpl[] = "/tmp/gprof_loader_test_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string root = tmpl;
+  ASSERT_EQ(mkdir((root + "/lib").c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((root + "/lib/python3.11").c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((root + "/lib/python3.11/site-packages").c_str(), 0755), 0);
+  ASSERT_EQ(symlink("lib", (root + "/lib64").c_str()), 0);
+  std::vector<std::string> sites = ListSitePackages(root);
+  EXPECT_EQ(sites, std::vector<std::string>{root + "/lib/python3.11/site-packages"});
+  unlink((root + "/lib64").c_str());
+  rmdir((root + "/lib/python3.11/site-packages").c_str());
+  rmdir((root + "/lib/python3.11").c_str());
+  rmdir((root + "/lib").c_str());
+  rmdir(root.c_str());
+}
+
+TEST(CuptiLoader, CollectSearchInputsSeesTheLoadedLibraries) {
+  CuptiSearchInputs in = CollectSearchInputs("");
+  bool libc = false;
+  for (const std::string& lib : in.loaded_libraries) {
+    EXPECT_EQ(lib[0], '/') << lib;
+    libc = libc || lib.find("/libc.so") != std::string::npos;
+  }
+  EXPECT_TRUE(libc);
+  EXPECT_EQ(in.interpreter_exe.rfind("/collector_test"),
+            in.interpreter_exe.size() - std::string("/collector_test").size())
+      << in.interpreter_exe;
 }
 
 TEST(CuptiLoader, ExplicitPathIsTheOnlyCandidate) {
@@ -71,7 +288,9 @@ TEST(CuptiLoader, LibraryWithoutCuptiSymbolsIsRefused) {
 TEST(CuptiLoader, FindsTheBuildToolkitsLibcupti) {
   CuptiSearchInputs in = CollectSearchInputs("");
   bool any = false;
-  for (const auto& c : CuptiCandidates(in, &ListSitePackages)) any = any || access(c.path.c_str(), F_OK) == 0;
+  for (const auto& c : CuptiCandidates(in, &ListSitePackages)) {
+    any = any || access(c.path.c_str(), F_OK) == 0;
+  }
   if (!any) GTEST_SKIP() << "no libcupti.so.13 installed where gprof-run looks";
   CuptiLoadResult r = LoadCupti(in);
   ASSERT_TRUE(r.ok) << r.error;
