@@ -1,18 +1,26 @@
 // In-process tests of the CUDA/CUPTI stand-in: what a CUPTI tool sees (callbacks in order with
 // names, correlation ids, parameters; records with CUDA 13 layouts that match what the program
-// asked for), the CUPTI rules (one subscriber, flush semantics, dropped counts), and the virtual
-// GPU timeline. Links the stand-in libraries directly.
+// asked for), the CUPTI rules (one subscriber, flush semantics, per-thread buffers, dropped
+// counts, process-wide buffer callbacks), the knobs, and the virtual GPU timeline. Links the
+// stand-in libraries directly (libcuda.so.1 too, for the direct driver launches). Knob tests set
+// the stand-in's knobs through cudasim_set_knobs_for_test before their first CUDA/CUPTI call.
+#include <cuda.h>
 #include <cupti.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
 #include <mutex>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/cudasim/sim_api.h"
@@ -58,8 +66,17 @@ std::mutex g_mu;  // guards the vectors below (test-only)
 std::vector<Seen> g_seen;
 std::vector<std::vector<uint8_t>> g_records;
 bool g_refuse_buffers = false;
+int g_buffer_budget = -1;  // buffers Requested still hands out; < 0: no limit
 bool g_completed_on_test_thread = false;
 pthread_t g_test_thread;
+std::vector<pthread_t> g_request_threads;     // where Requested ran
+std::vector<uint8_t*> g_handed_out;           // buffers Requested returned
+std::vector<uint8_t*> g_completed_buffers;    // buffers Completed received
+std::vector<std::set<uint32_t>> g_buffer_api_threads;  // per completed buffer: API record threadIds
+const char* g_launch_symbol_ptr = nullptr;    // symbolName of the last runtime launch ENTER
+// Process-wide CUPTI settings a test cannot undo (when all tests share one process).
+bool g_per_thread_attribute_set = false;      // once set, the attribute outranks the knob
+bool g_tool_registered_a_clock = false;       // a registered timestamp callback outranks the knob
 
 void Callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   Seen s{domain, cbid, CUPTI_API_ENTER, "", "", 0, 0, nullptr};
@@ -73,6 +90,10 @@ void Callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const v
     s.correlation = cb->correlationId;
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000) {
       s.grid_x = static_cast<const LaunchInternalParams*>(cb->functionParams)->gridDim.x;
+      if (cb->callbackSite == CUPTI_API_ENTER) {
+        std::lock_guard<std::mutex> lock(g_mu);
+        g_launch_symbol_ptr = cb->symbolName;  // kept past the callback on purpose
+      }
     } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel) {
       s.grid_x = static_cast<const cuLaunchKernel_params*>(cb->functionParams)->gridDimX;
     }
@@ -81,20 +102,28 @@ void Callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const v
   g_seen.push_back(s);
 }
 
+constexpr size_t kToolBufferBytes = 16 * 1024;
+
 void Requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_request_threads.push_back(pthread_self());
   *max_records = 0;
-  if (g_refuse_buffers) {
+  if (g_refuse_buffers || g_buffer_budget == 0) {
     *buffer = nullptr;
     *size = 0;
     return;
   }
-  *size = 16 * 1024;
+  if (g_buffer_budget > 0) --g_buffer_budget;
+  *size = kToolBufferBytes;
   *buffer = static_cast<uint8_t*>(aligned_alloc(8, *size));
+  g_handed_out.push_back(*buffer);
 }
 
 void Completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
   std::lock_guard<std::mutex> lock(g_mu);
   if (pthread_equal(pthread_self(), g_test_thread)) g_completed_on_test_thread = true;
+  g_completed_buffers.push_back(buffer);
+  std::set<uint32_t>& api_threads = g_buffer_api_threads.emplace_back();
   CUpti_Activity* r = nullptr;
   while (cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS) {
     auto* bytes = reinterpret_cast<uint8_t*>(r);
@@ -105,7 +134,10 @@ void Completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
       case CUPTI_ACTIVITY_KIND_MEMSET: size = sizeof(CUpti_ActivityMemset4); break;
       case CUPTI_ACTIVITY_KIND_MEMORY2: size = sizeof(CUpti_ActivityMemory4); break;
       case CUPTI_ACTIVITY_KIND_RUNTIME:
-      case CUPTI_ACTIVITY_KIND_DRIVER: size = sizeof(CUpti_ActivityAPI); break;
+      case CUPTI_ACTIVITY_KIND_DRIVER:
+        size = sizeof(CUpti_ActivityAPI);
+        api_threads.insert(reinterpret_cast<CUpti_ActivityAPI*>(r)->threadId);
+        break;
       case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: size = sizeof(CUpti_ActivitySynchronization2); break;
       case CUPTI_ACTIVITY_KIND_DEVICE: size = sizeof(CUpti_ActivityDevice5); break;
       case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: size = sizeof(CUpti_ActivityExternalCorrelation); break;
@@ -155,6 +187,27 @@ uint64_t Now() {
   return t;
 }
 
+uint64_t RealtimeNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+size_t CompletedBufferCount() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return g_completed_buffers.size();
+}
+
+// Waits (up to 2 s) until at least n buffers came back without a flush.
+bool WaitForCompletedBuffers(size_t n) {
+  for (int i = 0; i < 200 && CompletedBufferCount() < n; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return CompletedBufferCount() >= n;
+}
+
+void RunOnNewThread(void (*body)()) { std::thread(body).join(); }
+
 class StandIn : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -178,12 +231,43 @@ class StandIn : public ::testing::Test {
     g_seen.clear();
     g_records.clear();
     g_refuse_buffers = false;
+    g_buffer_budget = -1;
+    g_request_threads.clear();
+    g_handed_out.clear();
+    g_completed_buffers.clear();
+    g_buffer_api_threads.clear();
+    g_completed_on_test_thread = false;
+    g_launch_symbol_ptr = nullptr;
   }
   void Enable(std::initializer_list<CUpti_ActivityKind> kinds) {
     for (auto k : kinds) ASSERT_EQ(cuptiActivityEnable(k), CUPTI_SUCCESS);
   }
   CUpti_SubscriberHandle subscriber_{};
 };
+
+// A StandIn test under stand-in knobs (README "Knobs"): set before SetUp makes the first CUPTI
+// call, back to the defaults after TearDown.
+class WithKnobs : public StandIn {
+ protected:
+  explicit WithKnobs(const char* env) { cudasim_set_knobs_for_test(env); }
+  ~WithKnobs() override { cudasim_set_knobs_for_test(nullptr); }
+};
+
+#define CUDASIM_KNOB_FIXTURE(name, env) \
+  class name : public WithKnobs {        \
+   protected:                            \
+    name() : WithKnobs(env) {}           \
+  }
+
+CUDASIM_KNOB_FIXTURE(StagedBuffers, "CUDASIM_BUFFER_MODE=staged");
+CUDASIM_KNOB_FIXTURE(RealTimestampsOnForcedFlush, "CUDASIM_INCOMPLETE_RECORDS=0");
+CUDASIM_KNOB_FIXTURE(NestedDriverOff, "CUDASIM_NESTED_DRIVER=0");
+CUDASIM_KNOB_FIXTURE(StableSymbolNames, "CUDASIM_SYMBOL_NAME_REUSE=0");
+CUDASIM_KNOB_FIXTURE(ReusedSymbolNames, "CUDASIM_SYMBOL_NAME_REUSE=1");
+CUDASIM_KNOB_FIXTURE(OtherToolsClock, "CUDASIM_TIMESTAMP_CALLBACK=tsc");
+CUDASIM_KNOB_FIXTURE(GpuClockSkew, "CUDASIM_GPU_SKEW_NS=-20000");
+CUDASIM_KNOB_FIXTURE(CuptiPatchLevel, "CUDASIM_CUPTI_VERSION=130002");
+CUDASIM_KNOB_FIXTURE(SharedBufferByDefault, "CUDASIM_PER_THREAD_BUFFERS=0");
 
 TEST_F(StandIn, LaunchFiresRuntimeCallbackWithKernelNameAndNestedDriverCallback) {
   ASSERT_EQ(cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API), CUPTI_SUCCESS);
@@ -455,17 +539,71 @@ TEST_F(StandIn, OnlyOneSubscriberAndV2NamesTheHolder) {
   ASSERT_EQ(cuptiSubscribe_v2(&subscriber_, Callback, nullptr, &params), CUPTI_SUCCESS);
 }
 
-TEST_F(StandIn, NormalFlushKeepsRunningWorkForcedFlushReturnsIt) {
+// ---- Flush semantics (cupti_activity.h, cuptiActivityFlushAll) --------------------------------
+
+constexpr unsigned kLongGrid = 1u << 21;  // x 1024 threads: ~107 ms of virtual GPU time
+
+TEST_F(StandIn, ForcedFlushReturnsRunningWorkAsIncompleteRecordsOnlyOnce) {
+  Enable({CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME});
+  ASSERT_EQ(LaunchTiny(dim3(kLongGrid), dim3(1024), nullptr), cudaSuccess);  // running at the flush
+  ASSERT_EQ(LaunchTiny(dim3(1), dim3(1), nullptr), cudaSuccess);  // queued behind it: not started
+  ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+  auto k = Records<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  ASSERT_EQ(k.size(), 2u);
+  EXPECT_NE(k[0].start, 0u);  // started: its start is known
+  EXPECT_EQ(k[0].end, 0u);
+  EXPECT_EQ(k[0].completed, CUPTI_TIMESTAMP_UNKNOWN);
+  EXPECT_EQ(k[1].start, 0u);  // not started: neither is known
+  EXPECT_EQ(k[1].end, 0u);
+  EXPECT_STREQ(k[1].name, kTinyKernelName);  // the rest of the record is there
+  EXPECT_FALSE(Records<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_RUNTIME).empty());
+  // The incomplete records went back with their buffer: never delivered again, not even complete.
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+  EXPECT_EQ(Records<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL).size(), 2u);
+}
+
+TEST_F(StandIn, NormalFlushHoldsBackBuffersWithRunningWorkUntilItEnds) {
+  Enable({CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME});
+  int n = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&n), cudaSuccess);  // a complete record in the same buffer
+  ASSERT_EQ(LaunchTiny(dim3(kLongGrid), dim3(1024), nullptr), cudaSuccess);
+  ASSERT_EQ(cuptiActivityFlushAll(0), CUPTI_SUCCESS);
+  // The whole buffer stays with CUPTI, its complete API records too.
+  EXPECT_EQ(CompletedBufferCount(), 0u);
+  EXPECT_TRUE(Records<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_RUNTIME).empty());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_EQ(cuptiActivityFlushAll(0), CUPTI_SUCCESS);  // now complete: a normal flush returns it
+  auto k = Records<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_GT(k[0].end, k[0].start);
+  EXPECT_FALSE(Records<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_RUNTIME).empty());
+}
+
+TEST_F(RealTimestampsOnForcedFlush, ForcedFlushReturnsRunningWorkWithItsFinalTimestamps) {
   Enable({CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL});
+  ASSERT_EQ(LaunchTiny(dim3(kLongGrid), dim3(1024), nullptr), cudaSuccess);
+  uint64_t flushed_at = Now();
+  ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+  auto k = Records<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_GT(k[0].end, flushed_at);  // an end time in the future
+}
+
+TEST_F(StagedBuffers, NormalFlushKeepsRunningWorkForcedFlushReturnsIt) {
+  Enable({CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME});
   ASSERT_EQ(LaunchTiny(dim3(1 << 20), dim3(1024), nullptr), cudaSuccess);  // ~54 ms of GPU time
   ASSERT_EQ(cuptiActivityFlushAll(0), CUPTI_SUCCESS);
   EXPECT_TRUE(Records<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL).empty());
+  EXPECT_FALSE(Records<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_RUNTIME).empty());  // per record
   ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
-  EXPECT_EQ(Records<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL).size(), 1u);
+  auto k = Records<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].end, 0u);  // CUDASIM_INCOMPLETE_RECORDS applies to this mode too
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 
-TEST_F(StandIn, BufferCallbacksRunOnTheCuptiThread) {
+TEST_F(StagedBuffers, BothBufferCallbacksRunOnTheCuptiThread) {
   Enable({CUPTI_ACTIVITY_KIND_RUNTIME});
   int n = 0;
   ASSERT_EQ(cudaGetDeviceCount(&n), cudaSuccess);
@@ -473,6 +611,172 @@ TEST_F(StandIn, BufferCallbacksRunOnTheCuptiThread) {
   EXPECT_FALSE(Records<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_RUNTIME).empty());
   std::lock_guard<std::mutex> lock(g_mu);
   EXPECT_FALSE(g_completed_on_test_thread);
+  ASSERT_FALSE(g_request_threads.empty());
+  for (pthread_t t : g_request_threads) EXPECT_FALSE(pthread_equal(t, g_test_thread));
+}
+
+// ---- When buffers come back (cuptiActivityFlushPeriod) ------------------------------------------
+
+TEST_F(StandIn, BuffersComeBackOnlyWhenFullOrFlushed) {
+  Enable({CUPTI_ACTIVITY_KIND_RUNTIME});
+  int n = 0;
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(cudaGetDeviceCount(&n), cudaSuccess);
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));  // several worker wake-ups
+  EXPECT_EQ(CompletedBufferCount(), 0u) << "a partly filled buffer came back without a flush";
+  // A flush period makes the worker look more often, still only for full buffers.
+  ASSERT_EQ(cuptiActivityFlushPeriod(1), CUPTI_SUCCESS);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  EXPECT_EQ(CompletedBufferCount(), 0u) << "the periodic flush returned a partly filled buffer";
+  // Filling it (16 KiB = 409 API records) returns it without any flush call.
+  const size_t per_buffer = kToolBufferBytes / sizeof(CUpti_ActivityAPI);
+  for (size_t i = 0; i < per_buffer; ++i) ASSERT_EQ(cudaGetDeviceCount(&n), cudaSuccess);
+  EXPECT_TRUE(WaitForCompletedBuffers(1));
+  EXPECT_EQ(Records<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_RUNTIME).size(), per_buffer);
+  ASSERT_EQ(cuptiActivityFlushPeriod(0), CUPTI_SUCCESS);
+}
+
+// ---- Per-thread buffers (CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, default 1) -------------
+
+void OneRuntimeCall() {
+  int n = 0;
+  EXPECT_EQ(cudaGetDeviceCount(&n), cudaSuccess);
+}
+
+void ThreeRuntimeCalls() {
+  for (int i = 0; i < 3; ++i) OneRuntimeCall();
+}
+
+TEST_F(StandIn, EachCudaThreadGetsItsOwnBufferRequestedOnThatThread) {
+  size_t value_size = sizeof(uint8_t);
+  uint8_t per_thread = 0;
+  ASSERT_EQ(cuptiActivityGetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &value_size,
+                                      &per_thread), CUPTI_SUCCESS);
+  EXPECT_EQ(per_thread, 1u);
+  ASSERT_EQ(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM), CUPTI_SUCCESS);
+  Enable({CUPTI_ACTIVITY_KIND_RUNTIME});
+  OneRuntimeCall();
+  std::vector<pthread_t> app_threads{pthread_self()};
+  for (int i = 0; i < 3; ++i) {
+    std::thread t(ThreeRuntimeCalls);
+    app_threads.push_back(t.native_handle());
+    t.join();
+  }
+  ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+  ASSERT_EQ(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT), CUPTI_SUCCESS);
+  std::lock_guard<std::mutex> lock(g_mu);
+  // One request per thread, made by that thread (inside its CUDA call), in program order.
+  ASSERT_EQ(g_request_threads.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_TRUE(pthread_equal(g_request_threads[i], app_threads[i])) << i;
+  // One buffer per thread, each holding only that thread's records; none returned on its thread.
+  ASSERT_EQ(g_completed_buffers.size(), 4u);
+  std::set<uint32_t> all;
+  for (const auto& ids : g_buffer_api_threads) {
+    EXPECT_EQ(ids.size(), 1u);
+    all.insert(ids.begin(), ids.end());
+  }
+  EXPECT_EQ(all.size(), 4u);
+  EXPECT_FALSE(g_completed_on_test_thread);
+}
+
+TEST_F(StandIn, MoreCudaThreadsThanToolBuffersDropRecords) {
+  Enable({CUPTI_ACTIVITY_KIND_RUNTIME});
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    g_buffer_budget = 2;  // the tool's pool
+  }
+  for (int i = 0; i < 4; ++i) RunOnNewThread(ThreeRuntimeCalls);
+  ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+  size_t dropped = 0;
+  ASSERT_EQ(cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped), CUPTI_SUCCESS);
+  EXPECT_EQ(dropped, 6u);  // threads 3 and 4 found no buffer for any of their 3 records
+  EXPECT_EQ(Records<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_RUNTIME).size(), 6u);
+  std::lock_guard<std::mutex> lock(g_mu);
+  EXPECT_EQ(g_handed_out.size(), 2u);
+  EXPECT_EQ(g_request_threads.size(), 2u + 6u);  // refused requests are repeated per record
+}
+
+TEST_F(StandIn, WithThePerThreadAttributeOffAllThreadsShareOneBuffer) {
+  uint8_t off = 0;
+  size_t value_size = sizeof(off);
+  g_per_thread_attribute_set = true;
+  ASSERT_EQ(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &value_size,
+                                      &off), CUPTI_SUCCESS);
+  ASSERT_EQ(cuptiActivityRegisterCallbacks(Requested, Completed), CUPTI_SUCCESS);
+  Enable({CUPTI_ACTIVITY_KIND_RUNTIME});
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    g_buffer_budget = 1;
+  }
+  for (int i = 0; i < 4; ++i) RunOnNewThread(ThreeRuntimeCalls);
+  ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+  size_t dropped = 0;
+  ASSERT_EQ(cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped), CUPTI_SUCCESS);
+  EXPECT_EQ(dropped, 0u);
+  EXPECT_EQ(Records<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_RUNTIME).size(), 12u);
+  uint8_t on = 1;
+  ASSERT_EQ(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &value_size,
+                                      &on), CUPTI_SUCCESS);
+}
+
+TEST_F(SharedBufferByDefault, TheKnobMakesTheSharedBufferTheDefault) {
+  if (g_per_thread_attribute_set) GTEST_SKIP() << "an earlier test in this process set the attribute";
+  size_t value_size = sizeof(uint8_t);
+  uint8_t per_thread = 1;
+  ASSERT_EQ(cuptiActivityGetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &value_size,
+                                      &per_thread), CUPTI_SUCCESS);
+  EXPECT_EQ(per_thread, 0u);
+  Enable({CUPTI_ACTIVITY_KIND_RUNTIME});
+  for (int i = 0; i < 3; ++i) RunOnNewThread(OneRuntimeCall);
+  ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+  std::lock_guard<std::mutex> lock(g_mu);
+  EXPECT_EQ(g_completed_buffers.size(), 1u);
+}
+
+// ---- cuptiActivityRegisterCallbacks is process-wide ---------------------------------------------
+
+std::atomic<int> g_second_tool_completed{0};
+std::atomic<uint8_t*> g_second_tool_buffer{nullptr};
+
+void SecondToolRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *size = kToolBufferBytes;
+  *max_records = 0;
+  *buffer = static_cast<uint8_t*>(aligned_alloc(8, *size));
+}
+
+void SecondToolCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  ++g_second_tool_completed;
+  if (valid > 0) g_second_tool_buffer = buffer;
+  free(buffer);
+}
+
+TEST_F(StandIn, ASecondRegistrationReplacesTheFirstAndReceivesItsBuffers) {
+  Enable({CUPTI_ACTIVITY_KIND_RUNTIME});
+  OneRuntimeCall();  // this thread now holds a buffer from the first registration
+  ASSERT_EQ(cuptiActivityRegisterCallbacks(SecondToolRequested, SecondToolCompleted), CUPTI_SUCCESS);
+  OneRuntimeCall();
+  ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+  uint8_t* first_tools_buffer = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    ASSERT_EQ(g_handed_out.size(), 1u);
+    first_tools_buffer = g_handed_out[0];
+    EXPECT_TRUE(g_completed_buffers.empty()) << "the first tool still got a buffer back";
+  }
+  EXPECT_EQ(g_second_tool_completed.load(), 1);
+  EXPECT_EQ(g_second_tool_buffer.load(), first_tools_buffer);  // its buffer went to the second tool
+  ASSERT_EQ(cuptiActivityRegisterCallbacks(Requested, Completed), CUPTI_SUCCESS);
+}
+
+TEST_F(StandIn, BuffersAreRequestedOnTheApplicationThreadAndCompletedOnTheCuptiThread) {
+  Enable({CUPTI_ACTIVITY_KIND_RUNTIME});
+  int n = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&n), cudaSuccess);
+  ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+  EXPECT_FALSE(Records<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_RUNTIME).empty());
+  std::lock_guard<std::mutex> lock(g_mu);
+  EXPECT_FALSE(g_completed_on_test_thread);
+  ASSERT_EQ(g_request_threads.size(), 1u);
+  EXPECT_TRUE(pthread_equal(g_request_threads[0], g_test_thread));
 }
 
 TEST_F(StandIn, RefusedBuffersAreCountedAsDroppedAndTheCountResets) {
@@ -569,6 +873,184 @@ TEST_F(StandIn, FlushInAForkedChildReturnsInsteadOfWaitingForAMissingWorker) {
   ASSERT_TRUE(WIFEXITED(status)) << "child killed by signal " << WTERMSIG(status);
   EXPECT_EQ(WEXITSTATUS(status), 0);
   EXPECT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+}
+
+// ---- Driver API: nested calls and direct launches ------------------------------------------------
+
+TEST_F(NestedDriverOff, RuntimeCallsFireNoDriverCallbacksOrRecords) {
+  ASSERT_EQ(cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API), CUPTI_SUCCESS);
+  ASSERT_EQ(cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API), CUPTI_SUCCESS);
+  Enable({CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL});
+  void* d = nullptr;
+  ASSERT_EQ(cudaMalloc(&d, 64), cudaSuccess);
+  ASSERT_EQ(cudaMemset(d, 0, 64), cudaSuccess);
+  ASSERT_EQ(LaunchTiny(dim3(1), dim3(1), nullptr), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_EQ(cudaFree(d), cudaSuccess);
+  ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+  EXPECT_TRUE(SeenIn(CUPTI_CB_DOMAIN_DRIVER_API).empty());
+  EXPECT_TRUE(Records<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_DRIVER).empty());
+  // No id is spent on a driver call: the runtime calls' ids follow each other.
+  uint32_t last = 0;
+  for (const auto& s : SeenIn(CUPTI_CB_DOMAIN_RUNTIME_API)) {
+    if (s.site != CUPTI_API_ENTER) continue;
+    if (last != 0) {
+      EXPECT_EQ(s.correlation, last + 1) << s.name;
+    }
+    last = s.correlation;
+  }
+  auto k = Records<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].correlationId, Correlations(CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000).at(0));
+}
+
+TEST_F(StandIn, DirectDriverLaunchesAreDriverCallsWithTheirOwnKernelRecords) {
+  ASSERT_EQ(cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API), CUPTI_SUCCESS);
+  ASSERT_EQ(cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API), CUPTI_SUCCESS);
+  Enable({CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL});
+  ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
+  CUfunction f = nullptr;
+  ASSERT_EQ(cudaGetFuncBySymbol(&f, TinyKernelHostFunction()), cudaSuccess);
+  void* out = nullptr;
+  void* args[] = {&out};
+  ASSERT_EQ(cuLaunchKernel(f, 5, 1, 1, 64, 1, 1, 0, nullptr, args, nullptr), CUDA_SUCCESS);
+  CUlaunchConfig config{};
+  config.gridDimX = 6;
+  config.gridDimY = config.gridDimZ = 1;
+  config.blockDimX = 32;
+  config.blockDimY = config.blockDimZ = 1;
+  ASSERT_EQ(cuLaunchKernelEx(&config, f, args, nullptr), CUDA_SUCCESS);
+  EXPECT_EQ(cuLaunchKernel(nullptr, 1, 1, 1, 1, 1, 1, 0, nullptr, args, nullptr), CUDA_ERROR_INVALID_HANDLE);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+
+  for (const auto& s : SeenIn(CUPTI_CB_DOMAIN_RUNTIME_API)) {
+    EXPECT_NE(s.cbid, static_cast<CUpti_CallbackId>(CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000));
+  }
+  std::vector<Seen> launches;
+  for (const auto& s : SeenIn(CUPTI_CB_DOMAIN_DRIVER_API)) {
+    if (s.site == CUPTI_API_ENTER && (s.cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel ||
+                                      s.cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx)) {
+      launches.push_back(s);
+    }
+  }
+  ASSERT_EQ(launches.size(), 3u);
+  EXPECT_EQ(launches[0].name, "cuLaunchKernel");
+  EXPECT_EQ(launches[0].symbol, kTinyKernelName);
+  EXPECT_EQ(launches[0].grid_x, 5u);
+  EXPECT_EQ(launches[1].name, "cuLaunchKernelEx");
+  EXPECT_EQ(launches[1].symbol, kTinyKernelName);
+  EXPECT_EQ(launches[2].symbol, "");  // no such kernel
+  auto k = Records<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  ASSERT_EQ(k.size(), 2u);
+  EXPECT_EQ(k[0].correlationId, launches[0].correlation);
+  EXPECT_EQ(k[0].gridX, 5);
+  EXPECT_EQ(k[1].correlationId, launches[1].correlation);
+  EXPECT_EQ(k[1].gridX, 6);
+  std::vector<uint32_t> driver_cbids;
+  for (const auto& a : Records<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_DRIVER)) {
+    if (a.correlationId == launches[0].correlation || a.correlationId == launches[1].correlation) {
+      driver_cbids.push_back(a.cbid);
+    }
+  }
+  EXPECT_EQ(driver_cbids, (std::vector<uint32_t>{CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+                                                 CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx}));
+}
+
+// ---- symbolName lifetime (cupti_callbacks.h: cbdata "is valid only within the invocation") -----
+
+TEST_F(ReusedSymbolNames, SymbolNameStorageIsReusedAfterTheCallback) {
+  ASSERT_EQ(cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API), CUPTI_SUCCESS);
+  ASSERT_EQ(LaunchTiny(dim3(1), dim3(1), nullptr), cudaSuccess);
+  const char* kept = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    kept = g_launch_symbol_ptr;
+    ASSERT_EQ(g_seen.empty(), false);
+  }
+  ASSERT_NE(kept, nullptr);
+  for (const auto& s : SeenIn(CUPTI_CB_DOMAIN_RUNTIME_API)) {
+    if (s.cbid == CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000) {
+      EXPECT_EQ(s.symbol, kTinyKernelName);
+    }
+  }
+  EXPECT_STRNE(kept, kTinyKernelName);  // a pointer kept past the callback names another symbol
+}
+
+TEST_F(StableSymbolNames, WithTheKnobOffSymbolNameStaysValid) {
+  ASSERT_EQ(cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API), CUPTI_SUCCESS);
+  ASSERT_EQ(LaunchTiny(dim3(1), dim3(1), nullptr), cudaSuccess);
+  ASSERT_EQ(LaunchOther(dim3(1), dim3(1), nullptr), cudaSuccess);
+  std::lock_guard<std::mutex> lock(g_mu);
+  ASSERT_NE(g_launch_symbol_ptr, nullptr);
+  EXPECT_STREQ(g_launch_symbol_ptr, kOtherKernelName);
+}
+
+// ---- Versions and clocks ------------------------------------------------------------------------
+
+TEST_F(CuptiPatchLevel, GetVersionReportsAnotherPatchLevelOfTheSameRelease) {
+  uint32_t version = 0;
+  ASSERT_EQ(cuptiGetVersion(&version), CUPTI_SUCCESS);
+  EXPECT_EQ(version, 130002u);  // cupti_version.h: xxyyzz, zz = CUPTI update/patch level
+  EXPECT_EQ(version / 100, static_cast<uint32_t>(CUPTI_API_VERSION) / 100);
+  EXPECT_NE(version, static_cast<uint32_t>(CUPTI_API_VERSION));
+}
+
+TEST_F(OtherToolsClock, RecordsAndCuptiGetTimestampUseTheOtherToolsClock) {
+  if (g_tool_registered_a_clock) GTEST_SKIP() << "an earlier test in this process registered a clock";
+  Enable({CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME});
+  const uint64_t realtime_before = RealtimeNs();
+  const uint64_t before = Now();
+  ASSERT_EQ(LaunchTiny(dim3(1), dim3(1), nullptr), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const uint64_t after = Now();
+  ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+  EXPECT_LT(after, realtime_before / 2) << "cuptiGetTimestamp still reports CLOCK_REALTIME";
+  auto k = Records<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_GE(k[0].start, before);
+  EXPECT_LE(k[0].end, after);
+  for (const auto& a : Records<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_RUNTIME)) {
+    EXPECT_GE(a.start, before);
+    EXPECT_LE(a.end, after);
+  }
+}
+
+TEST_F(GpuClockSkew, KernelsCanStartBeforeTheirLaunchCallDid) {
+  Enable({CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME});
+  ASSERT_EQ(LaunchTiny(dim3(1), dim3(1), nullptr), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+  auto k = Records<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  ASSERT_EQ(k.size(), 1u);
+  bool found = false;
+  for (const auto& a : Records<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_RUNTIME)) {
+    if (a.correlationId != k[0].correlationId) continue;
+    found = true;
+    EXPECT_LT(k[0].start, a.start);  // 20 us earlier than the timeline: before its launch call
+    EXPECT_EQ(k[0].end - k[0].start, 1500u + 50u / 1000u);  // durations are unchanged
+  }
+  EXPECT_TRUE(found);
+}
+
+// Last of the clock tests: a registration lasts for the process (when all tests share one).
+uint64_t CUPTIAPI ToolClockAnHourAhead() { return RealtimeNs() + 3600ull * 1000000000ull; }
+uint64_t CUPTIAPI ToolClockRealtime() { return RealtimeNs(); }
+
+TEST_F(StandIn, ARegisteredTimestampCallbackStampsTheRecords) {
+  EXPECT_EQ(cuptiActivityRegisterTimestampCallback(nullptr), CUPTI_ERROR_INVALID_PARAMETER);
+  ASSERT_EQ(cuptiActivityRegisterTimestampCallback(ToolClockAnHourAhead), CUPTI_SUCCESS);
+  Enable({CUPTI_ACTIVITY_KIND_RUNTIME});
+  const uint64_t realtime_before = RealtimeNs();
+  OneRuntimeCall();
+  ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+  auto api = Records<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_RUNTIME);
+  ASSERT_FALSE(api.empty());
+  EXPECT_GE(api[0].start, realtime_before + 3599ull * 1000000000ull);
+  EXPECT_GE(Now(), realtime_before + 3599ull * 1000000000ull);
+  // There is no way to unregister; put back a callback that matches CUPTI's default clock.
+  ASSERT_EQ(cuptiActivityRegisterTimestampCallback(ToolClockRealtime), CUPTI_SUCCESS);
+  g_tool_registered_a_clock = true;
 }
 
 TEST(StandInCupti, NamesVersionAndResultStrings) {

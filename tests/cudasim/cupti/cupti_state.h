@@ -1,9 +1,10 @@
 // State of the stand-in libcupti.so.13: the one subscriber and its enabled callbacks, the enabled
-// activity kinds, and the activity pipeline (staging queue -> worker thread -> tool buffers).
-// Test-only.
+// activity kinds, and the activity pipeline (tool buffers per thread -> worker thread -> the tool's
+// completed callback). Test-only.
 //
-// Threads: application threads (API calls and the hooks libcudart calls) and the one CUPTI worker
-// thread, which alone calls the tool's buffer-requested / buffer-completed callbacks.
+// Threads: application threads (API calls and the hooks libcudart calls; with the default buffer
+// mode they also call the tool's buffer-requested callback) and the one CUPTI worker thread, which
+// alone calls the tool's buffer-completed callback.
 #pragma once
 
 #include <cupti.h>
@@ -15,6 +16,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/cudasim/sim_api.h"
 
@@ -23,11 +25,40 @@ namespace gprof::cudasim {
 constexpr int kMaxDomain = CUPTI_CB_DOMAIN_SIZE;
 constexpr int kMaxCbid = 1024;
 constexpr size_t kMaxRecordBytes = 256;
+constexpr int kMaxAttr = 16;
 
+// One record waiting in the staging queue (CUDASIM_BUFFER_MODE=staged only).
 struct StagedRecord {
-  uint64_t complete_ns;
+  uint64_t complete_ns;   // CLOCK_REALTIME time from which the record is complete
+  uint64_t start_rt_ns;   // GPU records: start on the CLOCK_REALTIME timeline (0 otherwise)
   uint32_t size;
   alignas(8) uint8_t bytes[kMaxRecordBytes];
+};
+
+// A GPU record inside a tool buffer whose timestamps are not final until complete_ns.
+struct GpuRecordRef {
+  size_t offset;
+  uint64_t complete_ns;
+  uint64_t start_rt_ns;
+};
+
+// A buffer the tool handed to CUPTI (buffer-requested callback), being filled or waiting to be
+// returned through the buffer-completed callback.
+struct ToolBuffer {
+  uint8_t* data = nullptr;
+  size_t size = 0;
+  size_t valid = 0;
+  size_t max_records = 0;   // from the tool; 0 = as many as fit
+  size_t records = 0;
+  uint64_t complete_ns = 0; // the latest complete_ns of its records
+  std::vector<GpuRecordRef> gpu;
+};
+
+// Where one thread's records go (or, with per-thread buffers off, everyone's).
+struct BufferSlot {
+  ToolBuffer buffer;
+  bool has_buffer = false;
+  bool requesting = false;  // a thread is in the tool's buffer-requested callback for this slot
 };
 
 struct CuptiState {
@@ -41,24 +72,40 @@ struct CuptiState {
 
   std::atomic<bool> kinds[CUPTI_ACTIVITY_KIND_COUNT] = {};
   std::atomic<CUpti_ActivityThreadIdType> thread_id_type{CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT};
+  // cuptiActivityRegisterTimestampCallback (process-wide; the latest registration wins).
+  std::atomic<CUpti_TimestampCallbackFunc> timestamp_fn{nullptr};
 
-  // Activity pipeline. stage_mu guards everything below; never held while calling the tool.
+  // Activity pipeline. stage_mu guards everything below; it is never held while calling the tool.
   std::mutex stage_mu;
-  std::condition_variable stage_cv;   // wakes the worker
-  std::condition_variable flush_cv;   // wakes flushers when a flush generation is done
-  std::deque<StagedRecord> staged;
+  std::condition_variable stage_cv;    // wakes the worker
+  std::condition_variable flush_cv;    // wakes flushers when a flush generation is done
+  std::condition_variable request_cv;  // wakes writers waiting for a slot's buffer request
+  // Process-wide, like CUPTI's: a second registration replaces the first's callbacks.
   CUpti_BuffersCallbackRequestFunc requested = nullptr;
   CUpti_BuffersCallbackCompleteFunc completed = nullptr;
   bool worker_started = false;
   bool stop = false;
-  uint64_t flush_requested = 0;       // generation counters
+  bool worker_wake = false;            // a full buffer or a flush is waiting for the worker
+  uint64_t flush_requested = 0;        // generation counters
   uint64_t flush_done = 0;
-  bool flush_forced = false;
-  uint64_t records_seen = 0;          // for CUDASIM_DROP_EVERY
-  uint64_t dropped = 0;               // reset by cuptiActivityGetNumDroppedRecords
+  uint64_t records_seen = 0;           // for CUDASIM_DROP_EVERY
+  uint64_t dropped = 0;                // reset by cuptiActivityGetNumDroppedRecords
   uint64_t buffers_requested = 0;
-  uint64_t period_ms = 0;
-  uint64_t attrs[16] = {};
+  uint64_t period_ms = 0;              // cuptiActivityFlushPeriod; 0 = CUPTI's own heuristics
+  uint64_t attrs[kMaxAttr] = {};
+  bool attr_set[kMaxAttr] = {};
+  // CUDASIM_BUFFER_MODE=cupti: per-thread slots (never freed: a thread's buffer outlives it until
+  // a flush returns it), the shared slot, full buffers waiting for their records to complete, and
+  // buffers a flush took that the worker has to return.
+  std::vector<BufferSlot*> thread_slots;
+  BufferSlot shared_slot;
+  std::deque<ToolBuffer> full;
+  std::deque<ToolBuffer> to_return;
+  // Records made before cuptiActivityRegisterCallbacks; written when it is called.
+  std::deque<StagedRecord> unregistered;
+  // CUDASIM_BUFFER_MODE=staged.
+  std::deque<StagedRecord> staged;
+  bool flush_forced = false;
 };
 
 CuptiState& Cupti();
@@ -70,5 +117,7 @@ size_t RecordSize(CUpti_ActivityKind kind);
 void StageRecord(const CUpti_Activity* record, size_t size, uint64_t complete_ns);
 void EmitExternalCorrelations(uint32_t correlation_id);
 uint32_t CurrentThreadId();
+// A CLOCK_REALTIME time in the clock records report (a registered timestamp callback's clock).
+uint64_t ToRecordClock(uint64_t realtime_ns);
 
 }  // namespace gprof::cudasim

@@ -52,9 +52,12 @@ CUptiResult cuptiGetErrorMessage(CUptiResult result, const char** str) {
   return cuptiGetResultString(result, str);
 }
 
+// "Returns a timestamp normalized to correspond with the start and end timestamps reported in the
+// CUPTI activity records" (cupti_activity.h): CLOCK_REALTIME by default, the registered timestamp
+// callback's clock once one is registered (by this tool or, CUDASIM_TIMESTAMP_CALLBACK, another).
 CUptiResult cuptiGetTimestamp(uint64_t* timestamp) {
   if (timestamp == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
-  *timestamp = cudasim_now_ns();
+  *timestamp = ToRecordClock(cudasim_now_ns());
   return CUPTI_SUCCESS;
 }
 
@@ -99,7 +102,8 @@ CUptiResult cuptiGetThreadIdType(CUpti_ActivityThreadIdType* type) {
   return CUPTI_SUCCESS;
 }
 
-// Detaches: callbacks off, kinds off, staged records discarded. The worker thread stays (idle).
+// Detaches: callbacks off, kinds off, records not yet returned discarded (their buffers are never
+// given back). The worker thread stays (idle).
 CUptiResult cuptiFinalize(void) {
   EnsureHooks();
   CuptiState& c = Cupti();
@@ -115,6 +119,10 @@ CUptiResult cuptiFinalize(void) {
   }
   std::lock_guard<std::mutex> lock(c.stage_mu);
   c.staged.clear();
+  c.unregistered.clear();
+  c.full.clear();
+  for (BufferSlot* slot : c.thread_slots) *slot = BufferSlot{};
+  c.shared_slot = BufferSlot{};
   return CUPTI_SUCCESS;
 }
 
