@@ -63,8 +63,8 @@ def check_example(runner, section, label, argv, done_name):
     if not os.path.exists(program[0]):
         section.status(FAIL, f"`{label}`: {program[0]} was not built")
         return None
-    r = runner.profile(re.sub(r"\W+", "_", label), program)
-    row = {"case": label, "seconds": r.seconds}
+    r = runner.profile(re.sub(r"\W+", "_", label), program, timeout_s=90)
+    row = {"case": label, "seconds": r.seconds, "trace": r.trace}
     ok = section.check(r.ok(), f"`{label}`: gprof-run exited {r.returncode}"
                        + (" (timed out)" if r.timed_out else ""))
     if not ok:

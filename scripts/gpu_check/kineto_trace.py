@@ -102,6 +102,31 @@ class Trace:
     def count(self, cat):
         return sum(1 for e in self.gpu if e.get("cat") == cat)
 
+    def counter(self, name):
+        """The value of counter `name` in the "gprof" object (its "counters" object, as
+        exporters/trace_json.cpp writes them, or top level), or None when the trace has none."""
+        counters = self.gprof.get("counters") if isinstance(self.gprof, dict) else None
+        for obj in (counters, self.gprof):
+            if isinstance(obj, dict) and isinstance(obj.get(name), (int, float)) \
+                    and not isinstance(obj.get(name), bool):
+                return obj[name]
+        return None
+
+    def kernel_counts(self):
+        """Counter of (demangled) kernel names."""
+        return collections.Counter(self.kernel_name(e) for e in self.gpu
+                                   if e.get("cat") == "kernel")
+
+    def launch_offsets(self):
+        """[(GPU record start - its launching API call's start) in us] for every GPU record
+        whose correlation matches exactly one host API call."""
+        out = []
+        for e in self.gpu:
+            hosts = self.host_by_corr.get(correlation(e), [])
+            if len(hosts) == 1:
+                out.append(float(e["ts"]) - float(hosts[0]["ts"]))
+        return out
+
     def loss_counters(self):
         """Every numeric counter in the "gprof" object whose name says it counts a loss."""
         found = {}
@@ -112,7 +137,7 @@ class Trace:
                     if isinstance(v, dict):
                         walk(f"{prefix}{k}.", v)
                     elif isinstance(v, (int, float)) and not isinstance(v, bool) and re.search(
-                            r"drop|refus|lost|loss|uncorrelated|unknown|error", k):
+                            r"drop|refus|lost|loss|uncorrelated|unknown|error|incomplete|without", k):
                         found[prefix + k] = v
         walk("", self.gprof)
         return found

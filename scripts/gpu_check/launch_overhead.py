@@ -1,4 +1,4 @@
-"""Step 4 of scripts/gpu-check: microseconds that profiling adds to each kernel launch.
+"""Step 8 of scripts/gpu-check: microseconds that profiling adds to each kernel launch.
 
 launch_loop (one tiny kernel per iteration) runs unprofiled and under gprof-run at two sizes.
 When the example prints its own loop time, that is used; otherwise the per-launch cost is the
@@ -33,8 +33,8 @@ def c_loop(runner, section):
         return
     runs = {}
     for n in SIZES:
-        plain = runner.run([exe, str(n)])
-        prof = runner.profile(f"launch-{n}", [exe, str(n)])
+        plain = runner.run([exe, str(n)], timeout_s=60)
+        prof = runner.profile(f"launch-{n}", [exe, str(n)], timeout_s=90)
         ok = section.check(plain.ok() and prof.ok(), f"launch_loop {n}: unprofiled exited "
                            f"{plain.returncode}, under gprof-run exited {prof.returncode}")
         if not ok:
@@ -73,7 +73,7 @@ def torch_loop(runner, section, python):
     args = ["--launches", str(TORCH_LAUNCHES)]
     got = {}
     for mode in ("plain", "torch", "gprof"):
-        r, data, _ = torch_compare.run_loop(runner, python, mode, "launch", args)
+        r, data, _ = torch_compare.run_loop(runner, python, mode, "launch", args, timeout_s=90)
         if section.check(data is not None and r.ok(), f"torch launch loop, {mode} run exited "
                          f"{r.returncode}"):
             got[mode] = data["measured_seconds"]

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Driver of scripts/gpu-check (steps 2-5; the bash entry point did step 1, build and ctest).
+"""Driver of scripts/gpu-check (steps 2-9; the bash entry point did step 1, build and ctest).
 
-Standard library only; torch is used only by torch_loop.py, in its own processes. Writes one
-Markdown report to --out and to stdout; exits 1 when any check failed, 0 otherwise.
+Standard library only; torch is used only by torch_loop.py and torch_inside.py, in their own
+processes. Writes one Markdown report to --out and to stdout; prints each step's start and
+result with the seconds since the check began on stderr; exits 1 when any check failed, 0
+otherwise. No run goes past --deadline-epoch (runner.py): the report is written in time.
 """
 
 import argparse
@@ -10,6 +12,7 @@ import datetime
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -17,9 +20,12 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import clock_skew  # noqa: E402
 import examples_check  # noqa: E402
 import launch_overhead  # noqa: E402
 import torch_compare  # noqa: E402
+import torch_inside_check  # noqa: E402
+import windows_check  # noqa: E402
 from report import FAIL, PASS, SKIP, WARN, Report  # noqa: E402
 from runner import Runner, probe_gpu  # noqa: E402
 
@@ -37,6 +43,9 @@ def parse_args(argv):
                    help="the Python with torch (default python3 or $GPU_CHECK_PYTHON)")
     p.add_argument("--steps", type=int, default=20, help="measured training steps")
     p.add_argument("--build-status", default="", help="key=value file from the bash entry point")
+    p.add_argument("--deadline-epoch", type=float, default=0.0,
+                   help="time.time() by which the report must be written (0: start + 470 s)")
+    p.add_argument("--copy-to", default="", help="also copy the report here")
     return p.parse_args(argv)
 
 
@@ -60,34 +69,51 @@ def command_line(argv, timeout=20):
 
 def step1(report, status):
     """Build and `ctest -L gpu`, as done by the bash entry point."""
-    s = report.section("1. Build (Release) and ctest -L gpu")
+    s = report.section("1. Build (Release) and ctest -L gpu -j1")
     s.seconds = float(status.get("build_seconds", 0) or 0) + float(status.get("ctest_seconds", 0)
                                                                   or 0)
     build = status.get("build", "missing")
     if build == "skipped":
         s.status(SKIP, f"build skipped (--skip-build); using {status.get('build_dir', '?')}")
     else:
-        s.check(build == "ok", f"Release build ({status.get('build_seconds', '?')} s): {build}"
-                + (f"; first error: `{status.get('build_error', '?')}`; log "
-                   f"{status.get('build_log')}" if build != "ok" else ""))
+        err = status.get("build_error", "?")
+        if build != "ok" and err.startswith("cannot build:"):
+            s.status(FAIL, f"not built — {err}")
+        else:
+            s.check(build == "ok", f"Release build ({status.get('build_seconds', '?')} s): {build}"
+                    + (f"; first error: `{err}`; log {status.get('build_log', '?')}"
+                       if build != "ok" else ""))
     log = status.get("ctest_log", "")
     text = ""
     if log and os.path.exists(log):
         with open(log, encoding="utf-8", errors="replace") as f:
             text = f.read()
+    deps = [v for k, v in status.items() if k.startswith("dep_")]
+    if deps:
+        s.add("What the build needs (checked before configuring):", "")
+        s.add(*[f"- {d}" for d in deps])
+        s.add("")
+    if status.get("ctest") == "skipped":
+        s.status(SKIP, f"ctest skipped: {status.get('ctest_why', '?')}")
+        return s
     rc = status.get("ctest_rc", "")
     if rc == "":
         s.status(FAIL, "ctest -L gpu did not run")
         return s
+    if rc == "124":
+        s.status(FAIL, f"ctest -L gpu -j1 ran past its limit ({status.get('ctest_limit', '?')} s); "
+                       f"log {log}")
     summary = re.search(r"(\d+)% tests passed, (\d+) tests? failed out of (\d+)", text)
     not_run = re.findall(r"^\s*\d+ - (\S+) \((Skipped|Disabled|Not Run)\)", text, re.M)
     failed = re.findall(r"^\s*\d+ - (\S+) \((Failed|Timeout|SEGFAULT|Subprocess aborted|"
                         r"Exception|Child aborted)[^)]*\)", text, re.M)
-    if "No tests were found" in text:
+    if rc == "124":
+        pass
+    elif "No tests were found" in text:
         s.status(WARN, "ctest -L gpu: no gpu-labelled tests are registered")
     elif summary:
         total, nfail = int(summary.group(3)), int(summary.group(2))
-        s.check(rc == "0" and nfail == 0, f"ctest -L gpu: {total} tests, {nfail} failed, "
+        s.check(rc == "0" and nfail == 0, f"ctest -L gpu -j1: {total} tests, {nfail} failed, "
                 f"{len(not_run)} skipped" + (f" — failed: {', '.join(n for n, _ in failed[:8])}"
                                              if failed else ""))
         if not_run and not status.get("standin") == "1":
@@ -99,6 +125,15 @@ def step1(report, status):
     else:
         s.check(rc == "0", f"ctest -L gpu exited {rc}; log {log}")
     return s
+
+
+def device_name(gpu_ok, gpu_text):
+    """The GPU's name for the report's last line: nvidia-smi's, else cuDeviceGetName's."""
+    smi = command_line(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"])
+    if smi:
+        return ", ".join(x.strip() for x in smi.splitlines() if x.strip())
+    m = re.search(r"device\(s\): (.*?); driver", gpu_text)
+    return m.group(1) if gpu_ok and m else f"no usable GPU ({gpu_text})"
 
 
 def header(report, args, gpu_text):
@@ -113,6 +148,7 @@ def header(report, args, gpu_text):
         f"- host: {platform.node()} ({platform.machine()}, {os.cpu_count()} CPUs, "
         f"Python {platform.python_version()})",
         f"- commit: {commit or '?'}{' (with uncommitted changes)' if dirty else ''}",
+        f"- device: {report.device}",
         f"- CUDA toolkit: {nvcc.group(1) if nvcc else '?'}; GPU: {gpu_text}"
         + (f"; nvidia-smi: {smi}" if smi else ""),
         f"- mode: {'STAND-IN dry run (tests/cudasim; no real GPU — figures are not GPU figures)' if args.standin else 'real GPU'}",
@@ -120,14 +156,28 @@ def header(report, args, gpu_text):
     ]
 
 
-def timed(report, title, fn):
+def progress(start_epoch, text):
+    print(f"gpu-check: [{time.time() - start_epoch:6.1f} s] {text}", file=sys.stderr, flush=True)
+
+
+def section_result(s):
+    sc = [st for st, _ in s.checks]
+    return FAIL if FAIL in sc else WARN if WARN in sc else PASS if PASS in sc else \
+        SKIP if SKIP in sc else "-"
+
+
+def timed(report, title, fn, start_epoch=None):
     s = report.section(title)
     t = time.perf_counter()
+    if start_epoch is not None:
+        progress(start_epoch, f"{title} ...")
     try:
         fn(s)
     except Exception as e:  # noqa: BLE001 - a crash in one phase is a failed check, not a hang
         s.status(FAIL, f"the check itself crashed: {type(e).__name__}: {e}")
     s.seconds = time.perf_counter() - t
+    if start_epoch is not None:
+        progress(start_epoch, f"{title}: {section_result(s)} ({s.seconds:.1f} s)")
     return s
 
 
@@ -140,12 +190,16 @@ def main(argv):
     report = Report("gprof-run GPU check" + (" (stand-in dry run)" if args.standin else ""))
 
     gpu_ok, gpu_text = probe_gpu()
+    report.device = device_name(gpu_ok, gpu_text)
     if args.standin:
         gpu_text = f"none used (stand-in); local probe: {gpu_text}"
+        report.device = "none (STAND-IN dry run on tests/cudasim)"
     header(report, args, gpu_text)
     step1(report, status)
 
-    runner = Runner(args.build_dir, args.standin, args.work_dir)
+    start_epoch = float(status.get("start_epoch") or time.time())
+    deadline = args.deadline_epoch or start_epoch + 470
+    runner = Runner(args.build_dir, args.standin, args.work_dir, deadline=deadline)
     pre = None
     if not args.standin and not gpu_ok:
         pre = f"no usable GPU here ({gpu_text}); run with --standin for a dry run"
@@ -153,19 +207,32 @@ def main(argv):
         pre = f"{runner.launcher} does not exist (build failed or wrong --build-dir)"
     elif args.standin and not os.path.exists(os.path.join(runner.standin_lib, "libcupti.so.13")):
         pre = f"the stand-in is not built ({runner.standin_lib})"
+    titles = ["2. CUDA examples under gprof-run", "3. Windows without per-step synchronization",
+              "4. symbolName probe (kernel-regex steps)",
+              "5. Clock skew: GPU record start vs its launch call",
+              "6. gprof-run vs torch.profiler", "7. torch.profiler inside gprof-run",
+              "8. Launch overhead"]
     if pre:
-        for title in ("2. CUDA examples under gprof-run", "3. gprof-run vs torch.profiler",
-                      "4. Launch overhead"):
+        progress(start_epoch, f"cannot profile: {pre}")
+        for title in titles:
             report.section(title).status(FAIL, pre)
     else:
-        timed(report, "2. CUDA examples under gprof-run", lambda s: examples_check.run(runner, s))
-        timed(report, "3. gprof-run vs torch.profiler",
-              lambda s: torch_compare.run(runner, s, args.python, steps=args.steps))
-        timed(report, "4. Launch overhead",
-              lambda s: launch_overhead.run(runner, s, args.python))
+        rows = []
+        timed(report, titles[0], lambda s: rows.extend(examples_check.run(runner, s) or []),
+              start_epoch)
+        timed(report, titles[1], lambda s: windows_check.run_nosync(runner, s), start_epoch)
+        timed(report, titles[2], lambda s: windows_check.run_symbol_probe(runner, s), start_epoch)
+        timed(report, titles[3], lambda s: clock_skew.run(
+            s, [(r["case"], r.get("trace", "")) for r in rows]), start_epoch)
+        timed(report, titles[4], lambda s: torch_compare.run(runner, s, args.python,
+                                                             steps=args.steps), start_epoch)
+        timed(report, titles[5], lambda s: torch_inside_check.run(runner, s, args.python),
+              start_epoch)
+        timed(report, titles[6], lambda s: launch_overhead.run(runner, s, args.python),
+              start_epoch)
 
-    s = report.section("5. Report")
-    total = time.time() - float(status.get("start_epoch") or time.time())
+    s = report.section("9. Report")
+    total = time.time() - start_epoch
     s.check(total < 480, f"whole check took {total:.0f} s (limit 480 s)")
     s.add(f"Report file: `{args.out}`; profiles and logs: `{os.path.dirname(args.work_dir)}`.")
     text = report.render()
@@ -174,6 +241,13 @@ def main(argv):
         f.write(text)
     sys.stdout.write(text)
     sys.stdout.write(f"\nReport written to {args.out}\n")
+    if args.copy_to:
+        try:
+            os.makedirs(args.copy_to, exist_ok=True)
+            shutil.copy(args.out, os.path.join(args.copy_to, "gpu-check-report.md"))
+        except OSError as e:
+            print(f"gpu-check: could not copy the report to {args.copy_to}: {e}", file=sys.stderr)
+    progress(start_epoch, f"overall {'FAIL' if report.failed() else 'PASS'}; report {args.out}")
     return 1 if report.failed() else 0
 
 

@@ -1,7 +1,8 @@
 """The Markdown report of scripts/gpu-check: sections of check lines and figures.
 
 A check line is PASS, FAIL, WARN (worth a look, does not fail the run) or SKIP (with the reason).
-The run fails when any line is FAIL.
+The run fails when any line is FAIL. The report's last line is the overall verdict with the
+device's name.
 """
 
 PASS, FAIL, WARN, SKIP = "PASS", "FAIL", "WARN", "SKIP"
@@ -37,6 +38,7 @@ class Report:
         self.title = title
         self.header = []
         self.sections = []
+        self.device = "?"
 
     def section(self, title):
         s = Section(title)
@@ -78,4 +80,6 @@ class Report:
             out += s.lines
             if s.lines and s.lines[-1] != "":
                 out.append("")
+        out.append(f"**Overall: {verdict}** — device: {self.device}; {c[PASS]} passed, "
+                   f"{c[FAIL]} failed, {c[WARN]} warnings, {c[SKIP]} skipped.")
         return "\n".join(out).rstrip() + "\n"

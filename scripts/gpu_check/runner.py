@@ -4,14 +4,22 @@ Every run gets a clean environment: no inherited GPROF_* keys and no CUDA/NVTX i
 (a plain run must not be profiled by accident). On a real GPU the stand-in is never used: its
 library folder is removed from LD_LIBRARY_PATH. With --standin, LD_LIBRARY_PATH starts with
 <build>/tests/cudasim/lib and GPROF_CUPTI_LIB names its libcupti.so.13.
+
+Every run has a time limit, and no run may end past the whole check's deadline (--deadline-epoch
+of main.py): a run that would start with less than MIN_RUN_S left is not started and reads as
+timed out, so the report is always written inside the budget.
 """
 
 import ctypes
 import glob
 import os
+import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
+
+MIN_RUN_S = 3.0      # a run is not started with less time than this left before the deadline
+REPORT_RESERVE_S = 8.0  # kept back from the deadline for writing the report
 
 
 @dataclass
@@ -36,8 +44,9 @@ class RunResult:
 
 
 class Runner:
-    def __init__(self, build_dir, standin, work_dir, timeout_s=180):
+    def __init__(self, build_dir, standin, work_dir, timeout_s=120, deadline=None):
         self.build_dir = os.path.abspath(build_dir)
+        self.deadline = deadline  # time.time() past which no run may go (None: no limit)
         self.standin = standin
         self.work_dir = work_dir
         self.timeout_s = timeout_s
@@ -64,24 +73,46 @@ class Runner:
         env.update(extra or {})
         return env
 
+    def time_left(self):
+        """Seconds left before the deadline (less the report's reserve); None without one."""
+        if self.deadline is None:
+            return None
+        return self.deadline - REPORT_RESERVE_S - time.time()
+
     def run(self, argv, extra_env=None, timeout_s=None):
         start = time.perf_counter()
+        timeout = timeout_s or self.timeout_s
+        left = self.time_left()
+        if left is not None:
+            if left < MIN_RUN_S:
+                return RunResult(argv, -9, 0.0, "", "not run: the check's time budget is spent",
+                                 timed_out=True)
+            timeout = min(timeout, left)
         try:
-            p = subprocess.run(argv, env=self.env(extra_env), capture_output=True, text=True,
-                               errors="replace", timeout=timeout_s or self.timeout_s)
-            return RunResult(argv, p.returncode, time.perf_counter() - start, p.stdout, p.stderr)
-        except subprocess.TimeoutExpired as e:
-            out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-            err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
-            return RunResult(argv, -9, time.perf_counter() - start, out, err, timed_out=True)
+            # Own process group: on a timeout the program that gprof-run started dies with it
+            # (it must not keep the GPU busy for the checks after it).
+            p = subprocess.Popen(argv, env=self.env(extra_env), stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, errors="replace",
+                                 start_new_session=True)
         except OSError as e:
             return RunResult(argv, 127, time.perf_counter() - start, "", str(e))
+        try:
+            out, err = p.communicate(timeout=timeout)
+            return RunResult(argv, p.returncode, time.perf_counter() - start, out, err)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except OSError:
+                p.kill()
+            out, err = p.communicate()
+            return RunResult(argv, -9, time.perf_counter() - start, out or "",
+                             (err or "") + f"\n(killed after {timeout:.0f} s)", timed_out=True)
 
-    def profile(self, label, program_argv, extra_env=None, timeout_s=None):
-        """Runs `gprof-run -q -o <fresh dir> -- program...` and finds its trace.json."""
+    def profile(self, label, program_argv, extra_env=None, timeout_s=None, options=()):
+        """Runs `gprof-run -q -o <fresh dir> [options] -- program...` and finds its trace.json."""
         self._counter += 1
         out_dir = os.path.join(self.work_dir, f"{self._counter:02d}-{label}")
-        argv = [self.launcher, "-q", "-o", out_dir, "--"] + list(program_argv)
+        argv = [self.launcher, "-q", "-o", out_dir] + list(options) + ["--"] + list(program_argv)
         r = self.run(argv, extra_env, timeout_s)
         r.out_dir, r.trace, r.traces, r.dumps = find_outputs(out_dir)
         return r

@@ -14,11 +14,17 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import collections  # noqa: E402
+import time  # noqa: E402
+
+import clock_skew  # noqa: E402
 import examples_check  # noqa: E402
 import launch_overhead  # noqa: E402
 import torch_compare  # noqa: E402
+import torch_inside_check  # noqa: E402
+import windows_check  # noqa: E402
 from kineto_trace import Trace, api_kind  # noqa: E402
-from report import FAIL, PASS, SKIP, Report  # noqa: E402
+from report import FAIL, PASS, SKIP, WARN, Report  # noqa: E402
 from runner import Runner  # noqa: E402
 
 BUILD = os.environ.get("GPU_CHECK_BUILD_DIR", "")
@@ -134,24 +140,331 @@ class StepsTest(TraceFiles):
         r = Report("t")
         s = r.section("same")
         torch_compare.compare_steps(s, self.steps_trace(name="a.json"),
-                                    self.steps_trace(name="b.json"), 2)
+                                    [self.steps_trace(name="b.json"),
+                                     self.steps_trace(name="b2.json")], 2)
         self.assertEqual([c for c, _ in s.checks], [PASS, PASS, PASS])
         s2 = r.section("different")
+        # gprof-run has "b" in step 1 where both references have "c": it lacks a kernel.
         torch_compare.compare_steps(s2, self.steps_trace(name="a.json"),
-                                    self.steps_trace("c", name="c.json"), 2)
-        self.assertEqual(s2.checks[-1][0], FAIL)
-        self.assertIn("1/2 steps", s2.checks[-1][1])
-        self.assertIn("first differing step 1", s2.checks[-1][1])
+                                    [self.steps_trace("c", name="c.json"),
+                                     self.steps_trace("c", name="c2.json")], 2)
+        self.assertIn(FAIL, [c for c, _ in s2.checks])
+        self.assertIn("match the reference in 1/2 steps", s2.checks[2][1])
+        self.assertIn("lacks kernels the reference has in 1 step(s) — first: step 1",
+                      s2.checks[3][1])
 
-    def test_compare_times_judges_the_five_percent_band(self):
-        s = Report("t").section("times")
-        torch_compare.compare_times(s, {0: {"k": 100.0, "tiny": 1.0}},
-                                    {0: {"k": 104.0, "tiny": 2.0}})
-        self.assertEqual(s.checks[0][0], PASS)
-        self.assertIn("1/1 kernels", s.checks[0][1])
-        s = Report("t").section("times")
-        torch_compare.compare_times(s, {0: {"k": 100.0}}, {0: {"k": 110.0}})
-        self.assertEqual(s.checks[0][0], FAIL)
+    def test_one_reference_run_is_a_warning_about_the_reference(self):
+        s = Report("t").section("one")
+        torch_compare.compare_steps(s, self.steps_trace(name="a.json"),
+                                    [self.steps_trace(name="b.json")], 2)
+        self.assertEqual([c for c, _ in s.checks], [WARN, PASS, PASS])
+        self.assertIn("only one torch.profiler run", s.checks[0][1])
+
+
+def C(**kw):
+    return collections.Counter(kw)
+
+
+class ReferenceTest(unittest.TestCase):
+    """The reference-vs-reference and gprof-run-vs-reference verdicts on hand-made step
+    multisets. Three steps; the loop launches a, a, b in every step."""
+    FULL = C(a=2, b=1)
+
+    def steps(self, *per_step):
+        return {i: c for i, c in enumerate(per_step)}
+
+    def test_two_agreeing_runs_pass(self):
+        st, text = torch_compare.reference_agreement([self.steps(self.FULL, self.FULL),
+                                                      self.steps(self.FULL, self.FULL)], 2)
+        self.assertEqual(st, PASS)
+        self.assertIn("agree with each other in all 2 steps (3 kernels per step)", text)
+
+    def test_runs_that_disagree_warn_and_name_the_step(self):
+        st, text = torch_compare.reference_agreement(
+            [self.steps(C(a=1, b=1), self.FULL), self.steps(self.FULL, self.FULL)], 2)
+        self.assertEqual(st, WARN)
+        self.assertIn("disagree in 1/2 steps", text)
+        self.assertIn("first: step 0: run 1 2 kernels, run 2 3", text)
+
+    def test_one_short_reference_run_is_covered_by_the_other(self):
+        # Run 1 lost an `a` in step 0; run 2 has it: the reference (max) is complete.
+        g = self.steps(self.FULL, self.FULL, self.FULL)
+        refs = [self.steps(C(a=1, b=1), self.FULL, self.FULL),
+                self.steps(self.FULL, self.FULL, self.FULL)]
+        checks = torch_compare.judge_kernel_sets(g, refs, 3)
+        self.assertEqual([c for c, _ in checks], [PASS, PASS])
+        self.assertIn("3/3 steps (3 kernels per step in gprof-run)", checks[1][1])
+
+    def test_a_reference_short_in_both_runs_is_a_warning_not_a_failure(self):
+        # Both runs lost the `b` of step 0 (Kineto's start-up loss); gprof-run has it, as in
+        # its other steps.
+        g = self.steps(self.FULL, self.FULL, self.FULL)
+        refs = [self.steps(C(a=2), self.FULL, self.FULL)] * 2
+        checks = torch_compare.judge_kernel_sets(g, refs, 3)
+        self.assertEqual([c for c, _ in checks], [PASS, WARN, WARN])
+        self.assertIn("match the reference in 2/3 steps", checks[1][1])
+        self.assertIn("short by 1 kernel(s) in 1 step(s)", checks[2][1])
+        self.assertIn("not a gprof-run failure", checks[2][1])
+
+    def test_a_reference_with_an_empty_step_is_short(self):
+        g = self.steps(self.FULL, self.FULL)
+        refs = [self.steps(C(), self.FULL)] * 2
+        checks = torch_compare.judge_kernel_sets(g, refs, 2)
+        self.assertEqual([c for c, _ in checks], [PASS, WARN, WARN, WARN])
+        self.assertIn("kernels in only 1/2 steps", checks[1][1])
+
+    def test_gprof_run_missing_a_kernel_fails(self):
+        g = self.steps(self.FULL, C(a=1, b=1), self.FULL)
+        refs = [self.steps(self.FULL, self.FULL, self.FULL)] * 2
+        checks = torch_compare.judge_kernel_sets(g, refs, 3)
+        self.assertEqual([c for c, _ in checks], [PASS, FAIL, FAIL])
+        self.assertIn("lacks kernels the reference has in 1 step(s) — first: step 1", checks[2][1])
+
+    def test_gprof_run_with_an_extra_kernel_unlike_its_other_steps_fails(self):
+        g = self.steps(self.FULL, C(a=2, b=2), self.FULL)
+        refs = [self.steps(self.FULL, self.FULL, self.FULL)] * 2
+        checks = torch_compare.judge_kernel_sets(g, refs, 3)
+        self.assertEqual([c for c, _ in checks], [PASS, FAIL, FAIL])
+        self.assertIn("neither the reference nor its own other steps", checks[2][1])
+
+    def test_gprof_run_without_kernels_in_a_step_fails(self):
+        g = self.steps(self.FULL, C())
+        refs = [self.steps(self.FULL, self.FULL)] * 2
+        checks = torch_compare.judge_kernel_sets(g, refs, 2)
+        self.assertEqual(checks[0][0], FAIL)
+        self.assertIn("(found 1)", checks[0][1])
+
+    def test_times_within_ten_percent_of_the_reference_mean_pass(self):
+        # k: gprof-run 10 launches, 1050 us -> 105 us/launch; references 100 and 102 -> mean 101:
+        # +4.0%. tiny: 5 us in total, under MIN_JUDGED_US: listed, not judged.
+        g = {"k": (10, 1050.0), "tiny": (10, 5.0)}
+        refs = [{"k": (10, 1000.0), "tiny": (10, 4.0)}, {"k": (10, 1020.0), "tiny": (10, 6.0)}]
+        rows, checks = torch_compare.judge_times(g, refs)
+        self.assertEqual([c for c, _ in checks], [PASS])
+        self.assertIn("within 10% of the reference for 1/1 kernels", checks[0][1])
+        self.assertEqual(rows[0][4], "+4.0%")
+        self.assertEqual(rows[1][-1], "no (tiny)")
+
+    def test_times_outside_ten_percent_fail(self):
+        g = {"k": (10, 1120.0)}                       # 112 us vs 100: +12%
+        refs = [{"k": (10, 1000.0)}, {"k": (10, 1000.0)}]
+        _, checks = torch_compare.judge_times(g, refs)
+        self.assertEqual(checks[0][0], FAIL)
+        self.assertIn("+12.0%", checks[0][1])
+
+    def test_a_reference_loss_does_not_skew_the_time_per_launch(self):
+        # Reference run 1 lost 2 of 10 launches: 800 us / 8 = 100 us per launch, as run 2.
+        g = {"k": (10, 1000.0)}
+        refs = [{"k": (8, 800.0)}, {"k": (10, 1000.0)}]
+        _, checks = torch_compare.judge_times(g, refs)
+        self.assertEqual(checks[0][0], PASS)
+
+    def test_kernels_whose_references_disagree_are_not_judged(self):
+        g = {"k": (10, 2000.0), "j": (10, 1000.0)}   # k: refs 100 and 125 us: spread 22%
+        refs = [{"k": (10, 1000.0), "j": (10, 1000.0)}, {"k": (10, 1250.0), "j": (10, 1000.0)}]
+        rows, checks = torch_compare.judge_times(g, refs)
+        self.assertEqual([c for c, _ in checks], [PASS, WARN])
+        self.assertIn("for 1/1 kernels", checks[0][1])
+        self.assertIn("1 kernel(s) not judged", checks[1][1])
+        self.assertEqual([r[-1] for r in rows], ["no (references differ)", "yes"])
+
+    def test_kernel_stats_sum_over_the_measured_steps_only(self):
+        names = {0: C(k=1), 1: C(k=2), 5: C(k=9)}
+        times = {0: {"k": 10.0}, 1: {"k": 30.0}, 5: {"k": 99.0}}
+        self.assertEqual(torch_compare.kernel_stats(names, times, 2), {"k": (3, 40.0)})
+
+
+class ClockSkewTest(TraceFiles):
+    def test_summary_of_hand_made_offsets(self):
+        s = clock_skew.summarize([10.0, -60.0, 3.0, 0.0, -6.0])
+        # sorted: -60, -6, 0, 3, 10; p99 nearest rank = ceil(4.95) = 5th value
+        self.assertEqual((s["n"], s["min"], s["median"], s["p99"], s["max"]),
+                         (5, -60.0, 0.0, 10.0, 10.0))
+        self.assertEqual((s["early_warn"], s["early_fail"]), (2, 1))
+        st, text = clock_skew.verdict(s)
+        self.assertEqual(st, FAIL)
+        self.assertIn("min -60.0 us, median +0.0 us, p99 +10.0 us", text)
+        self.assertIn("2 start more than 5 us before their launch call, 1 more than 50 us", text)
+
+    def test_verdicts_at_the_thresholds(self):
+        self.assertEqual(clock_skew.verdict(clock_skew.summarize([-5.0, 1.0, 2.0]))[0], PASS)
+        self.assertEqual(clock_skew.verdict(clock_skew.summarize([-5.5, 1.0, 2.0]))[0], WARN)
+        self.assertEqual(clock_skew.verdict(clock_skew.summarize([-50.0, 1.0]))[0], WARN)
+        self.assertEqual(clock_skew.verdict(clock_skew.summarize([-50.5, 1.0]))[0], FAIL)
+        self.assertEqual(clock_skew.verdict(clock_skew.summarize([]))[0], WARN)
+
+    def test_percentile_nearest_rank(self):
+        v = [float(i) for i in range(1, 101)]
+        self.assertEqual(clock_skew.percentile(v, 99), 99.0)
+        self.assertEqual(clock_skew.percentile(v, 50), 50.0)
+        self.assertEqual(clock_skew.percentile([7.0], 99), 7.0)
+        self.assertIsNone(clock_skew.percentile([], 99))
+
+    def test_histogram_bins(self):
+        h = dict(clock_skew.histogram([-60.0, -6.0, -1.0, 0.0, 4.9, 5.0, 150.0, 20000.0]))
+        self.assertEqual(h["< -50"], 1)
+        self.assertEqual(h["[-50, -5)"], 1)
+        self.assertEqual(h["[-5, 0)"], 1)
+        self.assertEqual(h["[0, 5)"], 2)
+        self.assertEqual(h["[5, 20)"], 1)
+        self.assertEqual(h["[100, 1000)"], 1)
+        self.assertEqual(h[">= 10000"], 1)
+        self.assertEqual(sum(h.values()), 8)
+
+    def test_offsets_from_a_trace(self):
+        t = Trace(self.write([api("cudaLaunchKernel", 1, 100.0), gpu("k", 1, 103.5),
+                              api("cudaMemcpyAsync", 2, 200.0),
+                              gpu("Memcpy HtoD", 2, 190.0, cat="gpu_memcpy"),
+                              gpu("orphan", 9, 50.0)]))
+        self.assertEqual(sorted(t.launch_offsets()), [-10.0, 3.5])
+
+    def test_run_reports_the_whole_set_and_a_row_per_trace(self):
+        a = self.write([api("cudaLaunchKernel", 1, 100.0), gpu("k", 1, 40.0)], name="a.json")
+        b = self.write([api("cudaLaunchKernel", 1, 100.0), gpu("k", 1, 102.0)], name="b.json")
+        s = Report("t").section("skew")
+        total = clock_skew.run(s, [("a", a), ("b", b), ("gone", "")])
+        self.assertEqual(s.checks[0][0], FAIL)  # a's kernel starts 60 us before its launch
+        self.assertEqual(total["n"], 2)
+        self.assertIn("| a | 1 | -60.0 |", "\n".join(s.lines))
+
+
+def window(cycle, first, last, kernels, incomplete=0, errors=0, partial=False):
+    return {"cycle": cycle, "first": first, "last": last, "kernels": kernels, "partial": partial,
+            "counters": {"gpu_records_incomplete": incomplete, "cupti_errors": errors}}
+
+
+class WindowsTest(TraceFiles):
+    TINY = C(tiny=1)
+
+    def test_kernels_in_steps_leaves_step_zero_empty(self):
+        self.assertEqual(windows_check.kernels_in_steps(0, 99, self.TINY), C(tiny=99))
+        self.assertEqual(windows_check.kernels_in_steps(100, 199, self.TINY), C(tiny=100))
+        self.assertEqual(windows_check.kernels_in_steps(1, 2, C(a=1, b=1)), C(a=2, b=2))
+
+    def test_three_right_windows_pass(self):
+        ws = [window(0, 0, 99, C(tiny=99)), window(1, 100, 199, C(tiny=100)),
+              window(2, 200, 299, C(tiny=100))]
+        checks, rows = windows_check.judge_windows(ws, 3, self.TINY)
+        self.assertEqual([c for c, _ in checks], [PASS, PASS, PASS, PASS])
+        self.assertIn("(99, 100, 100)", checks[1][1])
+        self.assertIn("gpu_records_incomplete and cupti_errors 0 in every window", checks[2][1])
+        self.assertEqual(rows[1], [1, "100-199", 100, 100, 0, 0, "-", "no", "ok"])
+
+    def test_a_kernel_in_the_wrong_window_fails(self):
+        # The last kernel of window 0 was still queued when it was cut and went to window 1.
+        ws = [window(0, 0, 99, C(tiny=98)), window(1, 100, 199, C(tiny=101)),
+              window(2, 200, 299, C(tiny=100))]
+        checks, _ = windows_check.judge_windows(ws, 3, self.TINY)
+        self.assertEqual(checks[1][0], FAIL)
+        self.assertIn("cycle 0 steps 0-99: {tiny: 98} (expected {tiny: 99})", checks[1][1])
+
+    def test_wrong_counts_name_the_window_losses_and_other_losses_warn(self):
+        w = window(0, 1, 2, C(a=1, b=2))
+        w["losses"] = {"gpu_launches_without_records": 1, "window_starts_late": 1}
+        checks, rows = windows_check.judge_windows([w], 1, C(a=1, b=1))
+        self.assertEqual([c for c, _ in checks], [PASS, FAIL, PASS, WARN, PASS])
+        self.assertIn("losses: gpu_launches_without_records=1, window_starts_late=1",
+                      checks[1][1])
+        self.assertIn("other loss counters not 0: cycle 0: gpu_launches_without_records=1",
+                      checks[3][1])
+        self.assertEqual(rows[0][6], "gpu_launches_without_records=1, window_starts_late=1")
+
+    def test_nonzero_counters_and_missing_windows_fail(self):
+        ws = [window(0, 0, 99, C(tiny=99), incomplete=2), window(1, 100, 199, C(tiny=100))]
+        checks, _ = windows_check.judge_windows(ws, 3, self.TINY)
+        self.assertEqual(checks[0], (FAIL, "2 window trace(s), expected 3"))
+        self.assertEqual(checks[2][0], FAIL)
+        self.assertIn("cycle 0: gpu_records_incomplete=2", checks[2][1])
+
+    def test_a_counter_the_build_does_not_write_is_a_warning(self):
+        w = window(0, 1, 2, C(a=2, b=2))
+        w["counters"]["gpu_records_incomplete"] = None
+        checks, _ = windows_check.judge_windows([w], 1, C(a=1, b=1))
+        self.assertEqual([c for c, _ in checks], [PASS, PASS, PASS, WARN, PASS])
+        self.assertIn("cupti_errors 0 in every window", checks[2][1])
+        self.assertIn("`gpu_records_incomplete` is not in", checks[3][1])
+
+    def test_symbol_name_reuse_shows_as_wrong_counts(self):
+        # With a pointer-keyed name cache every launch after the first matches: one kernel per
+        # step, so steps 1-2 hold {matmul: 1, bias: 1} where {matmul: 2, bias: 2} is expected.
+        checks, _ = windows_check.judge_windows([window(0, 1, 2, C(a=1, b=1))], 1, C(a=1, b=1))
+        self.assertEqual(checks[1][0], FAIL)
+
+    def test_window_traces_and_their_counters_are_read_from_the_folder(self):
+        for name, cycle, first, last in (("p.7.cycle1.steps100-199.trace.json", 1, 100, 199),
+                                         ("p.7.cycle0.steps0-99.trace.json", 0, 0, 99)):
+            self.write([api("cudaLaunchKernel", 1, 0), gpu("_Z11tiny_kernelPi", 1, 5)],
+                       gprof={"cycle": cycle, "first_step": first, "last_step": last,
+                              "partial": False,
+                              "counters": {"cupti_errors": 0, "gpu_records_incomplete": 3}},
+                       name=name)
+        self.write([], name="trace.json")  # not a window
+        ws = windows_check.read_windows(self.dir.name)
+        self.assertEqual([(w["cycle"], w["first"], w["last"]) for w in ws],
+                         [(0, 0, 99), (1, 100, 199)])
+        self.assertEqual(ws[0]["kernels"], C(**{"tiny_kernel(int*)": 1}))
+        self.assertEqual(ws[0]["counters"], {"gpu_records_incomplete": 3, "cupti_errors": 0})
+
+    def test_counters_are_read_from_the_counters_object(self):
+        t = Trace(self.write([], gprof={"gpu_status": "collected",
+                                        "counters": {"cupti_errors": 4}}))
+        self.assertEqual(t.counter("cupti_errors"), 4)
+        self.assertIsNone(t.counter("gpu_records_incomplete"))
+
+    def test_incomplete_records_are_a_loss(self):
+        t = Trace(self.write([], gprof={"counters": {"gpu_records_incomplete": 1}}))
+        self.assertEqual(t.loss_counters(), {"counters.gpu_records_incomplete": 1})
+
+
+class TorchInsideTest(unittest.TestCase):
+    CLOSE = ("gprof-run: recorded 1 process: 0 ranges, 30 API calls, 12 kernels, 1 copy, "
+             "0 memsets; no losses; CUPTI /usr/local/cuda/lib64/libcupti.so.13; table /o/t.txt")
+    DONE = "torch_inside: torch.profiler saw 9 CUDA events\nGPROF_EXAMPLE_DONE torch_inside\n"
+
+    def test_a_line_naming_torch_profiler_and_cupti_passes(self):
+        err = ("gprof-run: warning: torch.profiler (Kineto) took CUPTI's activity buffers at "
+               "12.5 s: GPU records after that are missing\n" + self.CLOSE + "\n")
+        checks = torch_inside_check.judge(0, self.DONE, err)
+        self.assertEqual([c for c, _ in checks], [PASS, PASS])
+        self.assertIn("torch.profiler (Kineto) took CUPTI", checks[1][1])
+
+    def test_unknown_wording_is_a_warning_with_the_closing_line(self):
+        checks = torch_inside_check.judge(0, self.DONE, "noise\n" + self.CLOSE + "\n")
+        self.assertEqual([c for c, _ in checks], [PASS, WARN])
+        self.assertIn("closing line: `gprof-run: recorded 1 process", checks[1][1])
+
+    def test_a_line_naming_a_tool_without_cupti_does_not_count(self):
+        err = "gprof-run: info: torch.profiler found\n" + self.CLOSE + "\n"
+        self.assertEqual(torch_inside_check.judge(0, self.DONE, err)[1][0], WARN)
+
+    def test_a_failed_program_or_no_closing_line_fails(self):
+        self.assertEqual(torch_inside_check.judge(1, self.DONE, self.CLOSE)[0][0], FAIL)
+        self.assertEqual(torch_inside_check.judge(0, "", self.CLOSE)[0][0], FAIL)
+        checks = torch_inside_check.judge(0, self.DONE, "gprof-run: warn: something\n")
+        self.assertEqual([c for c, _ in checks], [PASS, FAIL])
+
+    def test_the_closing_line_is_the_last_recorded_line(self):
+        err = "gprof-run: recorded 1 process: a\nother\ngprof-run: recorded 2 processes: b\n"
+        self.assertEqual(torch_inside_check.closing_line(err), "gprof-run: recorded 2 processes: b")
+
+
+class RunnerLimitsTest(unittest.TestCase):
+    def test_a_run_past_the_deadline_is_not_started(self):
+        with tempfile.TemporaryDirectory() as d:
+            r = Runner(d, False, d, deadline=time.time()).run(["/bin/sh", "-c", "exit 0"])
+            self.assertTrue(r.timed_out)
+            self.assertIn("time budget is spent", r.stderr)
+
+    def test_a_timeout_kills_the_whole_process_group(self):
+        with tempfile.TemporaryDirectory() as d:
+            marker = os.path.join(d, "survived")
+            t = time.perf_counter()
+            r = Runner(d, False, d).run(["/bin/sh", "-c", f"(sleep 3; touch {marker}) & wait"],
+                                        timeout_s=1)
+            self.assertTrue(r.timed_out)
+            self.assertLess(time.perf_counter() - t, 2.5)
+            time.sleep(2.6)
+            self.assertFalse(os.path.exists(marker))
 
 
 class ParsingTest(unittest.TestCase):
@@ -175,9 +488,12 @@ class ParsingTest(unittest.TestCase):
         self.assertTrue(r.failed())
         self.assertIn("**Result: FAIL**", r.render())
         self.assertIn("- **FAIL** broken", r.render())
+        r.device = "NVIDIA H200"
+        self.assertTrue(r.render().rstrip().splitlines()[-1].startswith(
+            "**Overall: FAIL** — device: NVIDIA H200; 1 passed, 1 failed"))
 
 
-# A stand-in for "python with torch" so that the step-3 flow (runs, result files, trace parsing,
+# A stand-in for "python with torch" so that the step-6 flow (runs, result files, trace parsing,
 # comparison, overhead table) runs on the CUDA/CUPTI stand-in: its gprof mode runs matmul_bias
 # (ten NVTX steps "ProfilerStep#N", two kernels each); its torch mode writes the Kineto trace that
 # torch.profiler would write for the same steps.
@@ -213,7 +529,7 @@ FAKE_PYTHON = textwrap.dedent("""\
 @unittest.skipUnless(BUILD and os.path.exists(os.path.join(BUILD, "tests", "cudasim", "lib")),
                      "set GPU_CHECK_BUILD_DIR to a build with the stand-in")
 class TorchCompareFlowOnStandIn(unittest.TestCase):
-    def test_step_three_flow_compares_steps_from_both_traces(self):
+    def test_step_six_flow_compares_steps_from_all_traces(self):
         with tempfile.TemporaryDirectory() as d:
             fake = os.path.join(d, "python")
             with open(fake, "w", encoding="utf-8") as f:
@@ -225,10 +541,54 @@ class TorchCompareFlowOnStandIn(unittest.TestCase):
             torch_compare.run(runner, s, fake, steps=10, warmup=1)
             text = "\n".join(f"{st} {msg}" for st, msg in s.checks)
             self.assertNotIn("crashed", text)
-            self.assertIn("PASS kernel names and counts match in 10/10 steps (2 kernels per step)",
+            self.assertIn("PASS the two torch.profiler runs agree with each other in all 10 steps",
                           text)
+            self.assertIn("PASS kernel names and counts match the reference in 10/10 steps "
+                          "(2 kernels per step in gprof-run)", text)
             self.assertIn("PASS gprof-run lost no records", text)
             self.assertIn("| gprof-run |", "\n".join(s.lines))
+
+
+@unittest.skipUnless(BUILD and os.path.exists(os.path.join(BUILD, "tests", "cudasim", "lib")),
+                     "set GPU_CHECK_BUILD_DIR to a build with the stand-in")
+class NewChecksOnStandIn(unittest.TestCase):
+    """Steps 3-5 end to end on the stand-in (real gprof-run, real window traces)."""
+
+    def statuses(self, fn):
+        s = Report("t").section("s")
+        fn(s)
+        return s, "\n".join(f"{st} {msg}" for st, msg in s.checks)
+
+    def test_windows_without_synchronization_and_the_symbol_name_probe_pass(self):
+        with tempfile.TemporaryDirectory() as d:
+            runner = Runner(BUILD, True, d)
+            s, text = self.statuses(lambda s: windows_check.run_nosync(runner, s))
+            self.assertIn("PASS nosync: 3 window trace(s), expected 3", text)
+            if "FAIL nosync: kernels per window" in text:
+                self.assertIn("losses:", text)  # as below: a late window start, named
+            else:
+                self.assertIn("PASS nosync: kernels per window as launched in its steps "
+                              "(99, 100, 100)", text)
+            s, text = self.statuses(lambda s: windows_check.run_symbol_probe(runner, s))
+            self.assertNotIn("crashed", text)
+            self.assertIn("PASS symbolName probe: 3 window trace(s), expected 3", text)
+            # The stand-in's product now and then starts a window late and loses its first
+            # kernel (window_starts_late, gpu_launches_without_records): the check must then
+            # fail and name the losses.
+            if "FAIL symbolName probe: kernels per window" in text:
+                self.assertIn("losses:", text)
+            else:
+                self.assertIn("(4, 4, 4)", text)
+
+    def test_a_gpu_clock_100_us_early_fails_the_skew_check(self):
+        with tempfile.TemporaryDirectory() as d:
+            runner = Runner(BUILD, True, d)
+            r = runner.profile("skewed", [runner.bin("launch_loop"), "50"],
+                               extra_env={"CUDASIM_GPU_SKEW_NS": "-100000"})
+            self.assertTrue(r.ok(), r.tail())
+            s, text = self.statuses(lambda s: clock_skew.run(s, [("skewed", r.trace)]))
+            self.assertEqual(s.checks[0][0], FAIL, text)
+            self.assertIn("more than 50 us", text)
 
 
 class TorchMissing(unittest.TestCase):
