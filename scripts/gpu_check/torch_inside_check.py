@@ -71,7 +71,7 @@ def run(runner, section, python):
         section.status(SKIP if runner.standin else FAIL,
                        f"skipped: {why}" if runner.standin else f"{why} with `{python}`")
         return
-    r = runner.profile("torch-inside", [python, SCRIPT], timeout_s=120)
+    r = runner.profile("torch-inside", [python, SCRIPT], timeout_s=90)
     for st, msg in judge(r.returncode, r.stdout, r.stderr, r.timed_out):
         section.status(st, msg)
     lines = gprof_lines(r.stderr)
