@@ -35,10 +35,35 @@ class CorrelationIndex {
   uint64_t GpuTimeNs(uint32_t correlation_id) const;
   // Index into Profile::api_calls of the first call with this id, or -1.
   int64_t ApiCall(uint32_t correlation_id) const;
+  // Every launch: f(api_index, records) once per correlation id that has both GPU work and an
+  // API call, with the first call with that id (ApiCall) and its work (Gpu). In correlation id
+  // order; one linear pass (no lookups), for callers that visit every launch.
+  template <typename F>
+  void ForEachLaunch(F&& f) const;
 
  private:
   std::vector<GpuRef> gpu_;                          // sorted by (correlation, start)
   std::vector<std::pair<uint32_t, uint32_t>> api_;  // (correlation, index), sorted
 };
+
+template <typename F>
+void CorrelationIndex::ForEachLaunch(F&& f) const {
+  size_t a = 0;
+  size_t g = 0;
+  while (a < api_.size() && g < gpu_.size()) {
+    const uint32_t id = gpu_[g].correlation_id;
+    if (api_[a].first < id) {
+      ++a;
+      continue;
+    }
+    size_t g_end = g + 1;
+    while (g_end < gpu_.size() && gpu_[g_end].correlation_id == id) ++g_end;
+    // api_ is sorted by (id, index): api_[a] is the first call with this id.
+    if (api_[a].first == id && id != 0) {
+      f(api_[a].second, std::span<const GpuRef>(gpu_.data() + g, g_end - g));
+    }
+    g = g_end;
+  }
+}
 
 }  // namespace gprof

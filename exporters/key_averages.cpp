@@ -4,8 +4,12 @@
 // part of any thread's push/pop stack: they never become a parent or a child, their CPU total is
 // their duration and their Self CPU is 0 (the thread time inside them is already owned by the
 // events that ran on the threads; counting it again would make "Self CPU time total" exceed the
-// real CPU time). Their CUDA total is the GPU time launched by API calls that ran entirely inside
-// them on the thread that opened them.
+// real CPU time).
+// CUDA totals of ranges and steps (push/pop and start/end alike) are not summed up the thread's
+// nesting tree: they are the GPU time each one owns by gpu_attribution.h's rule (ranges: the
+// launching call ran on the range's thread and started inside it; steps: the launching call
+// started during the step, on any thread). The tree only carries an API call's CUDA total to the
+// API calls it is nested in (a runtime call owns the work of its nested driver call).
 // Synchronization records are waits that the synchronizing API call already owns: CPU total =
 // wait time, Self CPU 0, no CUDA time.
 #include "exporters/key_averages.h"
@@ -17,6 +21,7 @@
 #include <unordered_map>
 
 #include "exporters/correlation_index.h"
+#include "exporters/gpu_attribution.h"
 #include "exporters/names.h"
 
 namespace gprof {
@@ -34,13 +39,9 @@ struct HostNode {
   const std::string* name;
   int64_t parent = -1;
   uint64_t children_ns = 0;
-  uint64_t cuda_ns = 0;
+  uint64_t cuda_ns = 0;      // ranges and steps: what they own (GpuAttribution)
+  uint64_t launched_ns = 0;  // GPU time of the API calls in this subtree (API calls' CUDA total)
 };
-
-std::string RangeGroupName(std::string_view name, uint16_t flags) {
-  if ((flags & kRangeStep) || name.rfind("ProfilerStep#", 0) == 0) return std::string(kStepGroup);
-  return std::string(name);
-}
 
 }  // namespace
 
@@ -59,6 +60,7 @@ std::vector<EventStats> KeyAverages(const Profile& p) {
   };
 
   const CorrelationIndex corr(p);
+  const GpuAttribution owners(p, corr);
   NameCache names(p);
 
   // Names of host nodes live here so that HostNode stays small.
@@ -68,18 +70,22 @@ std::vector<EventStats> KeyAverages(const Profile& p) {
   std::unordered_map<uint32_t, std::vector<HostNode>> by_thread;
   for (uint32_t i = 0; i < p.steps.size(); ++i) {
     const Step& s = p.steps[i];
-    by_thread[s.tid].push_back({s.start_ns, s.end_ns, 0, i, &step_name});
+    HostNode n{s.start_ns, s.end_ns, 0, i, &step_name};
+    n.cuda_ns = owners.StepGpuNs(i);
+    by_thread[s.tid].push_back(n);
   }
   for (uint32_t i = 0; i < p.ranges.size(); ++i) {
     const HostRange& r = p.ranges[i];
-    range_names[i] = RangeGroupName(p.strings.Get(r.name), r.flags);
+    range_names[i] = IsStepRange(p, r) ? step_name : std::string(p.strings.Get(r.name));
     if (r.flags & kRangeStartEnd) continue;
-    by_thread[r.tid].push_back({r.start_ns, r.end_ns, 1, i, &range_names[i]});
+    HostNode n{r.start_ns, r.end_ns, 1, i, &range_names[i]};
+    n.cuda_ns = owners.RangeGpuNs(i);
+    by_thread[r.tid].push_back(n);
   }
   for (uint32_t i = 0; i < p.api_calls.size(); ++i) {
     const ApiCall& c = p.api_calls[i];
     HostNode n{c.start_ns, c.end_ns, 2, i, &names.ApiCallName(c)};
-    n.cuda_ns = corr.GpuTimeNs(c.correlation_id);
+    n.launched_ns = corr.GpuTimeNs(c.correlation_id);
     by_thread[c.tid].push_back(n);
   }
 
@@ -103,34 +109,22 @@ std::vector<EventStats> KeyAverages(const Profile& p) {
     }
     // Children follow their parents in this order, so a reverse pass sees every subtree complete.
     for (size_t i = nodes.size(); i-- > 0;) {
-      if (nodes[i].parent >= 0) nodes[static_cast<size_t>(nodes[i].parent)].cuda_ns += nodes[i].cuda_ns;
+      if (nodes[i].parent >= 0) {
+        nodes[static_cast<size_t>(nodes[i].parent)].launched_ns += nodes[i].launched_ns;
+      }
     }
     for (const HostNode& n : nodes) {
       const uint64_t d = Dur(n.start, n.end);
-      add(*n.name, d > n.children_ns ? d - n.children_ns : 0, d, 0, n.cuda_ns);
+      add(*n.name, d > n.children_ns ? d - n.children_ns : 0, d, 0,
+          n.order == 2 ? n.launched_ns : n.cuda_ns);
     }
   }
 
   // Start/end ranges: see the file comment.
-  std::unordered_map<uint32_t, std::vector<const ApiCall*>> calls_by_thread;
-  for (const ApiCall& c : p.api_calls) calls_by_thread[c.tid].push_back(&c);
-  for (auto& [tid, calls] : calls_by_thread) {
-    std::sort(calls.begin(), calls.end(),
-              [](const ApiCall* a, const ApiCall* b) { return a->start_ns < b->start_ns; });
-  }
   for (uint32_t i = 0; i < p.ranges.size(); ++i) {
     const HostRange& r = p.ranges[i];
     if (!(r.flags & kRangeStartEnd)) continue;
-    uint64_t cuda = 0;
-    if (auto it = calls_by_thread.find(r.tid); it != calls_by_thread.end()) {
-      const auto& calls = it->second;
-      auto c = std::lower_bound(calls.begin(), calls.end(), r.start_ns,
-                                [](const ApiCall* a, uint64_t t) { return a->start_ns < t; });
-      for (; c != calls.end() && (*c)->start_ns < r.end_ns; ++c) {
-        if ((*c)->end_ns <= r.end_ns) cuda += corr.GpuTimeNs((*c)->correlation_id);
-      }
-    }
-    add(range_names[i], 0, Dur(r.start_ns, r.end_ns), 0, cuda);
+    add(range_names[i], 0, Dur(r.start_ns, r.end_ns), 0, owners.RangeGpuNs(i));
   }
 
   for (const Sync& s : p.syncs) add(std::string(SyncName(s.kind)), 0, Dur(s.start_ns, s.end_ns), 0, 0);

@@ -3,7 +3,9 @@
 //   host events on one thread (push/pop NVTX ranges, steps, API calls) nest by time;
 //   Self CPU = duration minus direct children, CPU total = duration;
 //   an API call's CUDA total = GPU time of the records with its correlation id;
-//   a range's / step's CUDA total = GPU time launched by API calls inside it on its thread;
+//   a range's CUDA total = GPU time launched by API calls that started inside it on its thread
+//   (by correlation), a step's = GPU time launched during it from any thread (by step time);
+//   the rules are in gpu_attribution.h, shared with the trace's gpu_user_annotation spans;
 //   GPU rows (kernels, memcpys, memsets): Self CUDA = CUDA total = duration, no CPU time.
 #pragma once
 

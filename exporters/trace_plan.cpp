@@ -7,8 +7,10 @@
 #include "exporters/trace_plan.h"
 
 #include <algorithm>
+#include <span>
 #include <unordered_map>
 
+#include "exporters/gpu_attribution.h"
 #include "exporters/lane_packer.h"
 
 namespace gprof {
@@ -149,34 +151,22 @@ void TracePlan::Plan() {
 }
 
 // gpu_user_annotation: per NVTX range / step, one span per (device, stream) from the first
-// start to the last end of the work launched by API calls inside it on its thread.
+// start to the last end of the GPU work it owns. Which work a range or a step owns is
+// gpu_attribution.h's rule, the same as the table's CUDA totals: ranges by correlation (the
+// launching call on the range's own thread started inside it), steps by step time (a launch from
+// any thread that started during the step).
 void TracePlan::PlanAnnotations() {
   if (p_.steps.empty() && p_.ranges.empty()) return;
-  std::unordered_map<uint32_t, std::vector<uint32_t>> calls;  // tid -> api indices by start
-  for (uint32_t i = 0; i < p_.api_calls.size(); ++i) calls[p_.api_calls[i].tid].push_back(i);
-  for (auto& [tid, v] : calls) {
-    const auto by_start = [&](uint32_t a, uint32_t b) {
-      return p_.api_calls[a].start_ns < p_.api_calls[b].start_ns;
-    };
-    if (!std::is_sorted(v.begin(), v.end(), by_start)) std::stable_sort(v.begin(), v.end(), by_start);
-  }
+  const GpuAttribution owners(p_, corr_);
   struct Span {
     uint32_t device, stream;
     uint64_t start, end;
   };
   std::vector<Span> spans;
-  const auto span_for = [&](uint32_t tid, uint64_t start, uint64_t end, GpuAnnotation a) {
-    const auto it = calls.find(tid);
-    if (it == calls.end()) return;
-    const auto& v = it->second;
-    auto c = std::lower_bound(v.begin(), v.end(), start, [&](uint32_t i, uint64_t t) {
-      return p_.api_calls[i].start_ns < t;
-    });
+  const auto span_for = [&](std::span<const uint32_t> launches, GpuAnnotation a) {
     spans.clear();
-    for (; c != v.end() && p_.api_calls[*c].start_ns < end; ++c) {
-      const ApiCall& call = p_.api_calls[*c];
-      if (call.end_ns > end) continue;
-      for (const GpuRef& g : corr_.Gpu(call.correlation_id)) {
+    for (const uint32_t launch : launches) {
+      for (const GpuRef& g : owners.Records(launch)) {
         auto s = std::find_if(spans.begin(), spans.end(), [&](const Span& x) {
           return x.device == g.device_id && x.stream == g.stream_id;
         });
@@ -197,12 +187,8 @@ void TracePlan::PlanAnnotations() {
           static_cast<uint32_t>(annotations_.size() - 1), 0);
     }
   };
-  for (uint32_t i = 0; i < p_.steps.size(); ++i) {
-    span_for(p_.steps[i].tid, p_.steps[i].start_ns, p_.steps[i].end_ns, {i, true});
-  }
-  for (uint32_t i = 0; i < p_.ranges.size(); ++i) {
-    span_for(p_.ranges[i].tid, p_.ranges[i].start_ns, p_.ranges[i].end_ns, {i, false});
-  }
+  for (uint32_t i = 0; i < p_.steps.size(); ++i) span_for(owners.StepLaunches(i), {i, true});
+  for (uint32_t i = 0; i < p_.ranges.size(); ++i) span_for(owners.RangeLaunches(i), {i, false});
 }
 
 // Memory: a counter track of bytes in use per device, one point per allocation or free. A

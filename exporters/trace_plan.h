@@ -13,6 +13,11 @@
 // tid = stream (as Kineto); work that does not nest on its stream (concurrent records,
 // gpu_user_annotation spans of two threads) moves to an overflow track. Overflow and extra tracks
 // get synthetic tids from kFirstSyntheticTid up (above any OS tid), named after their track.
+//
+// gpu_user_annotation: each NVTX range and step is projected onto the GPU lanes as one span per
+// (device, stream) covering the GPU work it owns; ownership is gpu_attribution.h's rule (ranges by
+// correlation to the launching call on their own thread, steps by step time from any thread),
+// the same rule as the table's CUDA totals.
 #pragma once
 
 #include <cstdint>
