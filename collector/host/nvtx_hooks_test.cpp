@@ -76,7 +76,8 @@ void Observe(NvtxEventKind kind, uint16_t, const char* name, uint32_t len, uint6
 class NvtxHooks : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(InitThreadBuffers(4 << 20));
+    ASSERT_TRUE(InitThreadBuffers(4 << 20));  // once per process; later calls keep the arena
+    ResetHostRecords();                       // records of earlier tests in this process
     ASSERT_TRUE(InstallNvtxHooks(&GetExportTable));
     SetHostCollectionEnabled(true);
   }

@@ -205,11 +205,9 @@ void BuildHostProfile(Profile* profile, uint64_t end_ns) {
   builder.Finish(end_ns);
   // HostRecordsDropped() is a running total; each dump carries the drops since the previous one
   // (like the CUPTI counters), so that summing the window dumps does not count a drop twice.
-  // The reported total lives here because builds are serialized (runtime's flush_mutex). A total
-  // below it means the arena was re-created (tests re-run InitThreadBuffers): count from zero.
+  // The reported total lives here because builds are serialized (runtime's flush_mutex).
   const uint64_t total = HostRecordsDropped();
-  profile->counters.host_events_dropped =
-      total >= g_dropped_reported ? total - g_dropped_reported : total;
+  profile->counters.host_events_dropped = total - g_dropped_reported;
   g_dropped_reported = total;
 }
 

@@ -16,6 +16,7 @@
 #include "collector/host/nvtx_records.h"
 #include "collector/host/thread_buffer.h"
 #include "support/clock.h"
+#include "tests/support/fresh_process.h"
 
 namespace gprof::collector {
 namespace {
@@ -280,14 +281,16 @@ uint64_t DroppedInNextProfile() {
 
 // Window dumps are summed by the launcher: each must count only the drops since the previous one.
 TEST(BuildHostProfile, EachProfileCountsTheDropsSinceThePreviousOne) {
-  ASSERT_TRUE(InitThreadBuffers(1 << 20));
-  DroppedInNextProfile();  // whatever earlier tests left behind
-  DropHostRecords(3);
-  EXPECT_EQ(DroppedInNextProfile(), 3u);
-  EXPECT_EQ(DroppedInNextProfile(), 0u);  // nothing new: no repeated report
-  DropHostRecords(2);
-  EXPECT_EQ(DroppedInNextProfile(), 2u);
-  EXPECT_EQ(HostRecordsDropped(), 5u);  // the arena's running total is unchanged
+  gprof::testing::InFreshProcess([&] {
+    ASSERT_TRUE(InitThreadBuffers(1 << 20));
+    DroppedInNextProfile();  // whatever earlier tests left behind
+    DropHostRecords(3);
+    EXPECT_EQ(DroppedInNextProfile(), 3u);
+    EXPECT_EQ(DroppedInNextProfile(), 0u);  // nothing new: no repeated report
+    DropHostRecords(2);
+    EXPECT_EQ(DroppedInNextProfile(), 2u);
+    EXPECT_EQ(HostRecordsDropped(), 5u);  // the arena's running total is unchanged
+  });
 }
 
 }  // namespace

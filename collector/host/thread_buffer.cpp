@@ -181,6 +181,9 @@ char* ReserveSlow(uint32_t bytes) noexcept {
 }  // namespace thread_buffer_internal
 
 bool InitThreadBuffers(uint64_t arena_bytes) {
+  // Once per process: threads keep pointers into the arena (their TLS chunk), so it is never
+  // replaced. Tests that need a fresh one run in a fresh process (tests/support/fresh_process.h).
+  if (g_slots != nullptr) return g_arena.load(std::memory_order_acquire) != nullptr;
   // Records are stamped with the host clock: decide its mode before the first record exists.
   InitHostClock();
   const uint64_t chunks = arena_bytes / kChunkSize;
@@ -199,7 +202,6 @@ bool InitThreadBuffers(uint64_t arena_bytes) {
     // Advisory: ignored where transparent huge pages are off.
     (void)::madvise(arena, chunks * kChunkSize, MADV_HUGEPAGE);
   }
-  // A re-init (tests only) deliberately leaks the previous mappings: nothing refers to them.
   g_slots = static_cast<ThreadState*>(slots);
   g_slot_cursor.store(0, std::memory_order_relaxed);
   g_chunk_count = static_cast<uint32_t>(chunks > UINT32_MAX - 1 ? UINT32_MAX - 1 : chunks);

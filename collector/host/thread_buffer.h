@@ -50,8 +50,9 @@ constexpr uint32_t HostRecordBytes(uint32_t payload) {
 }
 inline constexpr uint32_t kMaxHostRecordBytes = HostRecordBytes(kMaxHostPayload);
 
-// Creates the arena and initializes the host clock (host_clock.h InitHostClock). Cold; call once
-// before any Append. Returns false if mmap failed (then every Append drops and counts).
+// Creates the arena and initializes the host clock (host_clock.h InitHostClock). Cold; once per
+// process (later calls change nothing), before any Append. Returns false if mmap failed (then
+// every Append drops and counts).
 bool InitThreadBuffers(uint64_t arena_bytes);
 
 namespace thread_buffer_internal {
