@@ -160,7 +160,7 @@ CudasimKnobs ParseKnobs(const KnobSource& src) {
   k.nested_driver = EnvBool(src, "CUDASIM_NESTED_DRIVER", true);
   // Faithful default is 1 (README "Knobs"); 0 until the product stops keying its kernel-name cache
   // by the symbolName pointer (Schedule.KernelLaunchesAsSteps fails with 1).
-  k.symbol_name_reuse = EnvBool(src, "CUDASIM_SYMBOL_NAME_REUSE", false);
+  k.symbol_name_reuse = EnvBool(src, "CUDASIM_SYMBOL_NAME_REUSE", true);
   k.timestamp_clock = EnvChoice(src, "CUDASIM_TIMESTAMP_CALLBACK", {"none", "tsc"}, kClockCupti);
   k.gpu_skew_ns = EnvI64(src, "CUDASIM_GPU_SKEW_NS", 0);
   src.WarnUnknown();
