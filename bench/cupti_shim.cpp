@@ -67,5 +67,9 @@ CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext, uint32_t, size_t* dropp
   return CUPTI_SUCCESS;
 }
 CUptiResult cuptiFinalize() { return CUPTI_SUCCESS; }
+CUptiResult cuptiGetTimestamp(uint64_t* ts) {
+  *ts = 0;  // "not checked" for the clock check
+  return CUPTI_SUCCESS;
+}
 
 }  // extern "C"

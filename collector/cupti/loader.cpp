@@ -140,7 +140,7 @@ std::string ResolveAll(void* h, CuptiApi* api) {
   Resolve(h, "cuptiActivityFlushAll", &api->ActivityFlushAll, &missing);
   Resolve(h, "cuptiActivityGetNextRecord", &api->ActivityGetNextRecord, &missing);
   Resolve(h, "cuptiActivityGetNumDroppedRecords", &api->ActivityGetNumDroppedRecords, &missing);
-  Resolve(h, "cuptiFinalize", &api->Finalize, &missing);
+  Resolve(h, "cuptiGetTimestamp", &api->GetTimestamp, &missing);
   return missing;
 }
 

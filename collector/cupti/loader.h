@@ -30,7 +30,7 @@ struct CuptiApi {
   decltype(&cuptiActivityFlushAll) ActivityFlushAll = nullptr;
   decltype(&cuptiActivityGetNextRecord) ActivityGetNextRecord = nullptr;
   decltype(&cuptiActivityGetNumDroppedRecords) ActivityGetNumDroppedRecords = nullptr;
-  decltype(&cuptiFinalize) Finalize = nullptr;
+  decltype(&cuptiGetTimestamp) GetTimestamp = nullptr;
 };
 
 // Where a candidate path came from, for the message that says which libcupti was used. Listed in

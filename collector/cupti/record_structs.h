@@ -1,7 +1,7 @@
 // CUPTI record layouts this build decodes, pinned in one place. CUPTI renames its structs when a
 // layout changes between CUDA minors (13.2 has Kernel11), so every decoder reads the aliases below
 // and the static_asserts stop a silent misread if the headers ever change under us. At run time,
-// StartGpuCollection refuses a libcupti whose cuptiGetVersion differs from kBuiltCuptiApiVersion.
+// StartGpuCollection refuses a libcupti outside this build's family (CuptiVersionSupported).
 //
 // Header only; included by collector/ files alone (the only module that sees CUPTI).
 #pragma once
@@ -14,6 +14,21 @@ namespace gprof::collector {
 
 // The CUPTI API version these layouts belong to (cupti_version.h of the toolkit we built with).
 inline constexpr uint32_t kBuiltCuptiApiVersion = CUPTI_API_VERSION;
+
+// cupti_version.h (CUDA 13.0): "CUPTI_API_VERSION ... xxyyzz: xx major version of the CUDA
+// Toolkit, yy minor version, zz CUPTI-specific update or patch version (does NOT necessarily match
+// the CUDA Toolkit update version)"; v130000 is 13.0, v130001 13.0 Update 1. Record layouts change
+// only between minors (13.2 renames the kernel record to Kernel11), so a libcupti is decodable when
+// its major.minor equals the build's: torch's wheel (13.0.x) and the toolkit's (13.0 Update 1)
+// differ only in zz.
+inline constexpr uint32_t CuptiVersionFamily(uint32_t version) { return version / 100; }
+inline constexpr bool CuptiVersionSupported(uint32_t version) {
+  return CuptiVersionFamily(version) == CuptiVersionFamily(kBuiltCuptiApiVersion);
+}
+// These layouts are CUDA 13.0's: building against other headers needs the aliases above checked
+// and the family constant revisited, not a silent rebuild.
+static_assert(CuptiVersionFamily(kBuiltCuptiApiVersion) == 1300,
+              "record_structs.h pins CUDA 13.0's CUPTI record layouts; review it for these headers");
 
 using KernelActivity = CUpti_ActivityKernel10;          // CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
 using MemcpyActivity = CUpti_ActivityMemcpy6;           // CUPTI_ACTIVITY_KIND_MEMCPY

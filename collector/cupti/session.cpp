@@ -15,6 +15,7 @@
 #include "collector/cupti/record_structs.h"
 #include "collector/cupti/session_state.h"
 #include "collector/cupti/start_messages.h"
+#include "support/clock.h"
 #include "support/log.h"
 
 namespace gprof::collector::session {
@@ -70,6 +71,28 @@ void ReleaseFailedSession(Session* s) {
 }
 
 
+// GPU timestamps go on the host timeline as they are: they are right only when CUPTI's clock is
+// the host's (CLOCK_REALTIME here). cuptiGetTimestamp read between two host clock reads must fall
+// between them; WSL, or another tool's cuptiActivityRegisterTimestampCallback, makes it differ.
+void CheckClock(const CuptiApi& api, GpuStartResult* result) {
+  uint64_t gpu = 0;
+  const uint64_t before = NowNs();
+  const CUptiResult rc = api.GetTimestamp(&gpu);
+  const uint64_t after = NowNs();
+  if (rc != CUPTI_SUCCESS || gpu == 0) return;  // not checked
+  result->clock_window_ns = after > before ? after - before : 1;
+  result->clock_offset_ns =
+      static_cast<int64_t>(gpu) - static_cast<int64_t>(before + (after - before) / 2);
+  ProfileInfo probe;
+  probe.cupti_clock_offset_ns = result->clock_offset_ns;
+  probe.cupti_clock_window_ns = result->clock_window_ns;
+  if (!CuptiClockAgrees(probe)) {
+    log::Warn("CUPTI's clock is " + std::to_string(result->clock_offset_ns / 1000) +
+              " us away from the host clock: GPU activity is shifted against the CPU side in the "
+              "trace (another tool's timestamp callback, or a virtualized clock such as WSL's)");
+  }
+}
+
 GpuStartResult Start(const Config& config) {
   GpuStartResult result;
   if (!config.cuda) {
@@ -86,17 +109,17 @@ GpuStartResult Start(const Config& config) {
   result.cupti_library = load.path;
   const CuptiApi& api = load.api;
 
-  // Version check: the record layouts in cupti_structs.h belong to exactly one CUPTI API version.
+  // Version check: the record layouts in record_structs.h belong to one major.minor family.
   uint32_t version = 0;
   CUptiResult rc = api.GetVersion(&version);
   if (rc != CUPTI_SUCCESS || version == 0) {
     result.status = StartFailure(api, "cuptiGetVersion", rc == CUPTI_SUCCESS ? CUPTI_ERROR_UNKNOWN : rc);
     return result;
   }
-  if (version != kBuiltCuptiApiVersion) {
+  if (!CuptiVersionSupported(version)) {
     result.status = load.path + " is CUPTI API version " + std::to_string(version) +
-                    " but gprof-run was built for version " +
-                    std::to_string(kBuiltCuptiApiVersion) +
+                    " but gprof-run was built for versions " +
+                    std::to_string(CuptiVersionFamily(kBuiltCuptiApiVersion)) + "xx" +
                     " (CUDA 13.0): its records would be misread, so " + kNoGpuData +
                     " Point GPROF_CUPTI_LIB at the CUDA 13.0 libcupti, or rebuild gprof-run "
                     "against this CUDA toolkit.";
@@ -112,19 +135,10 @@ GpuStartResult Start(const Config& config) {
   g_session = s;
   BuildDomainTables(api, config);
 
-  // Zeroed buffers let CUPTI skip clearing them on the app thread; the pool keeps them zeroed.
-  // Older CUPTI lack the attribute: not an error.
-  uint8_t one = 1;
-  size_t one_size = sizeof(one);
-  api.ActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &one_size, &one);
-
-  rc = api.ActivityRegisterCallbacks(&BufferRequested, &BufferCompleted);
-  if (rc != CUPTI_SUCCESS) {
-    result.status = StartFailure(api, "cuptiActivityRegisterCallbacks", rc);
-    ReleaseFailedSession(s);
-    return result;
-  }
-
+  // Subscribe first: cuptiActivityRegisterCallbacks and the activity attributes are process-wide,
+  // so touching them while another tool (torch.profiler, a DCGM/Kineto daemon) holds CUPTI would
+  // replace its buffer callbacks and lose all of its records. Nothing global is changed unless
+  // the subscription succeeds.
   char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 64] = {0};
   CUpti_SubscriberParams params{};
   params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
@@ -145,6 +159,29 @@ GpuStartResult Start(const Config& config) {
   if (rc != CUPTI_SUCCESS) {
     s->subscriber = nullptr;
     result.status = StartFailure(api, "cuptiSubscribe_v2", rc);
+    ReleaseFailedSession(s);
+    return result;
+  }
+  // Zeroed buffers let CUPTI skip clearing them on the app thread; the pool keeps them zeroed.
+  // Older CUPTI lack the attribute: not an error.
+  uint8_t one = 1;
+  size_t one_size = sizeof(one);
+  api.ActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &one_size, &one);
+  // CUDA 13 defaults to per-thread activity buffers (cupti_activity.h:
+  // CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, "The default value is 1"; to be set before
+  // registering the buffer callbacks and before enabling any kind). Then every thread that does
+  // CUDA work holds one of our pool's buffers, and a program with more CUDA threads than the pool
+  // has buffers drops records. Shared buffers keep the pool's bound meaningful whatever the
+  // thread count. Refused by an older CUPTI: the pool then has to cover the threads (logged).
+  uint8_t zero = 0;
+  size_t zero_size = sizeof(zero);
+  if (api.ActivitySetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &zero_size, &zero) !=
+      CUPTI_SUCCESS) {
+    log::Debug("CUPTI kept per-thread activity buffers: each CUDA thread holds a pool buffer");
+  }
+  rc = api.ActivityRegisterCallbacks(&BufferRequested, &BufferCompleted);
+  if (rc != CUPTI_SUCCESS) {
+    result.status = StartFailure(api, "cuptiActivityRegisterCallbacks", rc);
     ReleaseFailedSession(s);
     return result;
   }
@@ -179,6 +216,7 @@ GpuStartResult Start(const Config& config) {
     ReleaseFailedSession(s);
     return result;
   }
+  CheckClock(api, &result);
   g_collecting.store(true, std::memory_order_relaxed);
   g_ready.store(true, std::memory_order_release);  // last step: from here the session is usable
   result.collecting = true;
@@ -194,7 +232,10 @@ GpuStartResult Start(const Config& config) {
 
 // Order matters: no CUPTI teardown while our parser may still be inside
 // cuptiActivityGetNextRecord. Kinds off (no new records), a forced flush (CUPTI hands back every
-// buffer), the parser stopped and joined once it has decoded them, then unsubscribe and finalize.
+// buffer), the parser stopped and joined once it has decoded them, then unsubscribe.
+// No cuptiFinalize: it tears CUPTI down under threads that may still be inside it (Kineto's crash
+// reports at exit), and the one documented reason to call it, the CUDA 13.0 crash when libcupti
+// is unloaded while callbacks are registered, does not apply: we never dlclose libcupti.
 void Stop() {
   if (!Ready()) return;
   Session* s = g_session;
@@ -210,8 +251,6 @@ void Stop() {
   s->pool.Wake();
   if (s->parser.joinable()) s->parser.join();
   s->api.Unsubscribe(s->subscriber);
-  // 13.0/13.1 can crash at unload without cuptiFinalize (REFERENCE.md §1).
-  s->api.Finalize();
 }
 
 }  // namespace
