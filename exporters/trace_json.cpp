@@ -83,6 +83,16 @@ class TraceWriter {
     o.Raw(", \"partial\": ").Raw(i.partial_window ? "true" : "false");
     o.Raw(", \"gpu_status\": ").String(i.gpu_status);
     o.Raw(", \"cupti_library\": ").String(i.cupti_library);
+    // The clock check at GPU start (ProfileInfo): CUPTI's clock against the host's.
+    o.Raw(", \"cupti_clock\": {\"check\": \"")
+        .Raw(i.cupti_clock_window_ns == 0 ? "not checked"
+             : CuptiClockAgrees(i)        ? "agrees"
+                                          : "differs")
+        .Raw("\", \"offset_ns\": ")
+        .Int(i.cupti_clock_offset_ns)
+        .Raw(", \"window_ns\": ")
+        .Uint(i.cupti_clock_window_ns)
+        .Raw("}");
     o.Raw(",\n    \"counters\": {");
     const char* sep = "";
     ForEachCounter(c, [&](const char* name, uint64_t value, const char*) {

@@ -208,6 +208,7 @@ std::string EncodeInfo(const ProfileInfo& i) {
   w.Pod(i.cycle); w.Pod(i.first_step); w.Pod(i.last_step);
   w.Pod(static_cast<uint8_t>(i.partial_window));
   w.Str(i.gpu_status); w.Str(i.cupti_library);
+  w.Pod(i.cupti_clock_offset_ns); w.Pod(i.cupti_clock_window_ns);
   return w.str();
 }
 
@@ -217,7 +218,8 @@ bool DecodeInfo(BlobReader r, ProfileInfo* i) {
             r.Str(&i->command_line) && r.Str(&i->hostname) && r.Pod(&i->start_ns) &&
             r.Pod(&i->end_ns) && r.Pod(&i->rank) && r.Pod(&i->world_size) && r.Pod(&i->cycle) &&
             r.Pod(&i->first_step) && r.Pod(&i->last_step) && r.Pod(&partial) &&
-            r.Str(&i->gpu_status) && r.Str(&i->cupti_library) && r.done();
+            r.Str(&i->gpu_status) && r.Str(&i->cupti_library) &&
+            r.Pod(&i->cupti_clock_offset_ns) && r.Pod(&i->cupti_clock_window_ns) && r.done();
   i->partial_window = partial != 0;
   return ok;
 }
@@ -328,7 +330,8 @@ bool ReadDump(const std::string& path, Profile* p, std::string* error) {
     return fail("unsupported dump format version 1 (written by an older gprof-run, FNV-1a "
                 "checksum); read it with the gprof-run that recorded it, or record again");
   if (version != kDumpFormatVersion)
-    return fail("unsupported dump format version " + std::to_string(version));
+    return fail("unsupported dump format version " + std::to_string(version) +
+                " (written by an older gprof-run); re-record the profile with this one");
   if (data.size() < kHeader + kTrailer ||
       std::memcmp(data.data() + data.size() - sizeof kEndMagic, kEndMagic, sizeof kEndMagic) != 0)
     return fail("truncated (no end marker): the writing process probably died mid-write");

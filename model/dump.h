@@ -7,7 +7,9 @@
 //             tag-specific byte blob when record_size == 1)
 //   trailer:  u32 tag kEnd, u32 0, u64 XXH64 (seed 0) of every byte before the trailer, "GPROFEND"
 // Version 2 replaced version 1's FNV-1a checksum with XXH64 (8x faster to write); version 1
-// files are refused with a message saying so. Version 3 added the window counters to Counters.
+// files are refused with a message saying so. Version 3 added the window counters to Counters;
+// version 4 the GPU clock and completeness counters (gpu_records_incomplete,
+// gpu_records_before_launch) and ProfileInfo's clock check.
 // A reader rejects: a bad magic, a newer format version, a record size that does not match this
 // build's struct, a truncated file, a checksum mismatch.
 #pragma once
@@ -19,7 +21,7 @@
 
 namespace gprof {
 
-inline constexpr uint32_t kDumpFormatVersion = 3;
+inline constexpr uint32_t kDumpFormatVersion = 4;
 inline constexpr const char* kDumpExtension = ".gpdump";
 
 // Writes `profile` to `path` atomically: into `path.tmp.<pid>`, then rename(). Returns "" on

@@ -26,6 +26,9 @@ struct Counters {
   uint64_t cupti_errors = 0;              // CUPTI calls that failed mid-run
   uint64_t window_events_lost = 0;        // step boundaries lost (window event queue full)
   uint64_t window_starts_late = 0;        // window starts the window thread reached late
+  uint64_t gpu_records_incomplete = 0;    // GPU records CUPTI handed back unfinished (no end time)
+  uint64_t gpu_records_before_launch = 0; // GPU records starting > kLaunchSkewSlackNs before their call
+  uint64_t gpu_launches_without_records = 0;  // successful launches whose GPU work never arrived
 };
 
 // Every counter with its name (as written in traces and closing lines) and what a non-zero value
@@ -61,6 +64,17 @@ void ForEachCounter(C& c, F&& f) {
   f("window_starts_late", c.window_starts_late,
     "window starts found gprof's window thread behind: the first GPU records of the window "
     "may be missing");
+  f("gpu_records_incomplete", c.gpu_records_incomplete,
+    "GPU records CUPTI returned unfinished (work still running when the profile was saved, or no "
+    "timing for lack of device memory): they are missing from GPU rows and the trace");
+  f("gpu_records_before_launch", c.gpu_records_before_launch,
+    "GPU records that start before the CUDA call that launched them: the GPU and host clocks "
+    "disagree (another tool's timestamp callback, or a virtualized clock), so GPU times in the "
+    "trace may be shifted");
+  f("gpu_launches_without_records", c.gpu_launches_without_records,
+    "kernel launches whose GPU records never arrived: CUPTI dropped them, or another tool in the "
+    "process (for example torch.profiler started by the program) took CUPTI's activity buffers "
+    "or switched its activity off; their GPU time is missing");
 }
 
 static_assert(sizeof(Counters) <= 32 * sizeof(uint64_t), "AddCounters holds at most 32");
@@ -92,7 +106,26 @@ struct ProfileInfo {
   bool partial_window = false;  // an active window cut short by program exit
   std::string gpu_status;       // "collected", or why GPU collection was off (one line)
   std::string cupti_library;    // path of the libcupti that was used ("" if none)
+  // CUPTI's clock against the host clock, checked once when GPU collection starts:
+  // cuptiGetTimestamp read between two host clock reads. GPU timestamps are placed on the host
+  // timeline as they are, so they are only right when the two clocks agree (WSL, or another
+  // tool's cuptiActivityRegisterTimestampCallback, makes them differ).
+  int64_t cupti_clock_offset_ns = 0;   // cuptiGetTimestamp - midpoint of the two host reads
+  uint64_t cupti_clock_window_ns = 0;  // distance of the two host reads; 0: not checked
 };
+
+// The GPU clock agrees with the host clock when CUPTI's timestamp fell between the two host
+// reads (with a little slack for the conversion).
+inline constexpr uint64_t kClockCheckSlackNs = 1000;
+inline bool CuptiClockAgrees(const ProfileInfo& i) {
+  const int64_t half = static_cast<int64_t>(i.cupti_clock_window_ns / 2 + kClockCheckSlackNs);
+  return i.cupti_clock_window_ns == 0 ||
+         (i.cupti_clock_offset_ns >= -half && i.cupti_clock_offset_ns <= half);
+}
+
+// A GPU record may start this long before the API call that launched it before it counts as
+// gpu_records_before_launch (the host stamps the call's start a little after it began).
+inline constexpr uint64_t kLaunchSkewSlackNs = 5000;
 
 // GPU records (kernels, memcpys, memsets, syncs, memory_ops, overheads) come from GpuRecords.
 struct Profile : GpuRecords {

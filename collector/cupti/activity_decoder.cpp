@@ -55,9 +55,13 @@ MemKind ToMemKind(uint32_t kind) {
 // a bad record) or an end before the start.
 bool BadSpan(uint64_t start, uint64_t end) { return start == 0 || end < start; }
 
-// Counts and refuses a record with a broken span.
+// Counts and refuses a record with a broken span: unfinished (no end yet) or broken.
 template <typename Activity>
 bool Refuse(const Activity& a, GpuBatch* batch) {
+  if (a.end == 0) {
+    ++batch->records_incomplete;
+    return true;
+  }
   if (!BadSpan(a.start, a.end)) return false;
   ++batch->records_bad_timestamps;
   return true;
@@ -359,7 +363,11 @@ uint64_t DecodeBuffer(uint8_t* buffer, size_t valid_size, NextRecordFn next_reco
       ++decoded;
       continue;
     }
-    if (rc != CUPTI_ERROR_MAX_LIMIT_REACHED && errors != nullptr) ++*errors;
+    if (rc == CUPTI_ERROR_INVALID_KIND) {
+      ++batch->records_incomplete;  // incomplete or invalid: the rest of the buffer is unreadable
+    } else if (rc != CUPTI_ERROR_MAX_LIMIT_REACHED && errors != nullptr) {
+      ++*errors;
+    }
     break;
   }
   return decoded;

@@ -61,6 +61,12 @@ struct GpuBatch : GpuRecords {
   // to the epoch. A record CUPTI delivered broken is a CUPTI-side error: the drain adds this to
   // Counters::cupti_errors.
   uint64_t records_bad_timestamps = 0;
+  // Records CUPTI handed back unfinished: an end timestamp of 0 (a forced flush returns buffers
+  // holding work still running, cupti_activity.h on cuptiActivityFlushAll; kernels also carry 0
+  // timestamps "for lack of device memory"), or CUPTI_ERROR_INVALID_KIND from
+  // cuptiActivityGetNextRecord ("activity record is either incomplete or invalid"), which ends
+  // the walk of that buffer. Dropped; Counters::gpu_records_incomplete.
+  uint64_t records_incomplete = 0;
 
   // Caches in front of `strings` and `launch_config_index` (see the file comment).
   static constexpr size_t kNameCacheSlots = 64;  // power of two

@@ -324,9 +324,8 @@ TEST(ActivityDecoder, DispatchCountsUnknownAndUncorrelated) {
   EXPECT_EQ(batch.devices.size(), 1u);
 }
 
-// A record CUPTI delivered with a zero start (an incomplete record of a forced flush) or an end
-// before its start is dropped, not placed at the epoch, and counted; good records around it
-// are kept.
+// A record CUPTI delivered with a zero start or an end before its start is dropped, not placed
+// at the epoch, and counted; good records around it are kept.
 TEST(ActivityDecoder, BrokenTimestampsAreDroppedAndCounted) {
   GpuBatch batch;
   KernelActivity zero_start = MakeKernel(7, "_Z4zerov");
@@ -362,6 +361,8 @@ TEST(ActivityDecoder, BrokenTimestampsAreDroppedAndCounted) {
   OverheadActivity o{};
   o.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
   DecodeRecord(reinterpret_cast<CUpti_Activity*>(&o), &batch);
+  // The sync and the overhead have no end time (0): unfinished records, their own counter.
+  EXPECT_EQ(batch.records_incomplete, 2u);
   MemoryActivity mem{};
   mem.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
   mem.bytes = 64;
@@ -371,14 +372,32 @@ TEST(ActivityDecoder, BrokenTimestampsAreDroppedAndCounted) {
   EXPECT_TRUE(batch.syncs.empty());
   EXPECT_TRUE(batch.overheads.empty());
   EXPECT_TRUE(batch.memory_ops.empty());
-  EXPECT_EQ(batch.records_bad_timestamps, 7u);
+  // zero start, backwards kernel, zero-start memcpy, backwards memset, zero memory timestamp.
+  EXPECT_EQ(batch.records_bad_timestamps, 5u);
 
   // A zero-length span at a real time is fine (a tiny memset can start and end on the same tick).
   s.start = 900;
   s.end = 900;
   DecodeRecord(reinterpret_cast<CUpti_Activity*>(&s), &batch);
   EXPECT_EQ(batch.memsets.size(), 1u);
-  EXPECT_EQ(batch.records_bad_timestamps, 7u);
+  EXPECT_EQ(batch.records_bad_timestamps, 5u);
+}
+
+// A forced flush hands back work still running (cupti_activity.h, cuptiActivityFlushAll): its
+// records have a start but no end yet. They are unfinished, not broken: gpu_records_incomplete,
+// not a CUPTI error.
+TEST(ActivityDecoder, UnfinishedRecordsAreCountedAsIncomplete) {
+  GpuBatch batch;
+  KernelActivity running = MakeKernel(7, "_Z7runningv");
+  running.end = 0;
+  DecodeRecord(reinterpret_cast<CUpti_Activity*>(&running), &batch);
+  KernelActivity queued = MakeKernel(8, "_Z6queuedv");
+  queued.start = 0;
+  queued.end = 0;
+  DecodeRecord(reinterpret_cast<CUpti_Activity*>(&queued), &batch);
+  EXPECT_TRUE(batch.kernels.empty());
+  EXPECT_EQ(batch.records_incomplete, 2u);
+  EXPECT_EQ(batch.records_bad_timestamps, 0u);
 }
 
 using test_support::WalkPackedRecords;
@@ -410,11 +429,22 @@ TEST(ActivityDecoder, DecodeBufferWalksEveryRecord) {
   EXPECT_EQ(batch.memcpys[0].correlation_id, 2u);
   EXPECT_EQ(batch.memsets[0].correlation_id, 3u);
 
-  // A corrupt record stops the walk and counts a CUPTI error.
+  // CUPTI_ERROR_INVALID_KIND ("activity record is either incomplete or invalid") stops the walk
+  // and counts one incomplete record, not a CUPTI error.
   buffer[used] = 0xff;
   GpuBatch batch2;
   EXPECT_EQ(DecodeBuffer(buffer.data(), used + 8, &WalkPackedRecords, &batch2, &errors), 3u);
+  EXPECT_EQ(batch2.records_incomplete, 1u);
+  EXPECT_EQ(errors, 0u);
+
+  // Any other failure of cuptiActivityGetNextRecord is a CUPTI error.
+  GpuBatch batch3;
+  const NextRecordFn failing = [](uint8_t*, size_t, CUpti_Activity**) {
+    return CUPTI_ERROR_UNKNOWN;
+  };
+  EXPECT_EQ(DecodeBuffer(buffer.data(), used, failing, &batch3, &errors), 0u);
   EXPECT_EQ(errors, 1u);
+  EXPECT_EQ(batch3.records_incomplete, 0u);
 }
 
 // One batch can take several buffers (a drain that waits): records accumulate, names and

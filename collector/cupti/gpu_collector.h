@@ -20,6 +20,10 @@ struct GpuStartResult {
   bool collecting = false;
   std::string status;        // one line: "collected", or what failed and what to do
   std::string cupti_library; // path of the libcupti used ("" if none was loaded)
+  // The clock check at start (ProfileInfo::cupti_clock_*): cuptiGetTimestamp between two host
+  // clock reads. Window 0: not checked.
+  int64_t clock_offset_ns = 0;
+  uint64_t clock_window_ns = 0;
 };
 
 // Loads libcupti, checks its version, subscribes, enables callbacks and activity kinds. On any
@@ -30,6 +34,16 @@ GpuStartResult StartGpuCollection(const Config& config);
 // so far into `profile` (kernels, copies, memsets, syncs, memory ops, overheads, devices,
 // launch configs, counters). API-call records are host records (thread_buffer.h), not moved here.
 void DrainGpu(Profile* profile, bool forced);
+
+// Checks the GPU records of `p` against its API calls, once both are in (after the drain, or
+// after a window's cut) and sets two counters: gpu_records_before_launch (kernels, copies and
+// memsets that start more than kLaunchSkewSlackNs before their call: a GPU clock that disagrees
+// with the host's) and gpu_launches_without_records (successful launches whose GPU work never
+// arrived: records dropped, or another tool in the process took CUPTI's buffer callbacks or
+// switched the activity kinds off). Pure.
+void CheckGpuAgainstCalls(Profile* p);
+// A successful launch-like call (api_filter.h's lists: kernels, cooperative, graphs).
+bool IsLaunchCall(const ApiCall& c);
 
 // Turns the recording of API-call records on or off (schedule windows: off in wait steps). One
 // relaxed store; CUPTI activity (kernels, copies, ...) is switched by SetGpuActivityEnabled, and
@@ -42,8 +56,8 @@ void SetGpuCollectionEnabled(bool enabled);
 void SetGpuActivityEnabled(bool enabled);
 
 // Ends the session: activity kinds off, a forced flush of its own, the parser joined once it has
-// decoded every buffer, then unsubscribes and calls cuptiFinalize. Records flushed here and not
-// drained before are lost: drain first. Idempotent.
+// decoded every buffer, then unsubscribes (no cuptiFinalize: session.cpp says why). Records
+// flushed here and not drained before are lost: drain first. Idempotent.
 void StopGpuCollection();
 
 // The one call point from CUPTI's API callback into schedule/step logic (windows, kernel- and

@@ -1,6 +1,9 @@
 // See gpu_drain.h.
 #include "collector/cupti/gpu_drain.h"
 
+#include "collector/cupti/api_filter.h"
+#include "collector/cupti/gpu_collector.h"
+
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -56,15 +59,32 @@ void AddDevices(const KnownDevices& devices, Profile* profile) {
   }
 }
 
-template <typename Rec>
-uint64_t CountUnlinked(const std::vector<Rec>& records, size_t first,
-                       const std::unordered_set<uint32_t>& ids) {
-  uint64_t n = 0;
-  for (size_t i = first; i < records.size(); ++i) {
-    if (records[i].correlation_id == 0 || ids.count(records[i].correlation_id) == 0) ++n;
-  }
-  return n;
+// Call start by correlation id, for the API calls of a profile.
+using CallStarts = std::unordered_map<uint32_t, uint64_t>;
+
+CallStarts StartsOf(const std::vector<ApiCall>& calls) {
+  CallStarts starts;
+  starts.reserve(calls.size());
+  for (const ApiCall& c : calls) starts.emplace(c.correlation_id, c.start_ns);
+  return starts;
 }
+
+// Records from `first` on: how many have no recorded call, and how many start more than
+// kLaunchSkewSlackNs before theirs.
+template <typename Rec>
+void CountAgainstCalls(const std::vector<Rec>& records, size_t first, const CallStarts& starts,
+                       uint64_t* unlinked, uint64_t* before_launch) {
+  for (size_t i = first; i < records.size(); ++i) {
+    const auto it = records[i].correlation_id == 0 ? starts.end()
+                                                   : starts.find(records[i].correlation_id);
+    if (it == starts.end()) {
+      ++*unlinked;
+    } else if (records[i].start_ns + kLaunchSkewSlackNs < it->second) {
+      ++*before_launch;
+    }
+  }
+}
+
 
 }  // namespace
 
@@ -82,6 +102,7 @@ MergeTotals MergeGpuBatches(std::vector<GpuBatch>* batches, KnownDevices* device
   for (GpuBatch& batch : *batches) {
     uncorrelated_ids_zero += batch.records_uncorrelated;
     totals.bad_timestamps += batch.records_bad_timestamps;
+    profile->counters.gpu_records_incomplete += batch.records_incomplete;
     MergeBatch(batch, profile, &config_index, devices);
   }
   batches->clear();
@@ -89,16 +110,50 @@ MergeTotals MergeGpuBatches(std::vector<GpuBatch>* batches, KnownDevices* device
   // API calls are host records: when the profile builder already placed them, check against
   // them; else only a zero id is known to be unlinked.
   if (!profile->api_calls.empty()) {
-    std::unordered_set<uint32_t> ids;
-    ids.reserve(profile->api_calls.size());
-    for (const ApiCall& c : profile->api_calls) ids.insert(c.correlation_id);
-    profile->counters.gpu_records_uncorrelated += CountUnlinked(profile->kernels, first_kernel, ids) +
-                                                  CountUnlinked(profile->memcpys, first_memcpy, ids) +
-                                                  CountUnlinked(profile->memsets, first_memset, ids);
+    const CallStarts starts = StartsOf(profile->api_calls);
+    uint64_t before_launch = 0;  // counted over the whole profile by CheckGpuAgainstCalls
+    Counters& c = profile->counters;
+    CountAgainstCalls(profile->kernels, first_kernel, starts, &c.gpu_records_uncorrelated,
+                      &before_launch);
+    CountAgainstCalls(profile->memcpys, first_memcpy, starts, &c.gpu_records_uncorrelated,
+                      &before_launch);
+    CountAgainstCalls(profile->memsets, first_memset, starts, &c.gpu_records_uncorrelated,
+                      &before_launch);
   } else {
     profile->counters.gpu_records_uncorrelated += uncorrelated_ids_zero;
   }
   return totals;
+}
+
+}  // namespace gprof::collector
+
+namespace gprof::collector {
+
+void CheckGpuAgainstCalls(Profile* p) {
+  const CallStarts starts = StartsOf(p->api_calls);
+  uint64_t unlinked = 0, before = 0;
+  std::unordered_set<uint32_t> arrived;
+  ForEachGpuKind(*p, [&](GpuKind, const auto& records) {
+    using T = typename std::decay_t<decltype(records)>::value_type;
+    if constexpr (kGpuRecordHasCorrelation<T>) {
+      for (const T& r : records) arrived.insert(r.correlation_id);
+    }
+  });
+  CountAgainstCalls(p->kernels, 0, starts, &unlinked, &before);
+  CountAgainstCalls(p->memcpys, 0, starts, &unlinked, &before);
+  CountAgainstCalls(p->memsets, 0, starts, &unlinked, &before);
+  uint64_t without = 0;
+  for (const ApiCall& c : p->api_calls) {
+    if (IsLaunchCall(c) && arrived.count(c.correlation_id) == 0) ++without;
+  }
+  p->counters.gpu_records_before_launch = before;
+  p->counters.gpu_launches_without_records = without;
+}
+
+bool IsLaunchCall(const ApiCall& c) {
+  const bool launch = c.domain == ApiDomain::kRuntime ? IsRuntimeLaunchCbid(c.cbid)
+                                                      : IsDriverLaunchCbid(c.cbid);
+  return launch && c.return_code == 0;
 }
 
 }  // namespace gprof::collector

@@ -26,12 +26,15 @@ struct MergeTotals {
   // that the caller adds to Counters::cupti_errors.
   uint64_t bad_timestamps = 0;
 };
+// Unfinished records (GpuBatch::records_incomplete) go to counters.gpu_records_incomplete.
 
 // Moves the records of `batches` (emptied) into `profile`, learns new devices into `devices` and
 // adds all of them to the profile. A GPU record is linked when its correlation id belongs to an
 // API call of `profile->api_calls`; when the profile has no API calls (not built yet), only a zero
 // id is known to be unlinked. Unlinked records of these batches are added to
 // counters.gpu_records_uncorrelated, unknown kinds to counters.records_unknown_kind.
+// Records that start more than kLaunchSkewSlackNs before their launching call are added to
+// counters.gpu_records_before_launch (a GPU clock that disagrees with the host's).
 MergeTotals MergeGpuBatches(std::vector<GpuBatch>* batches, KnownDevices* devices,
                             Profile* profile);
 

@@ -7,8 +7,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <sstream>
+#include <thread>
+#include <type_traits>
+#include <unordered_set>
 
 #include "collector/cupti/gpu_collector.h"
 #include "collector/host/host_collection.h"
@@ -43,15 +47,22 @@ bool MakeDirs(const std::string& dir) {
   return true;
 }
 
+void SetGpuInfo(const GpuStartResult& gpu, ProfileInfo* info) {
+  info->gpu_status = gpu.status;
+  info->cupti_library = gpu.cupti_library;
+  info->cupti_clock_offset_ns = gpu.clock_offset_ns;
+  info->cupti_clock_window_ns = gpu.clock_window_ns;
+}
+
 // Builds the profile of what was recorded since the last reset. Caller holds flush_mutex.
 void BuildProfile(Runtime& rt, Profile* profile, uint64_t end_ns) {
   profile->info = rt.info;
   profile->info.end_ns = end_ns;
   BuildHostProfile(profile, end_ns);
   if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) {
-    profile->info.gpu_status = rt.gpu.status;
-    profile->info.cupti_library = rt.gpu.cupti_library;
-    DrainGpu(profile, /*forced=*/true);
+    SetGpuInfo(rt.gpu, &profile->info);
+    DrainGpu(profile, /*forced=*/true);  // exit: everything CUPTI has, finished or not
+    CheckGpuAgainstCalls(profile);
   } else if (!rt.config.cuda) {
     profile->info.gpu_status = "off: GPROF_CUDA=0";
   }
@@ -110,6 +121,46 @@ void FlushNow() {
   WriteProfile(profile, rt.config.output_dir, WholeRunDumpPath(rt.config.output_dir, rt.info));
 }
 
+// How long a window end waits for the GPU records of the window's launches: at most
+// kWindowGpuWait in all, and no longer than kWindowGpuStall without a new record (a launch whose
+// record can never come, e.g. one made while activity was still off, must not hold every window
+// for the full bound; a kernel running longer than the stall bound is taken unfinished).
+constexpr auto kWindowGpuWait = std::chrono::seconds(10);
+constexpr auto kWindowGpuStall = std::chrono::milliseconds(500);
+
+void DrainWindowGpu(const Profile& host, const WindowSpan& span, Profile* gpu_pending) {
+  std::unordered_set<uint32_t> waiting;
+  for (const ApiCall& c : host.api_calls) {
+    if (IsLaunchCall(c) && c.start_ns >= span.start_ns && c.start_ns < span.end_ns) {
+      waiting.insert(c.correlation_id);
+    }
+  }
+  size_t seen[kGpuKindCount] = {};
+  const auto begin = std::chrono::steady_clock::now();
+  auto last_progress = begin;
+  for (;;) {
+    DrainGpu(gpu_pending, /*forced=*/false);
+    bool progress = false;
+    ForEachGpuKind(*gpu_pending, [&](GpuKind kind, const auto& records) {
+      size_t& from = seen[static_cast<size_t>(kind)];
+      progress = progress || records.size() > from;
+      if constexpr (kGpuRecordHasCorrelation<typename std::decay_t<decltype(records)>::value_type>) {
+        for (size_t i = from; i < records.size(); ++i) waiting.erase(records[i].correlation_id);
+      }
+      from = records.size();
+    });
+    if (waiting.empty()) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (progress) last_progress = now;
+    if (now - begin >= kWindowGpuWait || now - last_progress >= kWindowGpuStall) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  log::Info(std::to_string(waiting.size()) + " launches of window " + std::to_string(span.cycle) +
+            " had no GPU record yet; taking what CUPTI has (unfinished work is counted as "
+            "incomplete, work that never reached CUPTI as launches without records)");
+  DrainGpu(gpu_pending, /*forced=*/true);
+}
+
 }  // namespace
 
 int FlushState() { return g_flush_state.load(std::memory_order_acquire); }
@@ -125,12 +176,12 @@ std::string WriteWindow(const WindowSpan& span, Profile* gpu_pending) noexcept {
     profile.info = rt.info;
     BuildHostProfile(&profile, span.end_ns);
     if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) {
-      profile.info.gpu_status = rt.gpu.status;
-      profile.info.cupti_library = rt.gpu.cupti_library;
-      DrainGpu(gpu_pending, /*forced=*/true);
+      SetGpuInfo(rt.gpu, &profile.info);
+      DrainWindowGpu(profile, span, gpu_pending);
       MoveGpuRecords(gpu_pending, &profile);
     }
     CutWindow(&profile, span.start_ns, span.end_ns, gpu_pending);
+    CheckGpuAgainstCalls(&profile);
     // NVTX steps named ProfilerStep#N are already ranges in the profile; other sources get
     // ProfilerStep#N spans so that HTA and the table see iterations.
     const StepSource& step = rt.config.step;

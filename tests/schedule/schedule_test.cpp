@@ -185,6 +185,34 @@ TEST(Schedule, KernelLaunchesAsSteps) {
   ExpectInsideWindow(p);
 }
 
+// Issue 11's acceptance run: kernels as steps and no synchronization in the program. Each kernel
+// lasts 50 us against a 4 us launch, so the GPU falls behind and at every window end it is still
+// running most of that window's kernels. The stand-in's forced flush hands back running work
+// unfinished and never again (cupti_activity.h; CUDASIM_INCOMPLETE_RECORDS, on by default): the
+// forced flush the window ends used to do lost those kernels (counted as incomplete).
+TEST(Schedule, KernelStepWindowsWithoutSyncHoldEveryKernelTheyLaunched) {
+  const ScheduledRun r = RunScheduled({ExamplePath("launch_loop"), "1000"},
+                                      {{"CUDASIM_KERNEL_NS", "tiny=50000"},
+                                       {"GPROF_STEP", "kernel:tiny"},
+                                       {"GPROF_SCHEDULE", "wait=0,warmup=0,active=100,repeat=3"}},
+                                      "tiny_windows");
+  ExpectFinished(r);
+  ASSERT_EQ(r.windows.size(), 3u);
+  // Each launch of `tiny` ends a step (docs/SCHEDULE.md): step 0 runs from the program's start to
+  // the first launch, so window 0 (steps 0-99) holds launches 1-99 and the next two 100 each.
+  const size_t want[] = {99, 100, 100};
+  for (size_t i = 0; i < r.windows.size(); ++i) {
+    const Window& w = r.windows[i];
+    const Profile& p = w.profile;
+    SCOPED_TRACE(w.file);
+    EXPECT_EQ(p.kernels.size(), want[i]);
+    EXPECT_EQ(p.counters.gpu_records_incomplete, 0u);
+    EXPECT_EQ(p.counters.cupti_errors, 0u);
+    EXPECT_EQ(p.counters.gpu_launches_without_records, 0u);
+    EXPECT_EQ(p.counters.gpu_records_uncorrelated, 0u);
+  }
+}
+
 TEST(Schedule, ApiCallsAsSteps) {
   const ScheduledRun r = RunScheduled(Prog(5), {{"GPROF_SCHEDULE", "skip_first=1,active=1,repeat=1"},
                                        {"GPROF_STEP", "api:cudaStreamSynchronize"}},
