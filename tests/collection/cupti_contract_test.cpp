@@ -146,5 +146,77 @@ TEST_F(CuptiContract, WindowEndsUseTheDefaultFlushAndExitTheForcedOne) {
   EXPECT_GT(IndexOf(calls, forced), IndexOf(calls, "cuptiActivityFlushAll:0"));
 }
 
+// CUDA 13 defaults to one activity buffer per CUDA thread (the stand-in models it,
+// CUDASIM_PER_THREAD_BUFFERS): 64 launching threads against an 8-buffer pool would leave most
+// threads without a buffer and drop their records. With the attribute off they share buffers.
+TEST_F(CuptiContract, SixtyFourLaunchingThreadsLoseNothingWithASmallPool) {
+  ProfiledRun run = Run({ExamplePath("multithread"), "64", "20"},
+                        {{"GPROF_ACTIVITY_POOL", "8"}}, "threads64");
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  ASSERT_TRUE(run.has_dump) << run.dump_error;
+  const Profile& p = run.profile;
+  EXPECT_EQ(p.kernels.size(), 64u * 20u);  // the program's own count: threads x launches
+  EXPECT_EQ(p.memcpys.size(), 64u);
+  EXPECT_EQ(p.memsets.size(), 64u);
+  EXPECT_EQ(p.counters.cupti_dropped_records, 0u);
+  EXPECT_EQ(p.counters.cupti_buffers_refused, 0u);
+  EXPECT_EQ(p.counters.gpu_launches_without_records, 0u);
+}
+
+// Another tool's timestamp callback (the stand-in's CUDASIM_TIMESTAMP_CALLBACK=tsc: records and
+// cuptiGetTimestamp on a TSC-like clock) is seen at start and said in the trace metadata; a GPU
+// clock running behind the host's shows as records that start before their launch.
+TEST_F(CuptiContract, ForeignGpuClockIsDetectedAndCounted) {
+  ProfiledRun foreign = Run({ExamplePath("launch_loop"), "50"},
+                            {{"CUDASIM_TIMESTAMP_CALLBACK", "tsc"}}, "tsc_clock");
+  ASSERT_EQ(foreign.process.exit_code, 0) << foreign.process.err;
+  ASSERT_TRUE(foreign.has_dump) << foreign.dump_error;
+  EXPECT_GT(foreign.profile.info.cupti_clock_window_ns, 0u);
+  EXPECT_FALSE(CuptiClockAgrees(foreign.profile.info));
+  EXPECT_NE(foreign.process.err.find("away from the host clock"), std::string::npos)
+      << foreign.process.err;
+
+  ProfiledRun same = Run({ExamplePath("launch_loop"), "50"}, {}, "same_clock");
+  ASSERT_TRUE(same.has_dump) << same.dump_error;
+  EXPECT_GT(same.profile.info.cupti_clock_window_ns, 0u);
+  EXPECT_TRUE(CuptiClockAgrees(same.profile.info));
+  EXPECT_EQ(same.profile.counters.gpu_records_before_launch, 0u);
+
+  // 200 us behind: every kernel, copy and memset starts before its call (the launch latency is
+  // 3 us). launch_loop 50 does 50 kernels, 1 memset and 1 copy (it prints its counts).
+  ProfiledRun skewed = Run({ExamplePath("launch_loop"), "50"}, {{"CUDASIM_GPU_SKEW_NS", "-200000"}},
+                           "skewed_clock");
+  ASSERT_TRUE(skewed.has_dump) << skewed.dump_error;
+  EXPECT_NE(skewed.process.out.find("kernels=50 copies=1 memsets=1"), std::string::npos)
+      << skewed.process.out;
+  EXPECT_EQ(skewed.profile.counters.gpu_records_before_launch, 52u);
+}
+
+// The program starts a profiler of its own mid-run (torch.profiler under gprof-run): CUPTI's
+// buffer callbacks are process-wide, so the second registration takes every later record. The
+// program must finish as it does alone, and the profile must say what was lost: each launch is
+// either recorded or counted in gpu_launches_without_records.
+TEST_F(CuptiContract, AProfilerStartedByTheProgramIsSurvivedAndItsLossesCounted) {
+#ifdef GPROF_SECOND_TOOL
+  const std::vector<std::string> argv = {GPROF_SECOND_TOOL, "20"};
+  ProcessResult plain = RunProcess(argv, PlainOptions(StandInLibDir(), {}));
+  ProfiledRun run = RunProfiled(argv, StandInLibDir(), {{"GPROF_CUPTI_LIB", StandInCupti()}},
+                                "second_tool");
+  EXPECT_EQ(run.process.exit_code, plain.exit_code);
+  EXPECT_EQ(run.process.out, plain.out);
+  EXPECT_NE(run.process.out.find("GPROF_EXAMPLE_DONE second_tool"), std::string::npos);
+  ASSERT_TRUE(run.has_dump) << run.dump_error;
+  const Profile& p = run.profile;
+  // The 20 launches after the other profiler registered never reach gprof-run.
+  EXPECT_GE(p.counters.gpu_launches_without_records, 20u);
+  EXPECT_EQ(p.kernels.size() + p.counters.gpu_launches_without_records, 40u);
+  for (const Kernel& k : p.kernels) {
+    EXPECT_NE(std::string(p.strings.Get(k.name)).find("first_kernel"), std::string::npos);
+  }
+#else
+  GTEST_SKIP() << "second_tool not built";
+#endif
+}
+
 }  // namespace
 }  // namespace gprof::testing
