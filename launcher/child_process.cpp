@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "support/search_path.h"
+
 namespace gprof::launcher {
 namespace {
 
@@ -95,22 +97,18 @@ std::string ResolveProgram(const std::string& name, const std::string& path_env,
     }
   } else {
     // As execvp: an empty PATH element means the current directory; unset PATH -> a default.
-    const std::string dirs = path_env.empty() ? "/usr/local/bin:/usr/bin:/bin" : path_env;
     bool saw_denied = false;
-    size_t start = 0;
-    while (start <= dirs.size()) {
-      size_t colon = dirs.find(':', start);
-      if (colon == std::string::npos) colon = dirs.size();
-      std::string dir = dirs.substr(start, colon - start);
-      start = colon + 1;
+    const bool found = ForEachSearchDir(path_env, [&](const std::string& dir) {
       const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
       int e = 0;
       if (IsExecutableFile(candidate, &e)) {
         *path = candidate;
-        return "";
+        return true;
       }
       if (e != ENOENT && e != ENOTDIR) saw_denied = true;
-    }
+      return false;
+    });
+    if (found) return "";
     err = saw_denied ? EACCES : ENOENT;
   }
   *exit_code = (err == ENOENT || err == ENOTDIR) ? 127 : 126;

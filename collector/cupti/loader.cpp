@@ -13,6 +13,8 @@
 #include <set>
 #include <string_view>
 
+#include "support/search_path.h"
+
 namespace gprof::collector {
 namespace {
 
@@ -185,23 +187,19 @@ std::string Argv0Path() {
     std::string cwd = CurrentDir();
     return cwd.empty() ? "" : cwd + "/" + argv0;
   }
-  std::string dirs = Getenv("PATH");
-  if (dirs.empty()) dirs = "/usr/local/bin:/usr/bin:/bin";
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    size_t colon = dirs.find(':', start);
-    if (colon == std::string::npos) colon = dirs.size();
-    std::string dir = dirs.substr(start, colon - start);
-    start = colon + 1;
+  std::string found;
+  ForEachSearchDir(Getenv("PATH"), [&](std::string dir) {
     if (dir.empty() || dir[0] != '/') {
-      std::string cwd = CurrentDir();
-      if (cwd.empty()) continue;
+      const std::string cwd = CurrentDir();
+      if (cwd.empty()) return false;
       dir = dir.empty() ? cwd : cwd + "/" + dir;
     }
     std::string candidate = dir + "/" + argv0;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return "";
+    if (access(candidate.c_str(), X_OK) != 0) return false;
+    found = std::move(candidate);
+    return true;
+  });
+  return found;
 }
 
 }  // namespace
