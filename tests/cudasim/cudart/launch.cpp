@@ -132,7 +132,7 @@ cudaError_t Launch(CUpti_CallbackId cbid, const char* api_name, const void* para
               extended ? "cuLaunchKernelEx" : "cuLaunchKernel",
               extended ? static_cast<const void*>(&drv_ex_params) : &drv_params, 0, symbol,
               ApiCall::kNestedDriver);
-  if (!ScheduleKernel(*kernel, grid, block, shared_mem, stream, rt.start_ns(), rt.correlation_id())) {
+  if (!ScheduleKernel(*kernel, grid, block, shared_mem, stream, rt.submit_ns(), rt.correlation_id())) {
     drv.Finish(CUDA_ERROR_INVALID_HANDLE);
     return static_cast<cudaError_t>(rt.Finish(cudaErrorInvalidResourceHandle));
   }
@@ -207,7 +207,7 @@ int cudasim_driver_launch(CUpti_CallbackId cbid, const char* name, CUfunction f,
   dim3 grid(grid_x, grid_y, grid_z), block(block_x, block_y, block_z);
   if (!ValidConfig(grid, block)) return drv.Finish(CUDA_ERROR_INVALID_VALUE);
   if (!ScheduleKernel(*kernel, grid, block, shared_mem, reinterpret_cast<cudaStream_t>(stream),
-                      drv.start_ns(), drv.correlation_id())) {
+                      drv.submit_ns(), drv.correlation_id())) {
     return drv.Finish(CUDA_ERROR_INVALID_HANDLE);
   }
   return drv.Finish(CUDA_SUCCESS);

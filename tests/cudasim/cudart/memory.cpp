@@ -169,7 +169,7 @@ cudaError_t Copy(ApiCall& rt, void* dst, const void* src, size_t count, cudaMemc
     std::lock_guard<std::mutex> lock(s.mu);
     Stream* st = ResolveStreamLocked(s, stream);
     if (st != nullptr) {
-      start = EnqueueLocked(s, st, rt.start_ns() + knobs.launch_latency_ns, duration);
+      start = EnqueueLocked(s, st, rt.submit_ns() + knobs.launch_latency_ns, duration);
       stream_id = st->id;
     }
   }
@@ -222,7 +222,7 @@ cudaError_t Set(ApiCall& rt, void* ptr, int value, size_t count, cudaStream_t st
     mem_kind = MemoryKindLocked(s, ptr);
     Stream* st = ResolveStreamLocked(s, stream);
     if (st != nullptr) {
-      start = EnqueueLocked(s, st, rt.start_ns() + Knobs().launch_latency_ns, duration);
+      start = EnqueueLocked(s, st, rt.submit_ns() + Knobs().launch_latency_ns, duration);
       stream_id = st->id;
     }
   }

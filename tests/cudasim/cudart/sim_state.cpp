@@ -367,6 +367,7 @@ ApiCall::ApiCall(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char*
       correlation_id_(active_ ? g_correlation.fetch_add(1) + 1 : 0),
       start_ns_(NowNs()) {
   Fire(CUPTI_API_ENTER, nullptr);
+  submit_ns_ = NowNs();
 }
 
 void ApiCall::Fire(CUpti_ApiCallbackSite site, int* result) {

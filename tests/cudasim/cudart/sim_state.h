@@ -108,6 +108,10 @@ class ApiCall {
   ApiCall& operator=(const ApiCall&) = delete;
   uint32_t correlation_id() const { return correlation_id_; }
   uint64_t start_ns() const { return start_ns_; }
+  // When the call hands work to the GPU: after its ENTER callbacks returned. CUPTI calls the
+  // callback "on entry" of the API function (cupti_callbacks.h, CUPTI_API_ENTER), before the
+  // driver submits anything, so GPU work can never start before the tool's ENTER stamp.
+  uint64_t submit_ns() const { return submit_ns_; }
   // sets_last_error=false for cudaGetLastError/cudaPeekAtLastError, which report errors.
   int Finish(int result, bool sets_last_error = true);
 
@@ -123,6 +127,7 @@ class ApiCall {
   bool active_;
   uint32_t correlation_id_;
   uint64_t start_ns_;
+  uint64_t submit_ns_ = 0;
   uint64_t correlation_data_ = 0;
 };
 

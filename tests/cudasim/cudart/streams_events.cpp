@@ -258,7 +258,7 @@ static cudaError_t RecordEvent(ApiCall& call, cudaEvent_t event, cudaStream_t st
     return static_cast<cudaError_t>(call.Finish(cudaErrorInvalidResourceHandle));
   }
   // The event is reached when all work queued before it on the stream is done.
-  ev->time_ns = EnqueueLocked(s, st, call.start_ns() + Knobs().launch_latency_ns, 0);
+  ev->time_ns = EnqueueLocked(s, st, call.submit_ns() + Knobs().launch_latency_ns, 0);
   ev->recorded = true;
   return static_cast<cudaError_t>(call.Finish(cudaSuccess));
 }
