@@ -50,6 +50,10 @@ const std::vector<FlagSpec> kFlags = {
      "Run even when CUDA_INJECTION64_PATH / NVTX_INJECTION64_PATH are already set by another "
      "tool (ours replaces theirs)."},
     {"preload", 0, "", "", "", "Also prepend the injection library to LD_PRELOAD."},
+    {"no-python-hook", 0, "", "", "",
+     "Do not put gprof-run's Python start-up hook first on PYTHONPATH (it is added for Python "
+     "programs: python*, a script with a python shebang, torchrun, accelerate launch, "
+     "deepspeed)."},
     {"quiet", 'q', "", "", "", "Do not print the table on stderr (files are still written)."},
     {"help", 'h', "", "", "", "Print this help and exit."},
     {"help-env", 0, "", "", "", "Print the GPROF_* settings (name, type, default, help)."},
@@ -200,6 +204,8 @@ std::string ParseFlags(const std::vector<std::string>& args, LaunchOptions* o) {
       o->force = true;
     } else if (name == "preload") {
       o->preload = true;
+    } else if (name == "no-python-hook") {
+      o->python_hook = false;
     } else if (name == "quiet") {
       o->quiet = true;
     } else if (name == "help") {

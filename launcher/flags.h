@@ -31,6 +31,7 @@ struct LaunchOptions {
   int row_limit = -1;
   bool force = false;
   bool preload = false;
+  bool python_hook = true;  // --no-python-hook: no PYTHONPATH change for Python programs
   bool quiet = false;
   bool help = false;
   bool help_env = false;

@@ -55,6 +55,17 @@ TEST(Flags, LauncherOnlyFlags) {
   EXPECT_TRUE(o.gprof_env.empty());
 }
 
+TEST(Flags, NoPythonHook) {
+  EXPECT_TRUE(Parse({"python3", "train.py"}).python_hook);
+  LaunchOptions o = Parse({"--no-python-hook", "python3", "train.py", "--no-python-hook"});
+  EXPECT_FALSE(o.python_hook);
+  EXPECT_TRUE(o.gprof_env.empty());  // launcher-only: no GPROF_* key
+  EXPECT_EQ(o.program, (std::vector<std::string>{"python3", "train.py", "--no-python-hook"}));
+  std::string error;
+  Parse({"--no-python-hook=1", "p"}, &error);
+  EXPECT_NE(error.find("takes no value"), std::string::npos) << error;
+}
+
 TEST(Flags, UsageErrors) {
   std::string error;
   Parse({"--bogus", "p"}, &error);

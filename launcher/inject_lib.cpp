@@ -1,4 +1,4 @@
-// Injection library search (see inject_lib.h). Launcher process only.
+// Injection library and Python hook search (see inject_lib.h). Launcher process only.
 #include "launcher/inject_lib.h"
 
 #include <unistd.h>
@@ -30,6 +30,21 @@ InjectLibSearch FindInjectLib(const std::string& override_path) {
       if (ec) s.found = std::filesystem::absolute(candidate).string();
       break;
     }
+  }
+  return s;
+}
+
+InjectLibSearch FindPythonHookDir() {
+  InjectLibSearch s;
+  const std::string dir = ExecutableDir();
+  if (dir.empty()) return s;
+  const std::string candidate = dir + "/" + kPythonHookSubdir;
+  s.tried.push_back(candidate);
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(candidate + "/sitecustomize.py", ec)) {
+    // Python resolves PYTHONPATH entries against the program's cwd: hand it an absolute path.
+    s.found = std::filesystem::weakly_canonical(std::filesystem::absolute(candidate), ec).string();
+    if (ec) s.found = std::filesystem::absolute(candidate).lexically_normal().string();
   }
   return s;
 }

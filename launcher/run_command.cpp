@@ -22,6 +22,7 @@
 #include "launcher/inject_lib.h"
 #include "launcher/manifest.h"
 #include "launcher/output_dir.h"
+#include "launcher/python_program.h"
 #include "launcher/report.h"
 #include "support/clock.h"
 #include "support/log.h"
@@ -159,6 +160,22 @@ int RunCommand(const std::vector<std::string>& args) {
     auto it = env.find("LD_PRELOAD");
     env["LD_PRELOAD"] = it == env.end() || it->second.empty() ? lib.found
                                                                : lib.found + ":" + it->second;
+  }
+  // Python programs get the start-up hook (python/gprof_run_hook/) first on PYTHONPATH; the
+  // hook chains to the environment's own sitecustomize. Other programs keep PYTHONPATH as it is.
+  if (o.python_hook && IsPythonProgram(o.program, ReadProgramHead(program_path))) {
+    const InjectLibSearch hook = FindPythonHookDir();
+    if (hook.found.empty()) {
+      log::Warn("gprof-run's Python start-up hook is missing (looked for sitecustomize.py in " +
+                (hook.tried.empty() ? std::string("the folder next to gprof-run")
+                                    : hook.tried[0]) +
+                "); the Python program runs without it. Reinstall gprof-run, or pass "
+                "--no-python-hook to silence this.");
+    } else {
+      auto it = env.find("PYTHONPATH");
+      env["PYTHONPATH"] = PrependPythonPath(hook.found, it == env.end() ? "" : it->second);
+      log::Debug("Python program: PYTHONPATH=" + env["PYTHONPATH"]);
+    }
   }
   std::vector<std::string> env_list;
   for (const auto& [key, value] : env) env_list.push_back(key + "=" + value);

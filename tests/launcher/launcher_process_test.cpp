@@ -481,5 +481,100 @@ TEST_F(LauncherTest, HelpEnvListsEveryKeyAndVersionPrints) {
   EXPECT_THAT(r.out, HasSubstr("gprof-run 0."));
 }
 
+// ---- Python programs: the start-up hook first on PYTHONPATH ---------------------------------------
+
+// The Python CMake found (tests/launcher/CMakeLists.txt); its basename is python3 or python3.X.
+const std::string kPython = GPROF_TEST_PYTHON3;
+const std::string kPrintPythonPath =
+    "import os, sys; print(os.environ.get('PYTHONPATH', '<unset>')); "
+    "print('hook ran' if '_gprof_run_hook' in sys.modules else 'no hook')";
+
+std::string HookDir() { return fs::canonical(BinaryDir() + "/lib/gprof-run/python").string(); }
+
+TEST_F(LauncherTest, PythonProgramGetsTheHookFirstOnPythonPathKeepingTheExistingOne) {
+  ASSERT_TRUE(Exists(HookDir() + "/sitecustomize.py"));
+  ProcessResult r = Launch({"-q", kPython, "-c", kPrintPythonPath});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, HookDir() + "\nhook ran\n");  // and the hook printed nothing
+
+  ProcessOptions o = options_;
+  o.set_env["PYTHONPATH"] = "/existing/one:/existing/two";
+  r = Launch({"-q", kPython, "-c", kPrintPythonPath}, o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, HookDir() + ":/existing/one:/existing/two\nhook ran\n");
+}
+
+TEST_F(LauncherTest, NoPythonHookLeavesPythonPathAlone) {
+  ProcessResult r = Launch({"-q", "--no-python-hook", kPython, "-c", kPrintPythonPath});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "<unset>\nno hook\n");
+
+  ProcessOptions o = options_;
+  o.set_env["PYTHONPATH"] = "/existing/one";
+  r = Launch({"-q", "--no-python-hook", kPython, "-c", kPrintPythonPath}, o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "/existing/one\nno hook\n");
+}
+
+TEST_F(LauncherTest, ScriptWithPythonShebangGetsTheHook) {
+  const std::string script = dir_ + "/train.py";
+  std::ofstream(script) << "#!" << kPython << "\n" << kPrintPythonPath << "\n";
+  ::chmod(script.c_str(), 0755);
+  ProcessResult r = Launch({"-q", script});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, HookDir() + "\nhook ran\n");
+
+  // Through env(1), as most scripts say it.
+  ProcessOptions o = options_;
+  o.set_env["PATH"] = fs::path(kPython).parent_path().string() + ":/usr/bin:/bin";
+  std::ofstream(script, std::ios::trunc)
+      << "#!/usr/bin/env " << fs::path(kPython).filename().string() << "\n"
+      << kPrintPythonPath << "\n";
+  r = Launch({"-q", script}, o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, HookDir() + "\nhook ran\n");
+}
+
+TEST_F(LauncherTest, NonPythonProgramGetsNoPythonPath) {
+  ProcessResult r = Launch({"-q", kProbe, "env", "PYTHONPATH"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "PYTHONPATH unset\n");
+
+  ProcessOptions o = options_;
+  o.set_env["PYTHONPATH"] = "/existing/one";
+  r = Launch({"-q", kProbe, "env", "PYTHONPATH"}, o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "PYTHONPATH=/existing/one\n");
+
+  // A shell script is not Python, even when it runs python itself.
+  const std::string script = dir_ + "/run.sh";
+  std::ofstream(script) << "#!/bin/sh\necho \"PYTHONPATH=${PYTHONPATH-unset}\"\n";
+  ::chmod(script.c_str(), 0755);
+  r = Launch({"-q", script});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "PYTHONPATH=unset\n");
+}
+
+TEST_F(LauncherTest, MissingPythonHookWarnsAndThePythonProgramStillRuns) {
+  // An install without lib/gprof-run/python: gprof-run copied into a bare prefix.
+  const std::string prefix = dir_ + "/prefix";
+  fs::create_directories(prefix + "/bin");
+  fs::copy_file(LauncherPath(), prefix + "/bin/gprof-run");
+  const ProcessResult r = RunProcess({prefix + "/bin/gprof-run", "-q", kPython, "-c",
+                                      kPrintPythonPath}, options_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "<unset>\nno hook\n");
+  EXPECT_THAT(r.err, HasSubstr("Python start-up hook is missing"));
+  EXPECT_THAT(r.err, HasSubstr(prefix + "/bin/../lib/gprof-run/python"));
+  EXPECT_THAT(r.err, HasSubstr("--no-python-hook"));
+}
+
+TEST_F(LauncherTest, HelpListsNoPythonHook) {
+  const ProcessResult r = Launch({"--help"});
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.out, HasSubstr("--no-python-hook"));
+  EXPECT_THAT(r.out, HasSubstr("PYTHONPATH"));
+}
+
 }  // namespace
 }  // namespace gprof::testing
