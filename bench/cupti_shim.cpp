@@ -1,5 +1,5 @@
 // A do-nothing libcupti for the API-callback benchmark (figure 2): exports the CUPTI functions
-// the collector loads (collector/cupti_loader.h), accepts every request, and hands the callback
+// the collector loads (collector/cupti/loader.h), accepts every request, and hands the callback
 // that gprof subscribes back to the benchmark (BenchSubscribedCallback), which then calls it with
 // CUpti_CallbackData built in memory. No CUDA, no GPU. Never shipped.
 #include <cupti.h>

@@ -169,3 +169,28 @@ TEST(WriteTraceJson, UnwritablePathThrows) {
 
 }  // namespace
 }  // namespace gprof
+
+namespace gprof {
+namespace {
+
+// The start-up clock check (ProfileInfo::cupti_clock_*) in the trace's gprof metadata: the
+// offset must lie within half the host reads' window plus kClockCheckSlackNs (1 us) to agree.
+TEST(WriteTraceJson, ClockCheckIsInTheMetadata) {
+  auto check_of = [](int64_t offset, uint64_t window) {
+    Profile p;
+    p.info.cupti_clock_offset_ns = offset;
+    p.info.cupti_clock_window_ns = window;
+    const nlohmann::json j = nlohmann::json::parse(FormatTraceJson(p, "clock.pt.trace.json"));
+    EXPECT_EQ(j["gprof"]["cupti_clock"]["offset_ns"], offset);
+    EXPECT_EQ(j["gprof"]["cupti_clock"]["window_ns"], window);
+    return j["gprof"]["cupti_clock"]["check"].get<std::string>();
+  };
+  EXPECT_EQ(check_of(0, 0), "not checked");
+  EXPECT_EQ(check_of(1400, 800), "agrees");    // 800 / 2 + 1000 = 1400: on the edge
+  EXPECT_EQ(check_of(-1400, 800), "agrees");
+  EXPECT_EQ(check_of(1401, 800), "differs");
+  EXPECT_EQ(check_of(-5'000'000'000, 800), "differs");  // a TSC-like clock: seconds away
+}
+
+}  // namespace
+}  // namespace gprof

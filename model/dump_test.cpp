@@ -28,8 +28,12 @@ Profile SampleProfile() {
   p.info.last_step = 7;
   p.info.partial_window = true;
   p.info.gpu_status = "collected";
-  p.counters.cupti_dropped_records = 17;
-  p.counters.nvtx_unmatched_pops = 1;
+  p.info.cupti_library = "/opt/cuda/libcupti.so.13";
+  p.info.cupti_clock_offset_ns = -123456;
+  p.info.cupti_clock_window_ns = 789;
+  // Every counter a distinct value (1, 2, 3, ...), so a field read into its neighbour shows.
+  uint64_t next = 1;
+  ForEachCounter(p.counters, [&](const char*, uint64_t& v, const char*) { v = next++; });
   const StringId fwd = p.strings.Intern("forward");
   const StringId dom = p.strings.Intern("my-domain");
   p.domains.push_back(dom);
@@ -66,8 +70,13 @@ TEST(Dump, RoundTripKeepsEveryField) {
   EXPECT_EQ(out.info.last_step, 7u);
   EXPECT_TRUE(out.info.partial_window);
   EXPECT_EQ(out.info.gpu_status, "collected");
-  EXPECT_EQ(out.counters.cupti_dropped_records, 17u);
-  EXPECT_EQ(out.counters.nvtx_unmatched_pops, 1u);
+  EXPECT_EQ(out.info.cupti_library, "/opt/cuda/libcupti.so.13");
+  EXPECT_EQ(out.info.cupti_clock_offset_ns, -123456);
+  EXPECT_EQ(out.info.cupti_clock_window_ns, 789u);
+  uint64_t want = 1;
+  ForEachCounter(out.counters, [&](const char* name, uint64_t v, const char*) {
+    EXPECT_EQ(v, want++) << name;
+  });
   ASSERT_EQ(out.ranges.size(), 1u);
   EXPECT_EQ(out.strings.Get(out.ranges[0].name), "forward");
   EXPECT_EQ(out.ranges[0].flags, kRangeOpenAtEnd);

@@ -44,6 +44,10 @@ void ForEachGpuKind(R& r, F&& f) {
 // The vector of records of type T in `r` (kernels for Kernel, memcpys for Memcpy, ...).
 template <typename T, typename R>
 auto& RecordsOf(R& r) {
+  static_assert(std::is_same_v<T, Kernel> || std::is_same_v<T, Memcpy> ||
+                    std::is_same_v<T, Memset> || std::is_same_v<T, Sync> ||
+                    std::is_same_v<T, MemoryOp> || std::is_same_v<T, Overhead>,
+                "not a GpuRecords kind");
   std::conditional_t<std::is_const_v<R>, const std::vector<T>, std::vector<T>>* found = nullptr;
   ForEachGpuKind(r, [&](GpuKind, auto& v) {
     if constexpr (std::is_same_v<typename std::decay_t<decltype(v)>::value_type, T>) found = &v;

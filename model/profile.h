@@ -72,9 +72,10 @@ void ForEachCounter(C& c, F&& f) {
     "disagree (another tool's timestamp callback, or a virtualized clock), so GPU times in the "
     "trace may be shifted");
   f("gpu_launches_without_records", c.gpu_launches_without_records,
-    "kernel launches whose GPU records never arrived: CUPTI dropped them, or another tool in the "
-    "process (for example torch.profiler started by the program) took CUPTI's activity buffers "
-    "or switched its activity off; their GPU time is missing");
+    "kernel launches without a finished GPU record: CUPTI dropped the record or returned it "
+    "unfinished (then also counted in gpu_records_incomplete), or another tool in the process "
+    "(for example torch.profiler started by the program) took CUPTI's activity buffers or "
+    "switched its activity off; their GPU time is missing");
 }
 
 static_assert(sizeof(Counters) <= 32 * sizeof(uint64_t), "AddCounters holds at most 32");

@@ -1,5 +1,5 @@
 // Decoding CUPTI activity records into model records (model/records.h): pure functions from the
-// pinned CUPTI structs (cupti_structs.h) to our POD records, plus a GpuBatch that holds what one
+// pinned CUPTI structs (record_structs.h) to our POD records, plus a GpuBatch that holds what one
 // parse produced with its own interned names and launch configurations.
 //
 // Threads: called only on the collector's parser thread (and in tests). Allocation is fine here;

@@ -1,4 +1,4 @@
-// API filter table (see cupti_api_filter.h). Cold code.
+// API filter table (see api_filter.h). Cold code.
 #include "collector/cupti/api_filter.h"
 
 #include <cupti.h>

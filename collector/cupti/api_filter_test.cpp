@@ -96,7 +96,7 @@ TEST(ApiFilter, DefaultDroppedListIsBaseNames) {
   }
 }
 
-// functionName may come with or without the suffix (see cupti_api_filter.h): BaseApiName gives
+// functionName may come with or without the suffix (see api_filter.h): BaseApiName gives
 // the same key either way, which is what the window thread matches `api:NAME` steps with.
 TEST(ApiFilter, BaseNameIsTheSameForEitherSpelling) {
   const std::pair<const char*, const char*> pairs[] = {

@@ -44,6 +44,10 @@ void DrainGpu(Profile* profile, bool forced);
 void CheckGpuAgainstCalls(Profile* p);
 // A successful launch-like call (api_filter.h's lists: kernels, cooperative, graphs).
 bool IsLaunchCall(const ApiCall& c);
+// A successful call that puts work on the GPU and so has GPU records with its correlation id:
+// launches, and every memcpy and memset call (synchronous ones too: their records may sit in a
+// buffer CUPTI holds back). Needs a started session (its callback names); false otherwise. Cold.
+bool CallMakesGpuWork(const ApiCall& c);
 
 // Turns the recording of API-call records on or off (schedule windows: off in wait steps). One
 // relaxed store; CUPTI activity (kernels, copies, ...) is switched by SetGpuActivityEnabled, and

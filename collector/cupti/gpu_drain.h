@@ -33,8 +33,6 @@ struct MergeTotals {
 // API call of `profile->api_calls`; when the profile has no API calls (not built yet), only a zero
 // id is known to be unlinked. Unlinked records of these batches are added to
 // counters.gpu_records_uncorrelated, unknown kinds to counters.records_unknown_kind.
-// Records that start more than kLaunchSkewSlackNs before their launching call are added to
-// counters.gpu_records_before_launch (a GPU clock that disagrees with the host's).
 MergeTotals MergeGpuBatches(std::vector<GpuBatch>* batches, KnownDevices* devices,
                             Profile* profile);
 

@@ -1,5 +1,6 @@
 // MergeGpuBatches: batches built by hand, expected values counted by hand.
 #include "collector/cupti/gpu_drain.h"
+#include "collector/cupti/gpu_collector.h"
 
 #include <gtest/gtest.h>
 
@@ -93,6 +94,39 @@ TEST(MergeGpuBatches, DevicesSeenOnceAreAddedToEveryLaterProfile) {
   MergeGpuBatches(&none, &devices, &second);
   ASSERT_EQ(second.devices.size(), 1u);
   EXPECT_EQ(second.strings.Get(second.devices[0].name), "NVIDIA H200");
+}
+
+}  // namespace
+}  // namespace gprof::collector
+
+namespace gprof::collector {
+namespace {
+
+ApiCall Launch(uint32_t corr, uint64_t start) {
+  // cbid 211: cudaLaunchKernel_v7000 in cupti_runtime_cbid.h (a launch-like id).
+  return {start, start + 4000, corr, 1, 211, ApiDomain::kRuntime, 0, 0};
+}
+
+Kernel KernelOf(uint32_t corr, uint64_t start) { return {start, start + 1000, corr, 0, 0, 7}; }
+
+// Dense ids (as CUPTI gives) and sparse ids (hand-made) must count the same. Hand-derived: calls
+// at 10'000; kernel of call 2 starts 6 us early (> 5 us slack: before launch), kernel of call 3
+// 4 us early (within slack), call 4's kernel never arrived, a kernel with id 9 has no call.
+void ExpectCounts(uint32_t step) {
+  Profile p;
+  for (uint32_t i = 1; i <= 4; ++i) p.api_calls.push_back(Launch(i * step, 10'000));
+  p.kernels.push_back(KernelOf(1 * step, 13'000));
+  p.kernels.push_back(KernelOf(2 * step, 4'000));
+  p.kernels.push_back(KernelOf(3 * step, 6'000));
+  p.kernels.push_back(KernelOf(9 * step + 1, 20'000));
+  CheckGpuAgainstCalls(&p);
+  EXPECT_EQ(p.counters.gpu_records_before_launch, 1u) << step;
+  EXPECT_EQ(p.counters.gpu_launches_without_records, 1u) << step;
+}
+
+TEST(CheckGpuAgainstCalls, CountsBeforeLaunchAndMissingWorkForDenseAndSparseIds) {
+  ExpectCounts(1);            // ids 1..4: the flat index
+  ExpectCounts(100'000'000);  // ids 1e8..4e8: the map and the set
 }
 
 }  // namespace

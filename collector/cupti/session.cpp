@@ -57,6 +57,15 @@ void BuildDomainTables(const CuptiApi& api, const Config& config) {
     }
     t.record = BuildApiFilterTable(config.api_filter, t.names);
     t.seen = std::make_unique<std::atomic<uint8_t>[]>(sizes[d]);
+    t.gpu_work.assign(sizes[d], 0);
+    for (size_t cbid = 1; cbid < sizes[d]; ++cbid) {
+      const std::string_view base = BaseApiName(t.names[cbid]);
+      const bool launch = d == kRuntime ? IsRuntimeLaunchCbid(static_cast<uint32_t>(cbid))
+                                        : IsDriverLaunchCbid(static_cast<uint32_t>(cbid));
+      t.gpu_work[cbid] = launch || base.starts_with("cudaMemcpy") ||
+                         base.starts_with("cudaMemset") || base.starts_with("cuMemcpy") ||
+                         base.starts_with("cuMemset");
+    }
   }
 }
 
@@ -79,7 +88,7 @@ void CheckClock(const CuptiApi& api, GpuStartResult* result) {
   const uint64_t before = NowNs();
   const CUptiResult rc = api.GetTimestamp(&gpu);
   const uint64_t after = NowNs();
-  if (rc != CUPTI_SUCCESS || gpu == 0) return;  // not checked
+  if (rc != CUPTI_SUCCESS || gpu == 0 || after < before) return;  // not checked (or clock stepped)
   result->clock_window_ns = after > before ? after - before : 1;
   result->clock_offset_ns =
       static_cast<int64_t>(gpu) - static_cast<int64_t>(before + (after - before) / 2);
@@ -298,6 +307,13 @@ void SetGpuActivityEnabled(bool enabled) {
     if (rc != CUPTI_SUCCESS) session::g_cupti_errors.fetch_add(1, std::memory_order_relaxed);
   }
   s->activity_on = enabled;
+}
+
+bool CallMakesGpuWork(const ApiCall& c) {
+  if (c.return_code != 0 || !Ready()) return false;
+  const Session* s = g_session;
+  const auto& t = s->domains[c.domain == ApiDomain::kRuntime ? session::kRuntime : session::kDriver];
+  return c.cbid < t.gpu_work.size() && t.gpu_work[c.cbid] != 0;
 }
 
 void StopGpuCollection() {

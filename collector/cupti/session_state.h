@@ -53,6 +53,7 @@ struct DomainTables {
   std::vector<std::string> names;                // cbid -> CUPTI name
   std::vector<uint8_t> record;                   // cbid -> 1 when recorded (API filter)
   std::unique_ptr<std::atomic<uint8_t>[]> seen;  // cbid -> 1 once recorded (for api_names)
+  std::vector<uint8_t> gpu_work;                 // cbid -> 1 when a call puts work on the GPU
 };
 
 struct Session {

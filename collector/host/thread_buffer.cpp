@@ -3,8 +3,8 @@
 // Rules (in-process code): ReserveSlow/AppendHostRecord run on any application thread and on
 // CUPTI callback threads: no allocation, no locks, no logging, no exceptions, no syscalls there
 // except the one-time gettid of a new thread. Visit/Reset run on one cold thread, never
-// concurrently with each other; InitThreadBuffers runs once at init (tests may call it again once
-// every thread that appended has exited).
+// concurrently with each other; InitThreadBuffers runs once per process (later calls change
+// nothing).
 //
 // Memory: two MAP_NORESERVE mappings made at init and never freed: the thread-state slots and the
 // record arena. Untouched pages cost nothing, so the cap only bounds what a run can use.

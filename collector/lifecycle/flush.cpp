@@ -121,17 +121,28 @@ void FlushNow() {
   WriteProfile(profile, rt.config.output_dir, WholeRunDumpPath(rt.config.output_dir, rt.info));
 }
 
-// How long a window end waits for the GPU records of the window's launches: at most
-// kWindowGpuWait in all, and no longer than kWindowGpuStall without a new record (a launch whose
-// record can never come, e.g. one made while activity was still off, must not hold every window
-// for the full bound; a kernel running longer than the stall bound is taken unfinished).
+// How long a window end waits for the GPU records of the window's calls: at most kWindowGpuWait
+// in all, and no longer than kWindowGpuStall without a new record (a call whose records can never
+// come, e.g. one made while activity was still off, must not hold every window for the full
+// bound; a kernel running longer than the stall bound is taken unfinished). At exit, while a
+// signal may be waiting for the flush (kSignalFlushTimeoutMs), the bound is kExitGpuWait.
 constexpr auto kWindowGpuWait = std::chrono::seconds(10);
 constexpr auto kWindowGpuStall = std::chrono::milliseconds(500);
+constexpr auto kExitGpuWait = std::chrono::seconds(1);
 
+// Window ends use CUPTI's default flush, which hands back only buffers whose records are all
+// complete (cupti_activity.h, cuptiActivityFlushAll: "It doesn't return buffers which have one or
+// more incomplete records"), and wait until every call of the window that put work on the GPU
+// (CallMakesGpuWork: launches, copies, memsets) has a GPU record: at a step boundary the GPU is
+// usually still running that step's work, and a forced flush would hand it back unfinished,
+// never to be delivered again. Any record with a call's correlation id counts as its arrival
+// (graph launches have many; a host-only graph has none and costs one stall bound). When the
+// wait ends unsatisfied, or at exit (after which nothing drains again), a forced flush takes
+// what is left: what is still running then is counted as gpu_records_incomplete.
 void DrainWindowGpu(const Profile& host, const WindowSpan& span, Profile* gpu_pending) {
   std::unordered_set<uint32_t> waiting;
   for (const ApiCall& c : host.api_calls) {
-    if (IsLaunchCall(c) && c.start_ns >= span.start_ns && c.start_ns < span.end_ns) {
+    if (CallMakesGpuWork(c) && c.start_ns >= span.start_ns && c.start_ns < span.end_ns) {
       waiting.insert(c.correlation_id);
     }
   }
@@ -149,16 +160,20 @@ void DrainWindowGpu(const Profile& host, const WindowSpan& span, Profile* gpu_pe
       }
       from = records.size();
     });
-    if (waiting.empty()) return;
+    if (waiting.empty()) break;
     const auto now = std::chrono::steady_clock::now();
     if (progress) last_progress = now;
-    if (now - begin >= kWindowGpuWait || now - last_progress >= kWindowGpuStall) break;
+    // The exit flush may start while a window end waits: then the short bound applies.
+    const auto bound = FlushState() > 0 ? kExitGpuWait : kWindowGpuWait;
+    if (now - begin >= bound || now - last_progress >= kWindowGpuStall) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  log::Info(std::to_string(waiting.size()) + " launches of window " + std::to_string(span.cycle) +
-            " had no GPU record yet; taking what CUPTI has (unfinished work is counted as "
-            "incomplete, work that never reached CUPTI as launches without records)");
-  DrainGpu(gpu_pending, /*forced=*/true);
+  if (!waiting.empty()) {
+    log::Info(std::to_string(waiting.size()) + " GPU calls of window " + std::to_string(span.cycle) +
+              " had no GPU record yet; taking what CUPTI has (unfinished work is counted as "
+              "incomplete, work that never reached CUPTI as launches without records)");
+  }
+  if (!waiting.empty() || FlushState() > 0) DrainGpu(gpu_pending, /*forced=*/true);
 }
 
 }  // namespace

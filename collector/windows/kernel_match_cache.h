@@ -4,8 +4,12 @@
 // Keyed by the name's content, never by the pointer: CUpti_CallbackData::symbolName is only
 // guaranteed during the callback (cupti_callbacks.h documents the callback data as valid only for
 // the duration of the callback), so CUPTI may hand the same address to another kernel's name
-// later. A hit needs the same 64-bit FNV-1a hash, the same length and the same first kPrefix
-// bytes: a stale pointer to a different name can never match.
+// later. A hit needs the same 64-bit hash of the whole name, the same length and the same first
+// kPrefix bytes: a stale pointer to a different name practically never matches (that needs a
+// 64-bit hash collision between two names of equal length and prefix).
+//
+// Cost per launch: one strlen and one pass over the name eight bytes at a time (about 0.2 ns a
+// byte: a 1 KiB template-heavy kernel name costs some 200 ns, a typical one 20 ns).
 //
 // Threads: Lookup and Store run on application threads inside CUPTI callbacks: lock-free, no
 // allocation (hot-path rules). Slots are claimed with one CAS and published with a release store.
@@ -29,13 +33,21 @@ class KernelMatchCache {
     const char* name;
   };
   static Key KeyOf(const char* name) {
-    uint64_t h = 14695981039346656037ull;  // FNV-1a 64
-    uint32_t n = 0;
-    for (const char* p = name; *p != '\0'; ++p, ++n) {
-      h ^= static_cast<unsigned char>(*p);
-      h *= 1099511628211ull;
+    const size_t n = std::strlen(name);
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {  // word at a time (multiply-rotate mixing)
+      uint64_t w;
+      std::memcpy(&w, name + i, 8);
+      h = (h ^ (w * 0x87c37b91114253d5ull)) * 0x4cf5ad432745937full;
+      h = (h << 31) | (h >> 33);
     }
-    return {h == 0 ? 1 : h, n, name};  // 0 marks an empty slot
+    uint64_t tail = 0;
+    std::memcpy(&tail, name + i, n - i);
+    h = (h ^ (tail * 0x87c37b91114253d5ull)) * 0x4cf5ad432745937full;
+    h ^= h >> 29;
+    const uint32_t length = n > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(n);
+    return {h == 0 ? 1 : h, length, name};  // 0 marks an empty slot
   }
 
   // 1 = matches, 0 = does not, -1 = not known yet (run the regex, then Store).

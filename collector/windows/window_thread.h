@@ -6,7 +6,7 @@
 // boundary — so a window is cut from exact timestamps and nothing is lost to the latency of a
 // decision. Step boundaries and capture starts/stops are detected on the program's threads by
 // the NVTX observer and the CUPTI API hook, which only push {kind, ts, tid} into a lock-free
-// queue and wake the window thread. The window thread runs WindowTracker (window_tracker.h),
+// queue and wake the window thread. The window thread runs WindowTracker (tracker.h),
 // turns GPU activity on one step ahead of a collecting step and off after it, discards warmup
 // and wait steps, and saves each completed window through the WindowWriter it was given.
 //

@@ -141,8 +141,10 @@ TEST_F(CuptiContract, WindowEndsUseTheDefaultFlushAndExitTheForcedOne) {
   const std::string forced =
       "cuptiActivityFlushAll:" + std::to_string(static_cast<int>(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
   ASSERT_GE(CountOf(calls, "cuptiActivityFlushAll:0"), 3u) << run.process.err;
-  // The only forced flush is the exit's (in the stop sequence, after the last window).
-  EXPECT_EQ(CountOf(calls, forced), 1u) << run.process.err;
+  // Forced flushes only at exit: the stop sequence's, and the one that ends a window still being
+  // saved when the exit flush starts (the third window's save may still wait for its GPU work
+  // when the program, 700 launches later, exits). Forcing at every window end made it 4.
+  EXPECT_LE(CountOf(calls, forced), 2u) << run.process.err;
   EXPECT_GT(IndexOf(calls, forced), IndexOf(calls, "cuptiActivityFlushAll:0"));
 }
 
@@ -164,9 +166,10 @@ TEST_F(CuptiContract, SixtyFourLaunchingThreadsLoseNothingWithASmallPool) {
 }
 
 // Another tool's timestamp callback (the stand-in's CUDASIM_TIMESTAMP_CALLBACK=tsc: records and
-// cuptiGetTimestamp on a TSC-like clock) is seen at start and said in the trace metadata; a GPU
-// clock running behind the host's shows as records that start before their launch.
-TEST_F(CuptiContract, ForeignGpuClockIsDetectedAndCounted) {
+// cuptiGetTimestamp on a TSC-like clock) fails the start-up clock check, which the profile keeps
+// (ProfileInfo::cupti_clock_*, written to the trace's gprof.cupti_clock) and warns about; a GPU
+// clock running 200 us behind the host's counts every GPU record as starting before its launch.
+TEST_F(CuptiContract, ForeignGpuClockFailsTheClockCheckAndSkewIsCounted) {
   ProfiledRun foreign = Run({ExamplePath("launch_loop"), "50"},
                             {{"CUDASIM_TIMESTAMP_CALLBACK", "tsc"}}, "tsc_clock");
   ASSERT_EQ(foreign.process.exit_code, 0) << foreign.process.err;
