@@ -13,6 +13,7 @@
 #include <set>
 #include <string_view>
 
+#include "support/proc_self.h"
 #include "support/search_path.h"
 
 namespace gprof::collector {
@@ -22,19 +23,10 @@ constexpr const char* kCuptiSoname = "libcupti.so.13";
 
 bool FileExists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
 
-std::string DirName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
 std::string Getenv(const char* name) {
   const char* v = std::getenv(name);
   return v ? std::string(v) : std::string();
 }
-
-std::string BaseName(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
 bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
@@ -85,8 +77,8 @@ void AddPrefix(std::vector<CuptiCandidate>* out, const std::string& prefix, Cupt
 
 // <prefix>/bin/python3.X -> <prefix>; "" when the file is not a Python interpreter.
 std::string InterpreterPrefix(const std::string& exe) {
-  if (exe.empty() || exe[0] != '/' || !StartsWith(BaseName(exe), "python")) return "";
-  return DirName(DirName(exe));
+  if (exe.empty() || exe[0] != '/' || !StartsWith(PathBasename(exe), "python")) return "";
+  return PathDirname(PathDirname(exe));
 }
 
 // The site-packages dir a loaded library sits in: <site>/torch/lib/libtorch_cuda.so or
@@ -98,9 +90,9 @@ std::vector<std::string> SitesOfLoadedLibrary(const std::string& lib) {
     size_t at = lib.rfind(marker);
     if (at != std::string::npos) sites.push_back(lib.substr(0, at + marker.size() - 1));
   }
-  const std::string dir = DirName(lib);
-  if (StartsWith(BaseName(lib), "libtorch") && EndsWith(dir, "/torch/lib")) {
-    sites.push_back(DirName(DirName(dir)));
+  const std::string dir = PathDirname(lib);
+  if (StartsWith(PathBasename(lib), "libtorch") && EndsWith(dir, "/torch/lib")) {
+    sites.push_back(PathDirname(PathDirname(dir)));
   }
   return sites;
 }
@@ -108,13 +100,13 @@ std::vector<std::string> SitesOfLoadedLibrary(const std::string& lib) {
 // <prefix>/lib/libpython3.X.so.1.0 (conda, pyenv, --enable-shared builds) or the multiarch
 // <prefix>/lib/x86_64-linux-gnu/libpython3.X.so.1.0 (Debian) -> <prefix>; "" otherwise.
 std::string LibpythonPrefix(const std::string& lib) {
-  const std::string base = BaseName(lib);
+  const std::string base = PathBasename(lib);
   if (!StartsWith(base, "libpython3") || base.find(".so") == std::string::npos) return "";
-  std::string dir = DirName(lib);
+  std::string dir = PathDirname(lib);
   for (int up = 0; up < 2; ++up) {
-    const std::string name = BaseName(dir);
-    if (name == "lib" || name == "lib64") return DirName(dir);
-    dir = DirName(dir);
+    const std::string name = PathBasename(dir);
+    if (name == "lib" || name == "lib64") return PathDirname(dir);
+    dir = PathDirname(dir);
   }
   return "";
 }
@@ -174,13 +166,8 @@ std::string CurrentDir() {
 // argv[0] as the path the program was started from, without resolving symlinks: a relative
 // path is joined to the current directory, a bare name is looked up in PATH as execvp does.
 std::string Argv0Path() {
-  FILE* f = std::fopen("/proc/self/cmdline", "rb");
-  if (f == nullptr) return "";
-  std::string argv0;
-  for (int c = std::fgetc(f); c != EOF && c != '\0'; c = std::fgetc(f)) {
-    argv0.push_back(static_cast<char>(c));
-  }
-  std::fclose(f);
+  const std::vector<std::string> args = ReadSelfCmdline();
+  const std::string argv0 = args.empty() ? std::string() : args[0];
   if (argv0.empty()) return "";
   if (argv0.find('/') != std::string::npos) {
     if (argv0[0] == '/') return argv0;
@@ -306,12 +293,7 @@ CuptiSearchInputs CollectSearchInputs(const std::string& explicit_path) {
   in.virtual_env = Getenv("VIRTUAL_ENV");
   in.conda_prefix = Getenv("CONDA_PREFIX");
   in.interpreter_argv0 = Argv0Path();
-  char exe[4096];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  if (n > 0) {
-    exe[n] = '\0';
-    in.interpreter_exe = exe;
-  }
+  in.interpreter_exe = ReadSelfExe();
   in.home = Getenv("HOME");
   return in;
 }

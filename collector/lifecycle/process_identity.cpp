@@ -6,10 +6,10 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 
 #include "model/dump.h"
 #include "support/clock.h"
+#include "support/proc_self.h"
 
 extern char** environ;
 
@@ -17,25 +17,6 @@ namespace gprof::collector {
 namespace {
 
 constexpr const char* kGpuNotStarted = "not started: the program never initialized CUDA";
-
-std::vector<std::string> ReadCmdline() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::vector<std::string> args;
-  std::string arg;
-  while (std::getline(in, arg, '\0')) args.push_back(arg);
-  return args;
-}
-
-std::string ReadExe() {
-  char buf[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
-}
-
-std::string Basename(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 }  // namespace
 
@@ -52,8 +33,8 @@ ProfileInfo GatherProcessInfo(const std::map<std::string, std::string>& env) {
   ProfileInfo info;
   info.pid = static_cast<uint32_t>(::getpid());
   info.parent_pid = static_cast<uint32_t>(::getppid());
-  const std::vector<std::string> argv = ReadCmdline();
-  info.program = ProgramNameFrom(ReadExe(), argv);
+  const std::vector<std::string> argv = ReadSelfCmdline();
+  info.program = ProgramNameFrom(ReadSelfExe(), argv);
   for (size_t i = 0; i < argv.size(); ++i) {
     if (i > 0) info.command_line += ' ';
     info.command_line += argv[i];
@@ -79,8 +60,8 @@ std::string WindowDumpPath(const std::string& dir, const ProfileInfo& info) {
 }
 
 std::string ProgramNameFrom(const std::string& exe_path, const std::vector<std::string>& argv) {
-  std::string exe = Basename(exe_path);
-  if (exe.empty() && !argv.empty()) exe = Basename(argv[0]);
+  std::string exe = PathBasename(exe_path);
+  if (exe.empty() && !argv.empty()) exe = PathBasename(argv[0]);
   if (exe.empty()) exe = "program";
   if (exe.rfind("python", 0) != 0) return exe;
   // Interpreter: name the profile after what it runs.
@@ -93,7 +74,7 @@ std::string ProgramNameFrom(const std::string& exe_path, const std::vector<std::
       continue;
     }
     if (!a.empty() && a[0] == '-') continue;
-    const std::string script = Basename(a);
+    const std::string script = PathBasename(a);
     return script.empty() ? exe : script;
   }
   return exe;
