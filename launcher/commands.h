@@ -1,7 +1,8 @@
-// The launcher's three commands. Launcher process only. Each returns the process exit status.
+// The launcher's commands. Launcher process only. Each returns the process exit status.
 //   RunCommand     gprof-run [options] [--] program [args...]
 //   ReportCommand  gprof-run report DIR [--sort-by KEY] [--row-limit N] [--quiet]
 //   CheckCommand   gprof-run check TRACE.json...
+//   StatsCommand   gprof-run stats PATH [--report NAME]... [--format table|csv|json] [--by-step]
 #pragma once
 
 #include <string>
@@ -16,5 +17,6 @@ inline constexpr int kExitInternal = 1;  // gprof-run itself could not start the
 int RunCommand(const std::vector<std::string>& args);
 int ReportCommand(const std::vector<std::string>& args);
 int CheckCommand(const std::vector<std::string>& args);
+int StatsCommand(const std::vector<std::string>& args);  // stats_command.cpp
 
 }  // namespace gprof::launcher

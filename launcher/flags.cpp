@@ -240,6 +240,7 @@ std::string HelpText() {
       "Usage: gprof-run [options] [--] program [args...]\n"
       "       gprof-run report DIR [--sort-by KEY] [--row-limit N] [--quiet]\n"
       "       gprof-run check TRACE.json...\n"
+      "       gprof-run stats PATH [--report NAME]... [--format table|csv|json] [--by-step]\n"
       "\n"
       "Runs program with the gprof injection library (CUDA_INJECTION64_PATH and\n"
       "NVTX_INJECTION64_PATH), then writes <outdir>/table.txt (also printed on stderr),\n"

@@ -1,0 +1,163 @@
+// `gprof-run stats PATH`: nsys-style summary reports (exporters/stats.h) from an output directory
+// or one dump. Launcher process only.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "exporters/stats.h"
+#include "launcher/commands.h"
+#include "launcher/report.h"
+#include "model/dump.h"
+
+namespace gprof::launcher {
+namespace {
+
+constexpr const char* kStatsUsage =
+    "Usage: gprof-run stats PATH [--report NAME[,NAME...]]... [--format table|csv|json]\n"
+    "                       [--by-step]\n"
+    "Nsight Systems-style summaries of a gprof-run output directory (every process's whole-run\n"
+    "dump, or its window dumps summed when it has none) or of one .gpdump file, on stdout.\n"
+    "Reports: cuda_api_sum, cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum,\n"
+    "nvtx_sum (default: all five). --by-step adds step_sum (per step: wall time, GPU busy,\n"
+    "kernels); alone it prints only that.\n"
+    "Exit: 0 ok, 1 no dump or a dump could not be read, 2 usage error.\n";
+
+int Usage(const std::string& message) {
+  std::fprintf(stderr, "gprof-run: error: %s\n%s", message.c_str(), kStatsUsage);
+  return kExitUsage;
+}
+
+// The dumps of `dir` that `report` counts: per process its whole run, else all its windows.
+std::vector<std::string> DumpsToSum(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::vector<DumpName> dumps;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    DumpName name;
+    if (entry.is_regular_file(ec) && ParseDumpName(entry.path().filename().string(), &name)) {
+      dumps.push_back(name);
+    }
+  }
+  std::set<long> whole_run;
+  for (const DumpName& d : dumps) {
+    if (!d.window) whole_run.insert(d.pid);
+  }
+  std::sort(dumps.begin(), dumps.end(), [](const DumpName& a, const DumpName& b) {
+    if (a.pid != b.pid) return a.pid < b.pid;
+    if (a.cycle != b.cycle) return a.cycle < b.cycle;
+    return a.stem < b.stem;
+  });
+  std::vector<std::string> paths;
+  for (const DumpName& d : dumps) {
+    if (!d.window || whole_run.count(d.pid) == 0) {
+      paths.push_back(dir + "/" + d.stem + kDumpExtension);
+    }
+  }
+  return paths;
+}
+
+}  // namespace
+
+int StatsCommand(const std::vector<std::string>& args) {
+  std::vector<std::string> reports;
+  std::string format = "table", path;
+  bool by_step = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string arg = args[i], value;
+    const size_t eq = arg.find('=');
+    const bool has_value = arg.rfind("--", 0) == 0 && eq != std::string::npos;
+    if (has_value) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    }
+    auto take_value = [&]() -> bool {
+      if (has_value) return true;
+      if (i + 1 >= args.size()) return false;
+      value = args[++i];
+      return true;
+    };
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kStatsUsage, stdout);
+      return 0;
+    } else if (arg == "--report") {
+      if (!take_value()) return Usage("--report needs a value");
+      size_t start = 0;
+      while (start <= value.size()) {
+        size_t comma = value.find(',', start);
+        if (comma == std::string::npos) comma = value.size();
+        const std::string name = value.substr(start, comma - start);
+        const auto& known = StatsReportNames();
+        if (std::find(known.begin(), known.end(), name) == known.end()) {
+          std::string list;
+          for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+          return Usage("--report " + name + ": unknown report (one of " + list + ")");
+        }
+        if (std::find(reports.begin(), reports.end(), name) == reports.end()) {
+          reports.push_back(name);
+        }
+        start = comma + 1;
+      }
+    } else if (arg == "--format") {
+      if (!take_value()) return Usage("--format needs a value");
+      if (value != "table" && value != "csv" && value != "json") {
+        return Usage("--format " + value + ": expected table, csv or json");
+      }
+      format = value;
+    } else if (arg == "--by-step" && !has_value) {
+      by_step = true;
+    } else if (!arg.empty() && arg[0] == '-') {
+      return Usage("unknown flag " + args[i]);
+    } else if (path.empty()) {
+      path = arg;
+    } else {
+      return Usage("one directory or dump at a time (got " + path + " and " + arg + ")");
+    }
+  }
+  if (path.empty()) return Usage("no directory or dump given");
+  if (reports.empty() && !by_step) {
+    for (std::string_view r : StatsReportNames()) reports.emplace_back(r);
+  }
+
+  std::error_code ec;
+  std::vector<std::string> dumps;
+  if (std::filesystem::is_directory(path, ec)) {
+    dumps = DumpsToSum(path);
+  } else if (std::filesystem::is_regular_file(path, ec)) {
+    dumps.push_back(path);
+  } else {
+    return Usage(path + " is neither a directory nor a file");
+  }
+  if (dumps.empty()) {
+    std::fprintf(stderr, "gprof-run: no dump in %s\n", path.c_str());
+    return kExitInternal;
+  }
+
+  StatsCollector stats;
+  int failed = 0;
+  for (const std::string& dump : dumps) {
+    Profile profile;
+    std::string error;
+    if (!ReadDump(dump, &profile, &error)) {
+      std::fprintf(stderr, "gprof-run: error: %s; left out of the stats\n", error.c_str());
+      ++failed;
+      continue;
+    }
+    stats.Add(profile);
+  }
+  if (failed == static_cast<int>(dumps.size())) return kExitInternal;
+
+  std::vector<StatsTable> tables;
+  for (const std::string& r : reports) tables.push_back(stats.Table(r));
+  if (by_step) tables.push_back(stats.Table(kStepReportName));
+  const std::string out = format == "json"  ? FormatStatsJson(tables)
+                          : format == "csv" ? FormatStatsCsv(tables)
+                                            : FormatStatsTables(tables);
+  std::fputs(out.c_str(), stdout);
+  return failed == 0 ? 0 : kExitInternal;
+}
+
+}  // namespace gprof::launcher
