@@ -7,6 +7,7 @@
 #include "launcher/commands.h"
 #include "launcher/flags.h"
 #include "launcher/report.h"
+#include "launcher/subcommand_args.h"
 
 namespace gprof::launcher {
 namespace {
@@ -32,29 +33,19 @@ int ReportCommand(const std::vector<std::string>& args) {
   TableOptions table;
   bool quiet = false;
   std::string dir;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string arg = args[i], value;
-    const size_t eq = arg.find('=');
-    const bool has_value = arg.rfind("--", 0) == 0 && eq != std::string::npos;
-    if (has_value) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    }
-    auto take_value = [&]() -> bool {
-      if (has_value) return true;
-      if (i + 1 >= args.size()) return false;
-      value = args[++i];
-      return true;
-    };
+  SubcommandArgs a(args);
+  while (a.Next()) {
+    const std::string& arg = a.arg();
+    const std::string& value = a.value();
     if (arg == "--help" || arg == "-h") {
       std::fputs(kReportUsage, stdout);
       return 0;
     } else if (arg == "--sort-by") {
-      if (!take_value()) return Usage(kReportUsage, "--sort-by needs a value");
+      if (!a.TakeValue()) return Usage(kReportUsage, "--sort-by needs a value");
       if (std::string e = CheckSortKey(value); !e.empty()) return Usage(kReportUsage, e);
       table.sort_by = value;
     } else if (arg == "--row-limit") {
-      if (!take_value()) return Usage(kReportUsage, "--row-limit needs a value");
+      if (!a.TakeValue()) return Usage(kReportUsage, "--row-limit needs a value");
       if (!ParseRowLimit(value, &table.row_limit)) {
         return Usage(kReportUsage,
                      "--row-limit " + value + ": expected -1 (all rows) or a whole number >= 0");

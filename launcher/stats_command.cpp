@@ -11,6 +11,7 @@
 #include "exporters/stats.h"
 #include "launcher/commands.h"
 #include "launcher/report.h"
+#include "launcher/subcommand_args.h"
 #include "model/dump.h"
 
 namespace gprof::launcher {
@@ -66,25 +67,15 @@ int StatsCommand(const std::vector<std::string>& args) {
   std::vector<std::string> reports;
   std::string format = "table", path;
   bool by_step = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string arg = args[i], value;
-    const size_t eq = arg.find('=');
-    const bool has_value = arg.rfind("--", 0) == 0 && eq != std::string::npos;
-    if (has_value) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    }
-    auto take_value = [&]() -> bool {
-      if (has_value) return true;
-      if (i + 1 >= args.size()) return false;
-      value = args[++i];
-      return true;
-    };
+  SubcommandArgs a(args);
+  while (a.Next()) {
+    const std::string& arg = a.arg();
+    const std::string& value = a.value();
     if (arg == "--help" || arg == "-h") {
       std::fputs(kStatsUsage, stdout);
       return 0;
     } else if (arg == "--report") {
-      if (!take_value()) return Usage("--report needs a value");
+      if (!a.TakeValue()) return Usage("--report needs a value");
       size_t start = 0;
       while (start <= value.size()) {
         size_t comma = value.find(',', start);
@@ -102,15 +93,15 @@ int StatsCommand(const std::vector<std::string>& args) {
         start = comma + 1;
       }
     } else if (arg == "--format") {
-      if (!take_value()) return Usage("--format needs a value");
+      if (!a.TakeValue()) return Usage("--format needs a value");
       if (value != "table" && value != "csv" && value != "json") {
         return Usage("--format " + value + ": expected table, csv or json");
       }
       format = value;
-    } else if (arg == "--by-step" && !has_value) {
+    } else if (arg == "--by-step" && !a.has_inline_value()) {
       by_step = true;
     } else if (!arg.empty() && arg[0] == '-') {
-      return Usage("unknown flag " + args[i]);
+      return Usage("unknown flag " + arg + (a.has_inline_value() ? "=" + value : ""));
     } else if (path.empty()) {
       path = arg;
     } else {
