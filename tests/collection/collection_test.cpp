@@ -148,12 +148,19 @@ constexpr uint64_t kLaunchLoopOtherWork = 6;
 // stand-in's default buffer mode the upper bound is met exactly (tests/cudasim/cupti/activity.cpp
 // drops the record and the request's overhead record); in its staged mode dropped == refused.
 // Real CUPTI's accounting is checked by GpuCollection.CappedPoolReportsWhatItDropped.
+//
+// The pool must run dry for this to test anything, whatever the machine's load: a full buffer
+// goes back to the tool only once all its records are complete (cupti_activity.h), so the
+// kernels last 20 us against a 4 us launch. The GPU falls behind, a full 64 KiB buffer (~300
+// kernels) completes some 6 ms after it filled, and the program needs a third buffer after
+// ~1.2 ms: with two in the pool, requests are refused. (With short kernels the parser kept up on
+// an idle machine and nothing was refused.) 20000 launches: 0.4 s of GPU time.
 TEST_F(Collection, CappedPoolCountsEveryLostRecordPlusAtMostOneOverheadRecordPerRefusal) {
-  constexpr uint64_t kLaunches = 200000;
+  constexpr uint64_t kLaunches = 20000;
   ProfiledRun run = RunProfiled(
       {ExamplePath("launch_loop"), std::to_string(kLaunches)}, StandIn(),
       WithStandInCupti({{"GPROF_ACTIVITY_POOL", "2"}, {"GPROF_ACTIVITY_BUFFER_KIB", "64"},
-                        {"CUDASIM_FLUSH_PERIOD_MS", "1000"}}),
+                        {"CUDASIM_KERNEL_NS", "tiny=20000"}}),
       "capped");
   ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
   ASSERT_TRUE(run.has_dump) << run.dump_error;
