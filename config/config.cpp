@@ -48,6 +48,17 @@ const std::vector<ConfigKey>& KeyTable() {
     {"GPROF_DELAY", ConfigType::kSpec, "0",
      "Collect nothing for this long after start (e.g. 2s, 500ms)."},
     {"GPROF_DURATION", ConfigType::kSpec, "0", "Stop collecting after this long (0 = no limit)."},
+    // Read by the Python hook (python/gprof_run_hook/) in torch programs; parsed here so that the
+    // launcher rejects a bad value before the program starts.
+    {"GPROF_TORCH_OPS", ConfigType::kBool, "1",
+     "1|0: in a Python program that imports torch, record torch's own per-op ranges (aten::mm, "
+     "autograd, optimizer) on every thread that runs ops."},
+    {"GPROF_RECORD_SHAPES", ConfigType::kBool, "0",
+     "1|0: torch ops carry their input shapes (the table gains torch's Input Shapes column and "
+     "groups by name and shapes)."},
+    {"GPROF_TORCH_STEPS", ConfigType::kEnum, "optimizer",
+     "optimizer|off: in a torch program, each optimizer.step() ends a step (ProfilerStep#N), "
+     "unless the program has steps of its own (docs/PYTORCH.md)."},
   };
   return *keys;
 }
@@ -314,6 +325,13 @@ ParseResult ParseConfig(const std::map<std::string, std::string>& env) {
   p.LogLevelKey();
   p.Bool("GPROF_CUDA", &c.cuda);
   p.Bool("GPROF_NVTX", &c.nvtx);
+  p.Bool("GPROF_TORCH_OPS", &c.torch_ops);
+  p.Bool("GPROF_RECORD_SHAPES", &c.record_shapes);
+  if (const std::string* v = p.Get("GPROF_TORCH_STEPS")) {
+    if (*v == "optimizer") c.torch_steps = true;
+    else if (*v == "off") c.torch_steps = false;
+    else p.Error("GPROF_TORCH_STEPS", *v, "expected optimizer or off");
+  }
   p.ApiFilterKey();
   p.Uint("GPROF_ACTIVITY_BUFFER_KIB", 64, 262144, &c.activity_buffer_kib);
   p.Uint("GPROF_ACTIVITY_POOL", 2, 65536, &c.activity_pool_buffers);

@@ -62,6 +62,10 @@ struct Config {
   LogLevel log_level = LogLevel::kWarn;
   bool cuda = true;        // collect CUDA API + GPU activity through CUPTI
   bool nvtx = true;        // collect NVTX ranges and marks
+  // Python torch programs (read by the Python hook; the library only validates them).
+  bool torch_ops = true;       // torch's per-op ranges (RecordFunction -> NVTX) on every thread
+  bool record_shapes = false;  // ... with input shapes
+  bool torch_steps = true;     // optimizer.step() ends a step
   ApiFilter api_filter;
   uint32_t activity_buffer_kib = 8 * 1024;  // size of one CUPTI activity buffer
   uint32_t activity_pool_buffers = 64;      // max buffers outstanding at once (bounded pool)

@@ -18,6 +18,13 @@ const std::vector<FlagSpec> kFlags = {
     {"log-level", 0, "GPROF_LOG_LEVEL", "LEVEL", "", "trace|debug|info|warn|error|off."},
     {"no-cuda", 0, "GPROF_CUDA", "", "0", "Do not collect CUDA API calls or GPU activity."},
     {"no-nvtx", 0, "GPROF_NVTX", "", "0", "Do not collect NVTX ranges and marks."},
+    {"record-shapes", 0, "GPROF_RECORD_SHAPES", "", "1",
+     "torch programs: record each op's input shapes (table column Input Shapes, grouped by "
+     "name and shapes)."},
+    {"no-torch-ops", 0, "GPROF_TORCH_OPS", "", "0",
+     "torch programs: do not turn on torch's per-op ranges."},
+    {"torch-steps", 0, "GPROF_TORCH_STEPS", "optimizer|off", "",
+     "torch programs: optimizer.step() ends a step (default optimizer)."},
     {"api-filter", 0, "GPROF_API_FILTER", "SPEC",
      "", "default|all|none, then ,+NAME / ,-NAME to add or drop single APIs."},
     {"activity-buffer-kib", 0, "GPROF_ACTIVITY_BUFFER_KIB", "N", "",
