@@ -42,19 +42,20 @@ using proto::ProtoEncoder;
 // Categories (Kineto's, REFERENCE.md §3), interned in this order: iid = index + 1.
 enum Category : uint8_t {
   kCatUserAnnotation, kCatGpuUserAnnotation, kCatCudaRuntime, kCatCudaDriver, kCatKernel,
-  kCatMemcpy, kCatMemset, kCatSync, kCatOverhead, kCategoryCount,
+  kCatMemcpy, kCatMemset, kCatSync, kCatOverhead, kCatCpuOp, kCategoryCount,
 };
 constexpr std::string_view kCategoryNames[kCategoryCount] = {
     "user_annotation", "gpu_user_annotation", "cuda_runtime", "cuda_driver", "kernel",
-    "gpu_memcpy", "gpu_memset", "cuda_sync", "overhead"};
+    "gpu_memcpy", "gpu_memset", "cuda_sync", "overhead", "cpu_op"};
 
 // Debug annotation names, interned in this order: iid = index + 1.
 enum ArgName : uint8_t {
   kArgCorrelation, kArgStream, kArgGrid, kArgBlock, kArgBytes, kArgDomain, kArgCategory,
-  kArgOpenAtEnd, kArgCount,
+  kArgOpenAtEnd, kArgRecordFunctionId, kArgSequenceNumber, kArgInputDims, kArgCount,
 };
 constexpr std::string_view kArgNames[kArgCount] = {
-    "correlation", "stream", "grid", "block", "bytes", "domain", "category", "open at end"};
+    "correlation", "stream", "grid", "block", "bytes", "domain", "category", "open at end",
+    "Record function id", "Sequence number", "Input Dims"};
 
 uint64_t Iid(Category c) { return uint64_t{c} + 1; }
 uint64_t Iid(ArgName a) { return uint64_t{a} + 1; }
@@ -228,6 +229,13 @@ class PerfettoWriter {
     if (category != 0) UintArg(kArgCategory, category);
     if (flags & kRangeOpenAtEnd) BoolArg(kArgOpenAtEnd, true);
   }
+  // A torch op's details, as Kineto names them (the shapes as torch prints them, a string).
+  void TorchArgs(const HostRange& r) {
+    if (!(r.flags & kRangeTorch)) return;
+    if (r.op_id != 0) UintArg(kArgRecordFunctionId, r.op_id);
+    if (r.seq >= 0) UintArg(kArgSequenceNumber, static_cast<uint64_t>(r.seq));
+    if (r.shapes != kNoString) StringArg(kArgInputDims, p_.strings.Get(r.shapes));
+  }
 
   // Writes the ends of every open slice that ends at or before `ts`.
   void CloseSlicesUpTo(uint64_t ts) {
@@ -279,8 +287,11 @@ class PerfettoWriter {
       }
       case K::kRange: {
         const HostRange& r = p_.ranges[e.index];
-        const Open o = BeginEvent(e, kSliceBegin, kCatUserAnnotation, RangeIid(r.name));
+        const Open o = BeginEvent(e, kSliceBegin,
+                                  (r.flags & kRangeCpuOp) ? kCatCpuOp : kCatUserAnnotation,
+                                  RangeIid(r.name));
         RangeArgs(r.domain, r.category, r.flags);
+        TorchArgs(r);
         EndEvent(o, e, kSliceBegin);
         break;
       }

@@ -49,7 +49,19 @@ void TraceEventWriter::Slice(const char* cat, std::string_view name, const Plann
   out_.Raw(",\"dur\":").Micros(Dur(e.ts, e.end));
 }
 
-void TraceEventWriter::RangeArgs(uint16_t domain, uint32_t category, uint16_t flags) {
+// True for torch's printed shapes ("[[2, 3], []]"): digits, brackets, commas and spaces only,
+// which is a JSON array as it stands. Anything else is written as a string.
+static bool IsShapeList(std::string_view s) {
+  if (s.empty() || s.front() != '[') return false;
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || c == '[' || c == ']' || c == ',' || c == ' ' || c == '-'))
+      return false;
+  }
+  return true;
+}
+
+void TraceEventWriter::RangeArgs(uint16_t domain, uint32_t category, uint16_t flags,
+                                 const HostRange* torch) {
   const std::string_view dom =
       domain < p_.domains.size() ? p_.strings.Get(p_.domains[domain]) : std::string_view();
   bool any = false;
@@ -61,6 +73,17 @@ void TraceEventWriter::RangeArgs(uint16_t domain, uint32_t category, uint16_t fl
   if (category != 0) { key("category"); out_.Uint(category); }
   if (flags & kRangeStartEnd) { key("start/end range"); out_.Raw("true"); }
   if (flags & kRangeOpenAtEnd) { key("open at end"); out_.Raw("true"); }
+  if (torch != nullptr && (torch->flags & kRangeTorch)) {
+    // Kineto's arg names for a cpu_op / user_annotation from RecordFunction.
+    if (torch->op_id != 0) { key("Record function id"); out_.Uint(torch->op_id); }
+    if (torch->seq >= 0) { key("Sequence number"); out_.Uint(static_cast<uint64_t>(torch->seq)); }
+    if (torch->shapes != kNoString) {
+      const std::string_view shapes = p_.strings.Get(torch->shapes);
+      key("Input Dims");
+      if (IsShapeList(shapes)) out_.Raw(shapes);
+      else out_.String(shapes);
+    }
+  }
   if (any) out_.Char('}');
 }
 
@@ -213,8 +236,8 @@ void TraceEventWriter::Write(const PlannedEvent& e) {
     }
     case Ev::kRange: {
       const HostRange& r = p_.ranges[e.index];
-      Slice("user_annotation", p_.strings.Get(r.name), e);
-      RangeArgs(r.domain, r.category, r.flags);
+      Slice((r.flags & kRangeCpuOp) ? "cpu_op" : "user_annotation", p_.strings.Get(r.name), e);
+      RangeArgs(r.domain, r.category, r.flags, &r);
       o.Char('}');
       break;
     }

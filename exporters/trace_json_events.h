@@ -45,7 +45,9 @@ class TraceEventWriter {
 
   void Common(const char* cat, std::string_view name, const PlannedEvent& e);
   void Slice(const char* cat, std::string_view name, const PlannedEvent& e);
-  void RangeArgs(uint16_t domain, uint32_t category, uint16_t flags);
+  // `torch`: the range whose torch op details (kRangeTorch) to add, or nullptr.
+  void RangeArgs(uint16_t domain, uint32_t category, uint16_t flags,
+                 const HostRange* torch = nullptr);
 
   char* BeginAt(char* p, char ph);
   char* PidTidTsAt(char* p, const PlannedEvent& e);

@@ -21,7 +21,7 @@
 
 namespace gprof {
 
-inline constexpr uint32_t kDumpFormatVersion = 4;
+inline constexpr uint32_t kDumpFormatVersion = 5;
 inline constexpr const char* kDumpExtension = ".gpdump";
 
 // Writes `profile` to `path` atomically: into `path.tmp.<pid>`, then rename(). Returns "" on

@@ -24,9 +24,13 @@ enum RangeFlags : uint16_t {
   kRangeOpenAtEnd = 1 << 0,  // never closed: closed at the end of the profile and flagged
   kRangeStartEnd = 1 << 1,   // nvtxRangeStart/End (may cross threads), not push/pop
   kRangeStep = 1 << 2,       // a ProfilerStep#N range synthesized by step detection
+  kRangeTorch = 1 << 3,      // a PyTorch RecordFunction range (torch_op_name.h): its NVTX text
+                             // carried torch's ", seq = ", ", op_id = " ... suffixes, now split
+                             // into the fields below; `name` is the op name as torch names it
+  kRangeCpuOp = 1 << 4,      // ... and an operator (Kineto's cpu_op), not a user_annotation
 };
 
-// An NVTX range (push/pop or start/end) on a host thread. 32 bytes.
+// An NVTX range (push/pop or start/end) on a host thread. 48 bytes.
 struct HostRange {
   uint64_t start_ns;
   uint64_t end_ns;
@@ -35,8 +39,15 @@ struct HostRange {
   uint16_t domain;    // index into Profile::domains (0 = default domain)
   uint16_t flags;     // RangeFlags
   uint32_t category;  // NVTX category id (0 = none)
+  // kRangeTorch only (else 0 / -1 / kNoString): RecordFunction's handle (Kineto's "Record
+  // function id"), the autograd sequence number ("Sequence number", -1 = none) and, with
+  // --record-shapes, the input shapes as torch prints them ("[[2, 3], []]", Kineto's
+  // "Input Dims").
+  uint64_t op_id = 0;
+  int32_t seq = -1;
+  StringId shapes = kNoString;
 };
-static_assert(sizeof(HostRange) == 32);
+static_assert(sizeof(HostRange) == 48);
 
 // An NVTX mark (instant). 24 bytes.
 struct HostMark {

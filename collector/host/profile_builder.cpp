@@ -9,6 +9,7 @@
 #include "collector/host/api_records.h"
 #include "collector/host/host_clock.h"
 #include "collector/host/nvtx_records.h"
+#include "model/torch_op_name.h"
 
 namespace gprof::collector {
 namespace {
@@ -73,6 +74,29 @@ StringId ProfileBuilder::NameOf(NvtxNameEncoding encoding, uint32_t registered, 
   return kNoString;
 }
 
+ProfileBuilder::Open ProfileBuilder::OpenRange(const NvtxBeginFields& f, uint32_t tid,
+                                              const char* name, uint32_t name_len) {
+  Open open{};
+  open.start_ns = HostTicksToNs(f.ts);
+  open.end_ns = open.start_ns;
+  open.tid = tid;
+  open.domain = Domain(f.domain);
+  open.category = f.category;
+  open.seq = -1;
+  TorchOpName torch;
+  if (f.encoding == NvtxNameEncoding::kUtf8 &&
+      ParseTorchOpName(TrimPartialUtf8(std::string_view(name, name_len)), &torch)) {
+    open.name = profile_->strings.Intern(torch.name);
+    open.flags = static_cast<uint16_t>(kRangeTorch | (torch.cpu_op ? kRangeCpuOp : 0));
+    open.op_id = torch.op_id;
+    open.seq = torch.seq > INT32_MAX ? INT32_MAX : static_cast<int32_t>(torch.seq);
+    open.shapes = torch.shapes.empty() ? kNoString : profile_->strings.Intern(torch.shapes);
+  } else {
+    open.name = NameOf(f.encoding, f.registered, name, name_len);
+  }
+  return open;
+}
+
 void ProfileBuilder::NoteThread(uint32_t tid) {
   if (tids_.empty() || tids_.back() != tid) tids_.push_back(tid);
 }
@@ -88,15 +112,17 @@ void ProfileBuilder::Add(uint32_t tid, HostRecordType type, uint8_t flags, const
       uint32_t name_len = 0;
       if (!ReadNvtxBegin(type, flags, payload, size, &f, &name, &name_len)) return;
       NoteThread(tid);
-      const Open open{HostTicksToNs(f.ts), NameOf(f.encoding, f.registered, name, name_len), tid,
-                      Domain(f.domain), f.category};
+      if (type == HostRecordType::kNvtxMark) {
+        profile_->marks.push_back(HostMark{HostTicksToNs(f.ts),
+                                           NameOf(f.encoding, f.registered, name, name_len), tid,
+                                           Domain(f.domain), 0, f.category});
+        return;
+      }
+      const Open open = OpenRange(f, tid, name, name_len);
       if (type == HostRecordType::kNvtxPush) {
         stacks_[(static_cast<uint64_t>(tid) << 16) | open.domain].push_back(open);
-      } else if (type == HostRecordType::kNvtxStart) {
-        started_[f.id] = open;
       } else {
-        profile_->marks.push_back(
-            HostMark{open.start_ns, open.name, tid, open.domain, 0, open.category});
+        started_[f.id] = open;
       }
       return;
     }
@@ -109,11 +135,10 @@ void ProfileBuilder::Add(uint32_t tid, HostRecordType type, uint8_t flags, const
         ++profile_->counters.nvtx_unmatched_pops;
         return;
       }
-      const Open open = it->second.back();
+      HostRange range = it->second.back();
       it->second.pop_back();
-      const uint64_t end_ns = std::max(HostTicksToNs(ts), open.start_ns);
-      profile_->ranges.push_back(
-          HostRange{open.start_ns, end_ns, open.name, open.tid, open.domain, 0, open.category});
+      range.end_ns = std::max(HostTicksToNs(ts), range.start_ns);
+      profile_->ranges.push_back(range);
       return;
     }
     case HostRecordType::kNvtxEnd: {
@@ -148,17 +173,17 @@ void ProfileBuilder::Finish(uint64_t end_ns) {
       ++profile_->counters.nvtx_unmatched_pops;
       continue;
     }
-    const Open& open = it->second;
-    profile_->ranges.push_back(HostRange{open.start_ns, std::max(end.ts_ns, open.start_ns),
-                                         open.name, open.tid, open.domain, kRangeStartEnd,
-                                         open.category});
+    HostRange range = it->second;
+    range.end_ns = std::max(end.ts_ns, range.start_ns);
+    range.flags = static_cast<uint16_t>(range.flags | kRangeStartEnd);
+    profile_->ranges.push_back(range);
     started_.erase(it);
   }
   auto close_open = [&](const Open& open, uint16_t flags) {
-    profile_->ranges.push_back(HostRange{open.start_ns, std::max(end_ns, open.start_ns), open.name,
-                                         open.tid, open.domain,
-                                         static_cast<uint16_t>(flags | kRangeOpenAtEnd),
-                                         open.category});
+    HostRange range = open;
+    range.end_ns = std::max(end_ns, open.start_ns);
+    range.flags = static_cast<uint16_t>(range.flags | flags | kRangeOpenAtEnd);
+    profile_->ranges.push_back(range);
     ++profile_->counters.nvtx_ranges_open_at_end;
   };
   for (auto& [key, stack] : stacks_) {

@@ -36,14 +36,11 @@ class ProfileBuilder {
                     const void* payload, uint32_t size);
 
  private:
-  struct Open {
-    uint64_t start_ns;
-    StringId name;
-    uint32_t tid;
-    uint16_t domain;
-    uint32_t category;
-  };
+  // An open range: everything of its HostRange but the end.
+  using Open = HostRange;
   StringId NameOf(NvtxNameEncoding encoding, uint32_t registered, const char* bytes, uint32_t len);
+  // A range about to open: its name, split into torch's parts when it is a torch op (kRangeTorch).
+  Open OpenRange(const NvtxBeginFields& f, uint32_t tid, const char* name, uint32_t name_len);
   uint16_t Domain(uint16_t index);
   void NoteThread(uint32_t tid);
 
