@@ -21,6 +21,10 @@ struct TableOptions {
   // data, else self_cpu_time_total.
   std::string sort_by = "auto";
   int row_limit = -1;  // -1 = all rows
+  // Rows per (name, input shapes) with torch's "Input Shapes" column, as
+  // key_averages(group_by_input_shape=True).table(): auto = when the profile has shapes
+  // (recorded with --record-shapes).
+  enum class ByShape { kAuto, kOn, kOff } group_by_input_shape = ByShape::kAuto;
 };
 
 // The sort keys RenderTable accepts (for the launcher's flag validation and --help).

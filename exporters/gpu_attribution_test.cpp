@@ -100,8 +100,8 @@ std::map<std::string, std::vector<nlohmann::json>> GpuAnnotations(const Profile&
 }
 
 // The table: aten::mm's CUDA total is mm's 6 us (its launching call ran on the autograd thread
-// inside it); its Self CUDA is 0 as for every host row, the GPU time being the launching call's
-// (its child) and the kernel row's (Self CUDA 6 us). The step's CUDA total is 6 + 2 = 8 us:
+// inside it); its Self CUDA is the same 6 us, as in torch's table, since no range nested in it
+// owns any (the kernel row has Self CUDA 6 us too; the footer counts only the kernel rows). The step's CUDA total is 6 + 2 = 8 us:
 // both launches started during step 7, on a thread that never saw the step. Per thread, the main
 // thread's tree (step > optimizer) has no launch at all, which is what the old same-thread rule
 // gave the step (0).
@@ -109,7 +109,7 @@ TEST(GpuAttribution, OpOnAutogradThreadOwnsItsKernelAndTheStepOwnsEveryLaunchDur
   const Profile p = BackwardOnAnotherThread();
   auto rows = Rows(p);
   EXPECT_EQ(rows["aten::mm"].cuda_total_ns, 6'000u);
-  EXPECT_EQ(rows["aten::mm"].self_cuda_ns, 0u);
+  EXPECT_EQ(rows["aten::mm"].self_cuda_ns, 6'000u);
   EXPECT_EQ(rows["aten::mm"].cpu_total_ns, 20'000u);
   EXPECT_EQ(rows["aten::mm"].self_cpu_ns, 18'000u);  // minus its 2 us launch
   EXPECT_EQ(rows["ProfilerStep*"].cuda_total_ns, 8'000u);
@@ -124,7 +124,7 @@ TEST(GpuAttribution, OpOnAutogradThreadOwnsItsKernelAndTheStepOwnsEveryLaunchDur
   const std::string t = RenderTable(p, {});
   const auto mm = TableRow(t, "aten::mm");
   ASSERT_EQ(mm.size(), 11u) << t;
-  EXPECT_EQ(mm[6], "0.000us");
+  EXPECT_EQ(mm[6], "6.000us");
   EXPECT_EQ(mm[8], "6.000us");
   const auto step = TableRow(t, "ProfilerStep*");
   ASSERT_EQ(step.size(), 11u) << t;

@@ -40,17 +40,36 @@ struct HostNode {
   int64_t parent = -1;
   uint64_t children_ns = 0;
   uint64_t cuda_ns = 0;      // ranges and steps: what they own (GpuAttribution)
+  uint64_t nested_cuda_ns = 0;  // ranges: what the ranges nested in them own
+  bool step = false;
   uint64_t launched_ns = 0;  // GPU time of the API calls in this subtree (API calls' CUDA total)
 };
 
 }  // namespace
 
-std::vector<EventStats> KeyAverages(const Profile& p) {
+bool HasInputShapes(const Profile& p) {
+  for (const HostRange& r : p.ranges) {
+    if (r.shapes != kNoString) return true;
+  }
+  return false;
+}
+
+std::vector<EventStats> KeyAverages(const Profile& p, bool group_by_input_shape) {
+  // Keyed by name + '\0' + shapes (shapes "" unless grouping by them): name order, then shapes.
   std::map<std::string, EventStats, std::less<>> rows;
+  std::string key;
+  StringId shapes_of_next = kNoString;  // the shapes of the row add() is called for
   const auto add = [&](const std::string& name, uint64_t self_cpu, uint64_t cpu, uint64_t self_cuda,
-                       uint64_t cuda) {
-    auto it = rows.find(name);
-    if (it == rows.end()) it = rows.emplace(name, EventStats{name}).first;
+                       uint64_t cuda, bool device = false) {
+    const std::string_view shapes =
+        group_by_input_shape ? p.strings.Get(shapes_of_next) : std::string_view();
+    key.assign(name).push_back('\0');
+    key.append(shapes);
+    auto it = rows.find(key);
+    if (it == rows.end()) {
+      EventStats fresh{name, std::string(shapes), device};
+      it = rows.emplace(key, std::move(fresh)).first;
+    }
     EventStats& e = it->second;
     e.count += 1;
     e.self_cpu_ns += self_cpu;
@@ -72,6 +91,7 @@ std::vector<EventStats> KeyAverages(const Profile& p) {
     const Step& s = p.steps[i];
     HostNode n{s.start_ns, s.end_ns, 0, i, &step_name};
     n.cuda_ns = owners.StepGpuNs(i);
+    n.step = true;
     by_thread[s.tid].push_back(n);
   }
   for (uint32_t i = 0; i < p.ranges.size(); ++i) {
@@ -80,6 +100,7 @@ std::vector<EventStats> KeyAverages(const Profile& p) {
     if (r.flags & kRangeStartEnd) continue;
     HostNode n{r.start_ns, r.end_ns, 1, i, &range_names[i]};
     n.cuda_ns = owners.RangeGpuNs(i);
+    n.step = IsStepRange(p, r);
     by_thread[r.tid].push_back(n);
   }
   for (uint32_t i = 0; i < p.api_calls.size(); ++i) {
@@ -113,32 +134,50 @@ std::vector<EventStats> KeyAverages(const Profile& p) {
         nodes[static_cast<size_t>(nodes[i].parent)].launched_ns += nodes[i].launched_ns;
       }
     }
+    // Self CUDA: what a range owns minus what the ranges inside it own. Each non-step range
+    // hands its total to the nearest enclosing non-step range (steps in between are skipped:
+    // a step nested in a range owns by time, not by nesting).
+    const auto is_range = [&](const HostNode& n) { return n.order == 1 && !n.step; };
+    for (HostNode& n : nodes) {
+      if (!is_range(n)) continue;
+      int64_t up = n.parent;
+      while (up >= 0 && !is_range(nodes[static_cast<size_t>(up)])) {
+        up = nodes[static_cast<size_t>(up)].parent;
+      }
+      if (up >= 0) nodes[static_cast<size_t>(up)].nested_cuda_ns += n.cuda_ns;
+    }
     for (const HostNode& n : nodes) {
       const uint64_t d = Dur(n.start, n.end);
-      add(*n.name, d > n.children_ns ? d - n.children_ns : 0, d, 0,
+      const uint64_t self_cuda =
+          is_range(n) && n.cuda_ns > n.nested_cuda_ns ? n.cuda_ns - n.nested_cuda_ns : 0;
+      shapes_of_next = n.order == 1 ? p.ranges[n.index].shapes : kNoString;
+      add(*n.name, d > n.children_ns ? d - n.children_ns : 0, d, self_cuda,
           n.order == 2 ? n.launched_ns : n.cuda_ns);
     }
+    shapes_of_next = kNoString;
   }
 
   // Start/end ranges: see the file comment.
   for (uint32_t i = 0; i < p.ranges.size(); ++i) {
     const HostRange& r = p.ranges[i];
     if (!(r.flags & kRangeStartEnd)) continue;
+    shapes_of_next = r.shapes;
     add(range_names[i], 0, Dur(r.start_ns, r.end_ns), 0, owners.RangeGpuNs(i));
   }
+  shapes_of_next = kNoString;
 
   for (const Sync& s : p.syncs) add(std::string(SyncName(s.kind)), 0, Dur(s.start_ns, s.end_ns), 0, 0);
   for (const Kernel& k : p.kernels) {
     const uint64_t d = Dur(k.start_ns, k.end_ns);
-    add(names.KernelName(k.name), 0, 0, d, d);
+    add(names.KernelName(k.name), 0, 0, d, d, true);
   }
   for (const Memcpy& m : p.memcpys) {
     const uint64_t d = Dur(m.start_ns, m.end_ns);
-    add(MemcpyName(m), 0, 0, d, d);
+    add(MemcpyName(m), 0, 0, d, d, true);
   }
   for (const Memset& m : p.memsets) {
     const uint64_t d = Dur(m.start_ns, m.end_ns);
-    add(MemsetName(m), 0, 0, d, d);
+    add(MemsetName(m), 0, 0, d, d, true);
   }
 
   std::vector<EventStats> out;

@@ -5,6 +5,8 @@
 //   an API call's CUDA total = GPU time of the records with its correlation id;
 //   a range's CUDA total = GPU time launched by API calls that started inside it on its thread
 //   (by correlation), a step's = GPU time launched during it from any thread (by step time);
+//   a range's Self CUDA = its CUDA total minus that of the ranges nested in it (torch's rule: a
+//   kernel's time is the Self CUDA of the innermost op that launched it); a step's is 0;
 //   the rules are in gpu_attribution.h, shared with the trace's gpu_user_annotation spans;
 //   GPU rows (kernels, memcpys, memsets): Self CUDA = CUDA total = duration, no CPU time.
 #pragma once
@@ -19,6 +21,8 @@ namespace gprof {
 
 struct EventStats {
   std::string name;
+  std::string input_shapes;  // grouped by input shape only: torch's "[[2, 3], []]", else ""
+  bool device = false;       // a GPU row (kernel, memcpy, memset): counts in "Self CUDA time total"
   uint64_t count = 0;
   uint64_t self_cpu_ns = 0;
   uint64_t cpu_total_ns = 0;
@@ -26,8 +30,13 @@ struct EventStats {
   uint64_t cuda_total_ns = 0;
 };
 
-// One entry per distinct name, ordered by name. Steps (Profile::steps, kRangeStep ranges and
-// ranges named ProfilerStep#N) are grouped under "ProfilerStep*".
-std::vector<EventStats> KeyAverages(const Profile& profile);
+// One entry per distinct name — per (name, input shapes) with `group_by_input_shape`, as torch's
+// key_averages(group_by_input_shape=True) — ordered by name, then shapes. Steps
+// (Profile::steps, kRangeStep ranges and ranges named ProfilerStep#N) are grouped under
+// "ProfilerStep*".
+std::vector<EventStats> KeyAverages(const Profile& profile, bool group_by_input_shape = false);
+
+// True when some range carries input shapes (recorded with --record-shapes).
+bool HasInputShapes(const Profile& profile);
 
 }  // namespace gprof

@@ -110,20 +110,28 @@ std::string RenderTable(const Profile& profile, const TableOptions& options) {
   std::string key = options.sort_by;
   if (key == "auto") key = gpu ? "self_cuda_time_total" : "self_cpu_time_total";
 
-  std::vector<EventStats> events = KeyAverages(profile);
+  const bool by_shape =
+      options.group_by_input_shape == TableOptions::ByShape::kOn ||
+      (options.group_by_input_shape == TableOptions::ByShape::kAuto && HasInputShapes(profile));
+  std::vector<EventStats> events = KeyAverages(profile, by_shape);
   // Descending, stable over the name order KeyAverages returns: deterministic ties.
   std::stable_sort(events.begin(), events.end(), [&](const EventStats& a, const EventStats& b) {
     return SortValue(a, key) > SortValue(b, key);
   });
 
+  // torch sums "Self CUDA time total" over the device rows only: an op's Self CUDA is the same
+  // time as its kernels' rows.
   uint64_t self_cpu_total = 0, self_cuda_total = 0;
   std::vector<std::string_view> names;
+  size_t shapes_width = 0;
   for (const EventStats& e : events) {
     self_cpu_total += e.self_cpu_ns;
-    self_cuda_total += e.self_cuda_ns;
+    if (e.device) self_cuda_total += e.self_cuda_ns;
     names.push_back(e.name);
+    shapes_width = std::max(shapes_width, e.input_shapes.size() + 4);
   }
   const size_t name_width = NameColumnWidth(names);
+  shapes_width = std::min(shapes_width, kMaxShapesColumnWidth);
 
   std::vector<std::string> header = {"Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total",
                                      "CPU time avg"};
@@ -131,10 +139,14 @@ std::string RenderTable(const Profile& profile, const TableOptions& options) {
     for (const char* h : {"Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg"}) header.push_back(h);
   }
   header.push_back("# of Calls");
+  if (by_shape) header.push_back("Input Shapes");
 
   std::string sep;
   sep.append(name_width, '-').append(kSpacing, ' ');
-  for (size_t i = 1; i < header.size(); ++i) sep.append(kColumnWidth, '-').append(kSpacing, ' ');
+  const auto width_of = [&](size_t column) {
+    return by_shape && column + 1 == header.size() ? shapes_width : kColumnWidth;
+  };
+  for (size_t i = 1; i < header.size(); ++i) sep.append(width_of(i), '-').append(kSpacing, ' ');
 
   std::string out;
   const auto line = [&](const std::string& l) { out += l; out += '\n'; };
@@ -142,7 +154,7 @@ std::string RenderTable(const Profile& profile, const TableOptions& options) {
   {
     std::string l;
     Cell(l, header[0], name_width);
-    for (size_t i = 1; i < header.size(); ++i) Cell(l, header[i], kColumnWidth);
+    for (size_t i = 1; i < header.size(); ++i) Cell(l, header[i], width_of(i));
     line(l);
   }
   line(sep);
@@ -165,6 +177,8 @@ std::string RenderTable(const Profile& profile, const TableOptions& options) {
       Cell(l, FormatDuration(e.cuda_total_ns / n), kColumnWidth);
     }
     Cell(l, std::to_string(e.count), kColumnWidth);
+    // torch cuts the shapes to the column width, without "...".
+    if (by_shape) Cell(l, e.input_shapes.substr(0, shapes_width), shapes_width);
     line(l);
   }
   line(sep);

@@ -124,12 +124,21 @@ TEST(GoldenExpectations, NestedTwoThreads) {
     ExpectFlow(t, kPid, {2, 4242, 6000, 0, 7, 6100});
     ExpectFlow(t, kPid, {3, 4250, 3500, 0, 13, 3600});
 
-    // Table. Self CUDA: relu_f 500 + 300 = 800 us, copy 100 us, the rest 0 (name order).
+    // Table, by Self CUDA (ties in name order). A range's Self CUDA is what it owns minus what
+    // the ranges nested in it own (the innermost range that launched a kernel gets its time, as
+    // torch's innermost op does): layer1 owns #1 (500 us), layer2 #2 (300 us), load #3 (100 us);
+    // forward (main) owns #1 + #2 = 800 us, all of it nested (layer1 + layer2) -> 0; forward
+    // (worker) owns #3, nested in load -> 0. Kernels: relu_f 500 + 300 = 800 us, copy 100 us.
     const std::string& tb = o.table;
-    EXPECT_EQ(RowNames(tb), (std::vector<std::string>{"relu_f(float*, int)",
-                                                      "copy(float*, float const*, int)",
-                                                      "cudaLaunchKernel", "forward", "layer1",
-                                                      "layer2", "load"}));
+    EXPECT_EQ(RowNames(tb), (std::vector<std::string>{"relu_f(float*, int)", "layer1", "layer2",
+                                                      "copy(float*, float const*, int)", "load",
+                                                      "cudaLaunchKernel", "forward"}));
+    EXPECT_EQ(Row(tb, "layer1")["Self CUDA"], "500.000us");
+    EXPECT_EQ(Row(tb, "layer2")["Self CUDA"], "300.000us");
+    EXPECT_EQ(Row(tb, "load")["Self CUDA"], "100.000us");
+    EXPECT_EQ(Row(tb, "forward")["Self CUDA"], "0.000us");
+    // Self CUDA % is of the device rows' total (900 us), as torch's footer: layer1 55.56%.
+    EXPECT_EQ(Row(tb, "layer1")["Self CUDA %"], "55.56%");
     // forward: 2 calls, CPU total 10 + 4 = 14 ms, Self CPU (10 - 3 - 4) + (4 - 2) = 5 ms; its
     // launches (any depth) ran #1 + #2 + #3 = 900 us.
     TableRow r = Row(tb, "forward");
@@ -309,16 +318,17 @@ TEST(GoldenExpectations, EscapingNames) {
                                 100, 0, 7));
     ExpectFlow(t, kPid, {1, 4242, 3100, 0, 7, 3200});
 
-    // Table: the kernel (100 us Self CUDA) first, then byte order of the recorded names ('a' <
-    // 'c' < 'cu' < 'i' < 'q' < 't' < 0xC3). Control characters show as '?', invalid bytes as
-    // U+FFFD, and names longer than 55 columns are cut to 52 + "...".
+    // Table: the kernel (100 us Self CUDA) and the quote range, innermost range around its
+    // launch (Self CUDA 100 us, tie in name order: '_' < 'q'), first; then byte order of the
+    // recorded names ('a' < 'c' < 'cu' < 'i' < 't' < 0xC3). Control characters show as '?',
+    // invalid bytes as U+FFFD, and names longer than 55 columns are cut to 52 + "...".
     const std::string& tb = o.table;
     const std::string cut = kLong.substr(0, 52) + "...";
     EXPECT_EQ(RowNames(tb),
-              (std::vector<std::string>{"_Zbogus_not_really_mangled", cut,
+              (std::vector<std::string>{"_Zbogus_not_really_mangled",
+                                        "quote \" and backslash \\ here", cut,
                                         "control ? tab ? newline ? end", "cudaLaunchKernel",
                                         "invalid " + kFffd + kFffd + " utf8",
-                                        "quote \" and backslash \\ here",
                                         "truncated " + kFffd + kFffd + " sequence",
                                         "ünïcødé ✓ 名前"}));
     // quote: 4 ms - (800 + 900 + 100 + 100 + 100 us of ranges + 10 us launch) = 1.990 ms.
@@ -326,6 +336,7 @@ TEST(GoldenExpectations, EscapingNames) {
     EXPECT_EQ(r["Self CPU"], "1.990ms");
     EXPECT_EQ(r["CPU total"], "4.000ms");
     EXPECT_EQ(r["CUDA total"], "100.000us");
+    EXPECT_EQ(r["Self CUDA"], "100.000us");
     EXPECT_EQ(Row(tb, "control ? tab ? newline ? end")["Self CPU"], "800.000us");
     EXPECT_EQ(Row(tb, cut)["Self CPU"], "100.000us");
     EXPECT_EQ(Row(tb, "_Zbogus_not_really_mangled")["Self CUDA"], "100.000us");
@@ -406,14 +417,15 @@ TEST(GoldenExpectations, MemcpyMemsetKinds) {
     ExpectInside(ExpectSlice(t, "cuda_runtime", "cudaStreamSynchronize", 9100, 100, kPid, 4242),
                  range);
 
-    // Table by Self CUDA: the 14 stream-7 kinds take 20 n us (copy #n), except that HtoD Pinned
-    // (40 + 50 = 90 us) and DtoH Pinned (80 + 50 = 130 us) also hold the stream-13 copies (2
-    // calls each); then the memsets (4 us, name order), then the rest (no GPU time, byte order:
-    // uppercase first).
+    // Table by Self CUDA: 'copies', the innermost range around every copy and memset, owns
+    // them all (2.212 ms, below); the 14 stream-7 kinds take 20 n us (copy #n), except that HtoD
+    // Pinned (40 + 50 = 90 us) and DtoH Pinned (80 + 50 = 130 us) also hold the stream-13 copies
+    // (2 calls each); then the memsets (4 us, name order), then the rest (no GPU time, byte
+    // order: uppercase first).
     const std::string& tb = o.table;
     EXPECT_EQ(RowNames(tb),
               (std::vector<std::string>{
-                  "Memcpy Unknown (Unknown -> Unknown)", "Memcpy HtoD (Managed -> Device)",
+                  "copies", "Memcpy Unknown (Unknown -> Unknown)", "Memcpy HtoD (Managed -> Device)",
                   "Memcpy DtoA (Device -> Array)", "Memcpy AtoD (Array -> Device)",
                   "Memcpy AtoA (Array -> Array)", "Memcpy AtoH (Array -> Pinned)",
                   "Memcpy HtoA (Pinned -> Array)", "Memcpy PtoP (Device -> Device)",
@@ -421,7 +433,7 @@ TEST(GoldenExpectations, MemcpyMemsetKinds) {
                   "Memcpy DtoD (Device -> Device)", "Memcpy HtoD (Pinned -> Device)",
                   "Memcpy DtoH (Device -> Pageable)", "Memcpy HtoD (Pageable -> Device)",
                   "Memset (Device)", "Memset (Managed)", "Memset (Pinned)", "Stream Sync",
-                  "copies", "cudaMemcpyAsync", "cudaMemsetAsync", "cudaStreamSynchronize"}));
+                  "cudaMemcpyAsync", "cudaMemsetAsync", "cudaStreamSynchronize"}));
     TableRow r = Row(tb, "Memcpy DtoH (Device -> Pinned)");
     EXPECT_EQ(r["# of Calls"], "2");
     EXPECT_EQ(r["Self CUDA"], "130.000us");
@@ -445,6 +457,7 @@ TEST(GoldenExpectations, MemcpyMemsetKinds) {
     EXPECT_EQ(r["Self CPU"], "8.965ms");
     EXPECT_EQ(r["CPU total"], "9.200ms");
     EXPECT_EQ(r["CUDA total"], "2.212ms");
+    EXPECT_EQ(r["Self CUDA"], "2.212ms");  // no range nested in it
     // The stream sync record: 98 us of CPU total (the host waited), no Self CPU.
     EXPECT_EQ(Row(tb, "Stream Sync")["CPU total"], "98.000us");
     EXPECT_EQ(Row(tb, "Stream Sync")["Self CPU"], "0.000us");
@@ -491,12 +504,14 @@ TEST(GoldenExpectations, OverheadBound) {
     EXPECT_EQ(ThreadName(t, kPid, overhead[0]["tid"].get<uint64_t>()),
               "CUPTI overhead (MainThread)");
 
-    // Table: add_scalar has all the Self CUDA, then name order ("Context Sync" sorts before the
-    // lowercase names). No row for CUPTI overhead.
+    // Table: add_scalar and train_step (the range around all 200 launches, no range inside it)
+    // have all the Self CUDA, 400 us each, name order between them; then name order ("Context
+    // Sync" sorts before the lowercase names). No row for CUPTI overhead. The footer counts the
+    // kernel rows only: 400 us, not 800.
     const std::string& tb = o.table;
-    EXPECT_EQ(RowNames(tb), (std::vector<std::string>{"add_scalar(float*, float)", "Context Sync",
-                                                      "cudaDeviceSynchronize", "cudaLaunchKernel",
-                                                      "train_step"}));
+    EXPECT_EQ(RowNames(tb), (std::vector<std::string>{"add_scalar(float*, float)", "train_step",
+                                                      "Context Sync", "cudaDeviceSynchronize",
+                                                      "cudaLaunchKernel"}));
     // 200 kernels x 2 us = 400 us; 200 launches x 25 us = 5 ms (76.92% of 6.5 ms).
     TableRow r = Row(tb, "add_scalar(float*, float)");
     EXPECT_EQ(r["# of Calls"], "200");
@@ -513,6 +528,7 @@ TEST(GoldenExpectations, OverheadBound) {
     EXPECT_EQ(r["Self CPU"], "1.490ms");
     EXPECT_EQ(r["CPU total"], "6.500ms");
     EXPECT_EQ(r["CUDA total"], "400.000us");
+    EXPECT_EQ(r["Self CUDA"], "400.000us");
     EXPECT_EQ(Row(tb, "cudaDeviceSynchronize")["Self CPU"], "10.000us");
     EXPECT_EQ(Row(tb, "Context Sync")["CPU total"], "8.500us");
     EXPECT_TRUE(Contains(tb, "Self CPU time total: 6.500ms")) << tb;
@@ -568,11 +584,16 @@ TEST(GoldenExpectations, ScheduleWindowSteps) {
       ExpectFlow(t, kPid, {2 + 10 * k, 4242, s + 1400, 0, 7, s + 1500});
     }
 
-    // Table by Self CUDA: bwd 3 x 1.4 = 4.2 ms, fwd 3 x 0.8 = 2.4 ms, then name order.
+    // Table by Self CUDA (ties in name order): bwd 3 x 1.4 = 4.2 ms and backward, the innermost
+    // range around its launch, the same; fwd 3 x 0.8 = 2.4 ms and forward likewise; the steps own
+    // by time and have no Self CUDA; then name order.
     const std::string& tb = o.table;
-    EXPECT_EQ(RowNames(tb), (std::vector<std::string>{"bwd(float*)", "fwd(float*)",
-                                                      "ProfilerStep*", "backward",
-                                                      "cudaLaunchKernel", "forward"}));
+    EXPECT_EQ(RowNames(tb), (std::vector<std::string>{"backward", "bwd(float*)", "forward",
+                                                      "fwd(float*)", "ProfilerStep*",
+                                                      "cudaLaunchKernel"}));
+    EXPECT_EQ(Row(tb, "backward")["Self CUDA"], "4.200ms");
+    EXPECT_EQ(Row(tb, "forward")["Self CUDA"], "2.400ms");
+    EXPECT_EQ(Row(tb, "ProfilerStep*")["Self CUDA"], "0.000us");
     // ProfilerStep*: 3 steps of 3 ms = 9 ms; self 3 x (3 - 1.1 - 1.5) = 1.2 ms; GPU 6.6 ms.
     TableRow r = Row(tb, "ProfilerStep*");
     EXPECT_EQ(r["# of Calls"], "3");
