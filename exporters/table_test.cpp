@@ -123,3 +123,47 @@ TEST(KeyAverages, ApiCallCudaTotalIsItsCorrelatedWorkAndRangesSumTheirCalls) {
 
 }  // namespace
 }  // namespace gprof
+
+namespace gprof {
+namespace {
+
+// With shapes recorded, rows are per (name, shapes) and the last column is torch's Input Shapes,
+// right-aligned, min(longest + 4, 80) wide: aten::mm twice with [[2, 4], [4, 3]] (10 + 30 us)
+// and once with [[8, 8], [8, 8]] (5 us) gives two aten::mm rows; the region has no shapes.
+TEST(RenderTable, RecordedShapesGroupRowsByNameAndShapesWithTorchsInputShapesColumn) {
+  Profile p;
+  const StringId mm = p.strings.Intern("aten::mm");
+  const StringId small = p.strings.Intern("[[2, 4], [4, 3]]");
+  const StringId big = p.strings.Intern("[[8, 8], [8, 8]]");
+  const auto op = [&](uint64_t start, uint64_t end, StringId shapes) {
+    HostRange r{start, end, mm, 1, 0, kRangeTorch | kRangeCpuOp, 0};
+    r.op_id = start;
+    r.shapes = shapes;
+    return r;
+  };
+  p.ranges.push_back({0, 100'000, p.strings.Intern("region"), 1, 0, kRangeTorch, 0});
+  p.ranges.push_back(op(1'000, 11'000, small));
+  p.ranges.push_back(op(20'000, 50'000, small));
+  p.ranges.push_back(op(60'000, 65'000, big));
+
+  const std::string t = RenderTable(p, {});
+  // "Input Shapes" right-aligned in 16 + 4 = 20 columns after the two spaces of "# of Calls".
+  EXPECT_NE(t.find("# of Calls          Input Shapes  \n"), std::string::npos) << t;
+  const std::vector<std::string> rows = Order(t);
+  ASSERT_EQ(rows.size(), 3u) << t;
+  // Self CPU order: region 100 - 45 = 55 us, mm [[2, 4], ...] 40 us, mm [[8, 8], ...] 5 us.
+  EXPECT_EQ(rows[0], "region");
+  EXPECT_NE(t.find("20.000us             2      [[2, 4], [4, 3]]  \n"), std::string::npos) << t;
+  EXPECT_NE(t.find("5.000us             1      [[8, 8], [8, 8]]  \n"), std::string::npos) << t;
+  EXPECT_NE(t.find("40.000us        40.00%"), std::string::npos) << t;
+
+  // Grouping off: one aten::mm row with all three calls and no Input Shapes column.
+  TableOptions off;
+  off.group_by_input_shape = TableOptions::ByShape::kOff;
+  const std::string plain = RenderTable(p, off);
+  EXPECT_EQ(plain.find("Input Shapes"), std::string::npos) << plain;
+  EXPECT_NE(plain.find("15.000us             3  \n"), std::string::npos) << plain;  // 45 / 3
+}
+
+}  // namespace
+}  // namespace gprof

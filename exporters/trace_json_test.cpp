@@ -163,6 +163,42 @@ TEST(WriteTraceJson, HugeNamesAndUnknownLaunchConfigsTakeTheOnePath) {
   EXPECT_TRUE(CheckTrace(path).empty());
 }
 
+// torch op ranges: operators under cpu_op, record_function ranges under user_annotation, with
+// Kineto's arg names; torch's printed shapes are a JSON array as they stand.
+TEST(WriteTraceJson, TorchOpsAreCpuOpsWithKinetoArgs) {
+  Profile p;
+  p.info.pid = 9;
+  HostRange mm{1'000, 2'000, p.strings.Intern("aten::mm"), 9, 0, kRangeTorch | kRangeCpuOp, 0};
+  mm.op_id = 15;
+  mm.seq = 7;
+  mm.shapes = p.strings.Intern("[[2, 4], [4, 3]]");
+  HostRange region{500, 3'000, p.strings.Intern("my_region"), 9, 0, kRangeTorch, 0};
+  region.op_id = 12;
+  p.ranges = {region, mm};
+  const std::string path = testing::TempDir() + "/torch_ops.json";
+  WriteTraceJson(p, path);
+  const nlohmann::json j = nlohmann::json::parse(Read(path));
+  int seen = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    if (e["name"] == "aten::mm") {
+      ++seen;
+      EXPECT_EQ(e["cat"], "cpu_op");
+      EXPECT_EQ(e["args"]["Record function id"], 15);
+      EXPECT_EQ(e["args"]["Sequence number"], 7);
+      EXPECT_EQ(e["args"]["Input Dims"], nlohmann::json::parse("[[2, 4], [4, 3]]"));
+    } else if (e["name"] == "my_region") {
+      ++seen;
+      EXPECT_EQ(e["cat"], "user_annotation");
+      EXPECT_EQ(e["args"]["Record function id"], 12);
+      EXPECT_FALSE(e["args"].contains("Sequence number"));
+      EXPECT_FALSE(e["args"].contains("Input Dims"));
+    }
+  }
+  EXPECT_EQ(seen, 2);
+  EXPECT_TRUE(CheckTrace(path).empty());
+}
+
 TEST(WriteTraceJson, UnwritablePathThrows) {
   EXPECT_THROW(WriteTraceJson(Launches(1), "/nonexistent_dir/x/trace.json"), std::runtime_error);
 }

@@ -293,5 +293,42 @@ TEST(BuildHostProfile, EachProfileCountsTheDropsSinceThePreviousOne) {
   });
 }
 
+// torch's NVTX texts (torch 2.15, record_shapes on) become ranges named by the op, with the
+// details in their own fields; a range that only looks similar keeps its text.
+TEST_F(Builder, TorchOpTextsAreSplitIntoNameAndDetails) {
+  Push(1, 100, "aten::linear, op_id = 14, sizes = [[2, 4], [3, 4], [3]], input_op_ids = "
+               "[(9,0), (2,0), (5,0)]");
+  Push(1, 110, "aten::mm, seq = 7, op_id = 15, sizes = [[2, 4], [4, 3]], input_op_ids = "
+               "[(9,0), (15,0)]");
+  Pop(1, 150);
+  Pop(1, 160);
+  Push(1, 200, "my_region, op_id = 12");
+  Pop(1, 210);
+  Push(1, 300, "load, sizes = [3]");
+  Pop(1, 310);
+  builder_.Finish(Ns(1000));
+
+  ASSERT_EQ(profile_.ranges.size(), 4u);
+  const HostRange* linear = Find("aten::linear");
+  const HostRange* mm = Find("aten::mm");
+  const HostRange* region = Find("my_region");
+  const HostRange* load = Find("load, sizes = [3]");
+  ASSERT_TRUE(linear && mm && region && load);
+  EXPECT_EQ(linear->flags, kRangeTorch | kRangeCpuOp);
+  EXPECT_EQ(linear->op_id, 14u);
+  EXPECT_EQ(linear->seq, -1);
+  EXPECT_EQ(Name(linear->shapes), "[[2, 4], [3, 4], [3]]");
+  EXPECT_EQ(mm->seq, 7);
+  EXPECT_EQ(mm->op_id, 15u);
+  EXPECT_EQ(Name(mm->shapes), "[[2, 4], [4, 3]]");
+  EXPECT_EQ(mm->start_ns, Ns(110));
+  EXPECT_EQ(mm->end_ns, Ns(150));
+  EXPECT_EQ(region->flags, kRangeTorch);  // a user annotation
+  EXPECT_EQ(region->shapes, kNoString);
+  EXPECT_EQ(load->flags, 0);
+  EXPECT_EQ(load->op_id, 0u);
+  EXPECT_EQ(load->seq, -1);
+}
+
 }  // namespace
 }  // namespace gprof::collector
