@@ -33,12 +33,15 @@ def on_torch_imported(torch_module):
     """Called once per process, right after the program's `import torch` has finished (or at
     start-up when torch is already imported), with the torch module.
 
-    NOT IMPLEMENTED YET: this is where gprof-run will turn on torch's own per-op NVTX ranges
-    (issue 12, item 2). For now it does nothing to torch; it only counts that it ran
-    (`torch_hook_calls`), so tests can see that the import hook fired.
+    Counts that it ran (`torch_hook_calls`, so tests can see that the import hook fired), then
+    hands torch to _gprof_run_torch (imported only now, so a program without torch never loads
+    it): torch's own per-op NVTX ranges, stepping aside for the program's own torch.profiler,
+    optimizer steps as ProfilerStep#N ranges (docs/PYTORCH.md).
     """
     global torch_hook_calls
     torch_hook_calls += 1
+    import _gprof_run_torch
+    _gprof_run_torch.install(torch_module, _debug_report)  # never raises
 
 
 def _debug_report(what, exc):
