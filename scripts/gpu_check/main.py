@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Driver of scripts/gpu-check (steps 2-9; the bash entry point did step 1, build and ctest).
+"""Driver of scripts/gpu-check (steps 2-10; the bash entry point did step 1, build and ctest).
 
-Standard library only; torch is used only by torch_loop.py and torch_inside.py, in their own
-processes. Writes one Markdown report to --out and to stdout; prints each step's start and
-result with the seconds since the check began on stderr; exits 1 when any check failed, 0
-otherwise. No run goes past --deadline-epoch (runner.py): the report is written in time.
+Standard library only; torch is used only by torch_loop.py, torch_inside.py and
+torch_matmul_add.py, in their own processes. Writes one Markdown report to --out and to stdout;
+prints each step's start and result with the seconds since the check began on stderr; exits 1
+when any check failed, 0 otherwise. No run goes past --deadline-epoch (runner.py): the report is
+written in time.
 """
 
 import argparse
@@ -25,6 +26,7 @@ import examples_check  # noqa: E402
 import launch_overhead  # noqa: E402
 import torch_compare  # noqa: E402
 import torch_inside_check  # noqa: E402
+import torch_ops_check  # noqa: E402
 import windows_check  # noqa: E402
 from report import FAIL, PASS, SKIP, WARN, Report  # noqa: E402
 from runner import Runner, probe_gpu  # noqa: E402
@@ -211,7 +213,8 @@ def main(argv):
               "4. symbolName probe (kernel-regex steps)",
               "5. Clock skew: GPU record start vs its launch call",
               "6. gprof-run vs torch.profiler", "7. torch.profiler inside gprof-run",
-              "8. Launch overhead"]
+              "8. Launch overhead",
+              "9. torch ops: the seeds' matmul+add (64, 4096) against torch.profiler"]
     if pre:
         progress(start_epoch, f"cannot profile: {pre}")
         for title in titles:
@@ -230,8 +233,10 @@ def main(argv):
               start_epoch)
         timed(report, titles[6], lambda s: launch_overhead.run(runner, s, args.python),
               start_epoch)
+        timed(report, titles[7], lambda s: torch_ops_check.run(runner, s, args.python),
+              start_epoch)
 
-    s = report.section("9. Report")
+    s = report.section("10. Report")
     total = time.time() - start_epoch
     s.check(total < 480, f"whole check took {total:.0f} s (limit 480 s)")
     s.add(f"Report file: `{args.out}`; profiles and logs: `{os.path.dirname(args.work_dir)}`.")
