@@ -22,6 +22,7 @@ import examples_check  # noqa: E402
 import launch_overhead  # noqa: E402
 import torch_compare  # noqa: E402
 import torch_inside_check  # noqa: E402
+import torch_ops_check  # noqa: E402
 import windows_check  # noqa: E402
 from kineto_trace import Trace, api_kind  # noqa: E402
 from report import FAIL, PASS, SKIP, WARN, Report  # noqa: E402
@@ -600,6 +601,316 @@ class TorchMissing(unittest.TestCase):
                 self.assertEqual(s.checks[0][0], want)
                 if standin:
                     self.assertIn("skipped: torch not importable", s.checks[0][1])
+
+
+# A window table as gprof-run writes it (exporters/table.cpp's layout: name column min(longest +
+# 4, 55) wide, names cut to it with "...", 12-character columns, two spaces after each cell, so
+# every line ends in two spaces; "CUDA time avg" is 13 characters and pushes the rest of the
+# header line one to the right). The seeds' matmul+add at 64, 5 calls, hand-made figures whose
+# sums hold: aten::mm 55 us own + 15 us occupancy query + 20 us of the 10 launches = 90 us, ...
+TABLE_64 = textwrap.dedent("""\
+    -------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  
+                                                       Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg     Self CUDA   Self CUDA %    CUDA total  CUDA time avg    # of Calls  
+    -------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  
+                                                   aten::mm        22.92%      55.000us        37.50%      90.000us      18.000us      14.560us        67.41%      14.560us       2.912us             5  
+                          nvjet_tst_64x8_64x16_4x1_v_bz_TNT         0.00%       0.000us         0.00%       0.000us       0.000us      14.560us        67.41%      14.560us       2.912us             5  
+                                                  aten::add        14.58%      35.000us        22.92%      55.000us      11.000us       7.040us        32.59%       7.040us       1.408us             5  
+    void at::native::vectorized_elementwise_kernel<4, at...         0.00%       0.000us         0.00%       0.000us       0.000us       7.040us        32.59%       7.040us       1.408us             5  
+                                               aten::matmul        12.50%      30.000us        50.00%     120.000us      24.000us       0.000us         0.00%      14.560us       2.912us             5  
+                                      cudaDeviceSynchronize        10.42%      25.000us        10.42%      25.000us      25.000us       0.000us         0.00%       0.000us       0.000us             1  
+                                           cudaLaunchKernel        16.67%      40.000us        16.67%      40.000us       4.000us       0.000us         0.00%      21.600us       2.160us            10  
+              cudaOccupancyMaxActiveBlocksPerMultiprocessor         6.25%      15.000us         6.25%      15.000us       3.000us       0.000us         0.00%       0.000us       0.000us             5  
+                                                 matmul_add        16.67%      40.000us        89.58%     215.000us      43.000us       0.000us         0.00%      21.600us       4.320us             5  
+    -------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  
+    Self CPU time total: 240.000us
+    Self CUDA time total: 21.600us
+    Profile window: cycle 0, steps 2..6
+    """)
+
+
+def ops_table(mm=14.56, add=7.04, matmul_self=0.0, counts=None, cpu_total=240.0, extra=(),
+              drop=(), cuda_total=None):
+    """A hand-made torch_ops_check.Table: the four ops, their two kernels and a launch row."""
+    c = {"matmul_add": 5, "aten::matmul": 5, "aten::mm": 5, "aten::add": 5}
+    c.update(counts or {})
+
+    def row(name, calls, self_cpu, cpu_total, self_cuda, cuda_total):
+        return {"name": name, "calls": calls, "self_cpu": self_cpu, "cpu_total": cpu_total,
+                "self_cuda": self_cuda, "cuda_total": cuda_total, "cells": {},
+                "round": {"self_cpu": 0.0005, "cpu_total": 0.0005, "self_cuda": 0.0005,
+                          "cuda_total": 0.0005}}
+    rows = [row("aten::mm", c["aten::mm"], 55.0, 90.0, mm, mm),
+            row("gemm_kernel", 5, 0.0, 0.0, mm, mm),
+            row("aten::add", c["aten::add"], 35.0, 55.0, add, add),
+            row("add_kernel", 5, 0.0, 0.0, add, add),
+            row("aten::matmul", c["aten::matmul"], 30.0, 120.0, matmul_self, mm + matmul_self),
+            row("cudaLaunchKernel", 10, 40.0, 40.0, 0.0, mm + add),
+            row("matmul_add", c["matmul_add"], 40.0, 215.0, 0.0, mm + add + matmul_self)]
+    rows = [r for r in rows if r["name"] not in drop] + [row(*e) for e in extra]
+    total = mm + add if cuda_total is None else cuda_total
+    return torch_ops_check.Table(rows, cpu_total, total, ["Profile window: cycle 0, steps 2..6"],
+                                 {"cpu": 0.0005, "cuda": 0.0005})
+
+
+def ops_reference(mm=14.0, add=7.0, calls=5, cpu_total=400.0):
+    """torch_matmul_add.py --mode torch's JSON for the same calls (torch's own figures)."""
+    def row(name, self_cuda, cuda_total, count=calls, device="CPU", annotation=False):
+        return {"name": name, "device_type": device, "is_user_annotation": annotation,
+                "count": count, "self_cpu_time_total": 10.0, "cpu_time_total": 20.0,
+                "self_device_time_total": self_cuda, "device_time_total": cuda_total}
+    return {"rows": [row("matmul_add", 0.0, mm + add, annotation=True),
+                     row("matmul_add", mm + add + 3.0, mm + add + 3.0, device="CUDA",
+                         annotation=True),
+                     row("aten::matmul", 0.0, mm), row("aten::mm", mm, mm),
+                     row("aten::add", add, add), row("gemm_kernel", mm, mm, device="CUDA")],
+            "self_cpu_total": cpu_total, "self_device_total": mm + add}
+
+
+class TorchOpsTableTest(unittest.TestCase):
+    def test_the_hand_written_window_table_parses(self):
+        t = torch_ops_check.parse_table(TABLE_64)
+        self.assertEqual([r["name"] for r in t.rows][:4], [
+            "aten::mm", "nvjet_tst_64x8_64x16_4x1_v_bz_TNT", "aten::add",
+            "void at::native::vectorized_elementwise_kernel<4, at..."])
+        mm = t.host("aten::mm")
+        self.assertEqual((mm["calls"], mm["self_cpu"], mm["cpu_total"], mm["self_cuda"],
+                          mm["cuda_total"]), (5, 55.0, 90.0, 14.56, 14.56))
+        self.assertEqual(t.host("cudaLaunchKernel")["calls"], 10)
+        self.assertEqual(t.host("matmul_add")["cuda_total"], 21.6)
+        # A kernel row is a device row, not an op: host() does not find it.
+        self.assertIsNone(t.host("nvjet_tst_64x8_64x16_4x1_v_bz_TNT"))
+        self.assertEqual(len(t.device_rows()), 2)
+        self.assertEqual((t.self_cpu_total, t.self_cuda_total), (240.0, 21.6))
+        self.assertEqual(t.notes, ["Profile window: cycle 0, steps 2..6"])
+        self.assertFalse(t.partial())
+        self.assertEqual(t.loss_notes(), [])
+        # The header cell that overflows its column does not shift the cells after it.
+        self.assertEqual(t.rows[0]["cells"]["CUDA time avg"], "2.912us")
+        self.assertEqual(t.rows[0]["cells"]["# of Calls"], "5")
+
+    def test_a_golden_table_of_the_exporter_parses(self):
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests",
+                            "golden", "overhead_bound", "table.txt")
+        t = torch_ops_check.read_table(path)
+        self.assertEqual([(r["name"], r["calls"]) for r in t.rows],
+                         [("add_scalar(float*, float)", 200), ("train_step", 1),
+                          ("Context Sync", 1), ("cudaDeviceSynchronize", 1),
+                          ("cudaLaunchKernel", 200)])
+        self.assertEqual(t.host("train_step")["cpu_total"], 6500.0)
+        self.assertEqual([r["name"] for r in t.device_rows()], ["add_scalar(float*, float)"])
+        self.assertEqual((t.self_cpu_total, t.self_cuda_total), (6500.0, 400.0))
+
+    def test_durations_and_their_print_rounding(self):
+        self.assertEqual(torch_ops_check.duration_us("12.345us"), (12.345, 0.0005))
+        self.assertEqual(torch_ops_check.duration_us("4.495ms"), (4495.0, 0.5))
+        self.assertEqual(torch_ops_check.duration_us("1.500s"), (1500000.0, 500.0))
+        with self.assertRaises(ValueError):
+            torch_ops_check.duration_us("NaN")
+
+    def test_partial_windows_and_loss_notes_are_seen(self):
+        text = TABLE_64.replace("steps 2..6", "steps 2..6 (partial: the program exited before "
+                                "the active window ended)") + "3 GPU records incomplete\n"
+        t = torch_ops_check.parse_table(text)
+        self.assertTrue(t.partial())
+        self.assertEqual(t.loss_notes(), ["3 GPU records incomplete"])
+        checks, _ = torch_ops_check.judge(64, t, None, 5)
+        self.assertIn((WARN, "size 64: the table's notes: 3 GPU records incomplete"), checks)
+
+    def test_text_that_is_not_a_table_is_refused(self):
+        with self.assertRaises(ValueError):
+            torch_ops_check.parse_table("gprof-run: no profile\n")
+
+    def test_window_tables_are_found_by_name(self):
+        with tempfile.TemporaryDirectory() as d:
+            for n in ("table.txt", "python.7.cycle0.steps2-6.table.txt",
+                      "python.7.cycle0.steps2-6.trace.json"):
+                open(os.path.join(d, n), "w").close()
+            self.assertEqual([os.path.basename(p) for p in torch_ops_check.window_tables(d)],
+                             ["python.7.cycle0.steps2-6.table.txt"])
+        self.assertEqual(torch_ops_check.gprof_options(5, 2),
+                         ["--step", "nvtx:matmul_add*", "--wait", "2", "--warmup", "0",
+                          "--active", "5", "--repeat", "1"])
+
+
+class TorchOpsVerdictTest(unittest.TestCase):
+    def statuses(self, checks):
+        return [st for st, _ in checks]
+
+    def text(self, checks, status):
+        return "\n".join(t for st, t in checks if st == status)
+
+    def test_the_seeds_figures_at_64_pass(self):
+        checks, figures = torch_ops_check.judge(64, ops_table(), ops_reference(), 5)
+        self.assertEqual(set(self.statuses(checks)), {PASS}, checks)
+        text = self.text(checks, PASS)
+        self.assertIn("call counts equal torch.profiler's (matmul_add 5, aten::matmul 5, "
+                      "aten::mm 5, aten::add 5)", text)
+        self.assertIn("aten::mm 14.560 us + aten::add 7.040 us = 21.600 us vs 21.600 us", text)
+        self.assertIn("GPU times within 25% or 5 us of torch.profiler's", text)
+        self.assertIn("overhead-bound: Self CUDA time total < 10% of Self CPU time total: "
+                      "gprof-run 9.0% (21.600 us / 240.000 us), torch.profiler 5.2%", text)
+        # Side by side: ours, torch's, judged.
+        self.assertIn([64, "aten::mm", "Self CUDA", "14.560 us", "14.000 us", "yes"], figures)
+        self.assertIn([64, "matmul_add", "# of Calls", 5, 5, "-"], figures)
+
+    def test_the_gpu_side_annotation_row_of_torch_is_not_an_op(self):
+        ref = torch_ops_check.reference_op(ops_reference(), "matmul_add")
+        self.assertEqual((ref["calls"], ref["self_cuda"], ref["cuda_total"]), (5, 0.0, 21.0))
+
+    def test_a_missing_row_fails(self):
+        checks, _ = torch_ops_check.judge(64, ops_table(drop=("aten::add",), cuda_total=14.56),
+                                          ops_reference(), 5)
+        self.assertEqual(checks[0][0], FAIL)
+        self.assertIn("missing: aten::add", checks[0][1])
+
+    def test_wrong_counts_fail(self):
+        checks, _ = torch_ops_check.judge(64, ops_table(counts={"aten::mm": 7}), ops_reference(),
+                                          5)
+        self.assertIn("call counts equal torch.profiler's — wrong: aten::mm 7 (torch.profiler 5)",
+                      self.text(checks, FAIL))
+        # Without torch's rows the counts are judged against the compared calls.
+        checks, _ = torch_ops_check.judge(64, ops_table(counts={"aten::add": 4}), None, 5)
+        self.assertIn("wrong: aten::add 4 (calls 5)", self.text(checks, FAIL))
+        self.assertIn("no torch.profiler rows to compare with", self.text(checks, WARN))
+
+    def test_gpu_time_owned_by_no_op_or_none_for_mm_fails(self):
+        # A 3 us kernel row that no op owns: the ops' Self CUDA fall short of the total.
+        t = ops_table(extra=[("orphan_kernel", 1, 0.0, 0.0, 3.0, 3.0)], cuda_total=24.6)
+        checks, _ = torch_ops_check.judge(64, t, ops_reference(), 5)
+        self.assertIn("= 21.600 us vs 24.600 us", self.text(checks, FAIL))
+        # aten::mm's kernel time went to aten::matmul instead.
+        checks, _ = torch_ops_check.judge(64, ops_table(mm=0.0, matmul_self=14.56),
+                                          ops_reference(), 5)
+        failed = self.text(checks, FAIL)
+        self.assertIn("aten::mm's Self CUDA 0.000 us > 0", failed)
+        self.assertIn("aten::matmul's Self CUDA 14.560 us is 0", failed)
+
+    def test_timing_differences_are_warnings_not_failures(self):
+        # aten::mm 30 us against torch's 14: outside 25% and 5 us; the rest within.
+        checks, figures = torch_ops_check.judge(64, ops_table(mm=30.0), ops_reference(), 5)
+        self.assertNotIn(FAIL, self.statuses(checks))
+        warned = self.text(checks, WARN)
+        self.assertIn("outside: matmul_add CUDA total 37.040 us vs 21.000 us; aten::matmul CUDA "
+                      "total 30.000 us vs 14.000 us; aten::mm Self CUDA 30.000 us vs 14.000 us; "
+                      "Self CUDA time total 37.040 us vs 21.000 us", warned)
+        self.assertIn([64, "aten::mm", "Self CUDA", "30.000 us", "14.000 us", "no"], figures)
+        # 3 us against 7 us: off by more than 25% but within the 5 us slack.
+        checks, _ = torch_ops_check.judge(64, ops_table(add=3.0), ops_reference(), 5)
+        self.assertNotIn("aten::add Self CUDA", self.text(checks, WARN))
+
+    def test_overhead_and_compute_bound_verdicts(self):
+        # 64 not overhead-bound: 21.6 us of GPU time against 100 us of CPU time (21.6%).
+        checks, _ = torch_ops_check.judge(64, ops_table(cpu_total=100.0), ops_reference(), 5)
+        self.assertIn("size 64: the article's verdict, overhead-bound: Self CUDA time total < 10% "
+                      "of Self CPU time total: gprof-run 21.6%", self.text(checks, WARN))
+        self.assertNotIn(FAIL, self.statuses(checks))
+        # 4096: 4.495 ms of GPU time against 4.908 ms of CPU time (the seed's figures): 91.6%.
+        big = ops_table(mm=4300.0, add=195.0, cpu_total=4908.0)
+        ref = ops_reference(mm=4250.0, add=190.0, cpu_total=5100.0)
+        checks, _ = torch_ops_check.judge(4096, big, ref, 5)
+        self.assertEqual(set(self.statuses(checks)), {PASS}, checks)
+        self.assertIn("compute-bound: Self CUDA time total > 50% of Self CPU time total: "
+                      "gprof-run 91.6% (4495.000 us / 4908.000 us), torch.profiler 87.1%",
+                      self.text(checks, PASS))
+        checks, _ = torch_ops_check.judge(4096, ops_table(mm=4300.0, add=195.0,
+                                                          cpu_total=20000.0), ref, 5)
+        self.assertIn("gprof-run 22.5%", self.text(checks, WARN))
+
+    def test_no_window_table_fails(self):
+        checks, _ = torch_ops_check.judge(64, None, ops_reference(), 5)
+        self.assertEqual(checks, [(FAIL, "size 64: gprof-run wrote no window table")])
+
+    def test_the_reference_json_line_is_found_in_the_output(self):
+        out = 'noise {\n{"rows": [], "self_cpu_total": 1.0}\nGPROF_EXAMPLE_DONE x\n'
+        self.assertEqual(torch_ops_check.reference_rows(out), {"rows": [], "self_cpu_total": 1.0})
+        self.assertIsNone(torch_ops_check.reference_rows("GPROF_EXAMPLE_DONE x\n"))
+
+    def test_missing_torch_is_a_skip_on_the_standin_and_a_failure_on_a_gpu(self):
+        with tempfile.TemporaryDirectory() as d:
+            for standin, want in ((True, SKIP), (False, FAIL)):
+                s = Report("t").section("9")
+                torch_ops_check.run(Runner(d, standin, d), s, "/nonexistent/python")
+                self.assertEqual([st for st, _ in s.checks], [want])
+                if standin:
+                    self.assertIn("skipped: torch not importable", s.checks[0][1])
+
+
+# Step 9's flow without a GPU: a fake gprof-run that runs the program and writes TABLE_64 as the
+# window table the schedule asks for, and a fake Python whose torch mode prints torch's rows
+# (both read what they write from files beside them: no environment variables are set).
+FAKE_GPROF_RUN = textwrap.dedent("""\
+    #!/usr/bin/env python3
+    import json, os, subprocess, sys
+    a = sys.argv[1:]
+    out = a[a.index("-o") + 1]
+    wait, active = int(a[a.index("--wait") + 1]), int(a[a.index("--active") + 1])
+    os.makedirs(out)
+    rc = subprocess.call(a[a.index("--") + 1:])
+    name = "python.7.cycle0.steps%d-%d" % (wait, wait + active - 1)
+    here = os.path.dirname(os.path.abspath(sys.argv[0]))
+    table = open(os.path.join(here, "..", "window-table.txt")).read()
+    open(os.path.join(out, name + ".table.txt"), "w").write(table)
+    json.dump({"traceEvents": []}, open(os.path.join(out, name + ".trace.json"), "w"))
+    sys.exit(rc)
+    """)
+FAKE_TORCH_PYTHON = textwrap.dedent("""\
+    #!/usr/bin/env python3
+    import os, sys
+    if sys.argv[1] == "-c":
+        print("2.11.0+fake 13.0"); sys.exit(0)
+    if "torch" in sys.argv:
+        here = os.path.dirname(os.path.abspath(sys.argv[0]))
+        print(open(os.path.join(here, "reference.json")).read().strip())
+    print("GPROF_EXAMPLE_DONE torch_matmul_add_" + sys.argv[sys.argv.index("--mode") + 1])
+    """)
+
+
+class TorchOpsFlow(unittest.TestCase):
+    def test_step_nine_runs_both_tools_per_size_and_judges_the_window_table(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "bin"))
+            for path, text in ((os.path.join(d, "bin", "gprof-run"), FAKE_GPROF_RUN),
+                               (os.path.join(d, "python"), FAKE_TORCH_PYTHON),
+                               (os.path.join(d, "window-table.txt"), TABLE_64),
+                               (os.path.join(d, "reference.json"), json.dumps(ops_reference()))):
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(text)
+                os.chmod(path, stat.S_IRWXU)
+            runner = Runner(d, False, d)
+            s = Report("t").section("9")
+            try:
+                torch_ops_check.run(runner, s, os.path.join(d, "python"), sizes=(64,))
+            finally:
+                torch_compare._torch_status_cache.clear()  # asked once per Python: not this one
+            text = "\n".join(f"{st} {msg}" for st, msg in s.checks)
+            self.assertNotIn("FAIL", text)
+            self.assertIn("PASS size 64: under gprof-run the program exited 0", text)
+            self.assertIn("PASS size 64: under torch.profiler the program exited 0", text)
+            self.assertIn("PASS size 64: call counts equal torch.profiler's", text)
+            self.assertIn("PASS size 64: the ops' Self CUDA add up to Self CUDA time total", text)
+            lines = "\n".join(s.lines)
+            self.assertIn("python.7.cycle0.steps2-6.table.txt", lines)
+            self.assertIn("| 64 | aten::mm | Self CUDA | 14.560 us | 14.000 us | yes |", lines)
+
+
+TORCH_PYTHON = os.environ.get("GPU_CHECK_TORCH_PYTHON", "")
+
+
+@unittest.skipUnless(TORCH_PYTHON and os.path.exists(TORCH_PYTHON),
+                     "set GPU_CHECK_TORCH_PYTHON to a Python with torch (a CPU torch will do)")
+class TorchMatmulAddOnCpu(unittest.TestCase):
+    def test_torch_mode_prints_the_four_rows_with_their_counts(self):
+        import subprocess
+        p = subprocess.run([TORCH_PYTHON, torch_ops_check.SCRIPT, "--size", "8", "--mode",
+                            "torch", "--device", "cpu", "--iters", "3"],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        ref = torch_ops_check.reference_rows(p.stdout)
+        self.assertIsNotNone(ref, p.stdout)
+        for name in torch_ops_check.OPS:
+            self.assertEqual(torch_ops_check.reference_op(ref, name)["calls"], 3, name)
+        self.assertGreater(ref["self_cpu_total"], 0)
+        self.assertIn("GPROF_EXAMPLE_DONE torch_matmul_add_torch", p.stdout)
 
 
 if __name__ == "__main__":
