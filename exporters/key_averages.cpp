@@ -128,6 +128,29 @@ std::vector<EventStats> KeyAverages(const Profile& p, bool group_by_input_shape)
       }
       stack.push_back(i);
     }
+    const auto is_range = [&](const HostNode& n) { return n.order == 1 && !n.step; };
+    // torch's EventList._remove_dup_nodes: a range that is the only child of a range of the same
+    // name (an op redispatching to itself, e.g. aten::div_ inside aten::div_) is folded into its
+    // parent: not counted, its children become the parent's. Parents come first in this order,
+    // so chains fold all the way up, as torch's repeated passes do.
+    std::vector<uint32_t> child_count(nodes.size(), 0);
+    for (const HostNode& n : nodes) {
+      if (n.parent >= 0) ++child_count[static_cast<size_t>(n.parent)];
+    }
+    std::vector<bool> folded(nodes.size(), false);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      HostNode& n = nodes[i];
+      if (n.parent >= 0 && folded[static_cast<size_t>(n.parent)]) {
+        n.parent = nodes[static_cast<size_t>(n.parent)].parent;
+      }
+      if (n.parent < 0 || !is_range(n)) continue;
+      const size_t up = static_cast<size_t>(n.parent);
+      if (is_range(nodes[up]) && child_count[up] == 1 && *nodes[up].name == *n.name) {
+        folded[i] = true;
+        nodes[up].children_ns = n.children_ns;
+        child_count[up] = child_count[i];
+      }
+    }
     // Children follow their parents in this order, so a reverse pass sees every subtree complete.
     for (size_t i = nodes.size(); i-- > 0;) {
       if (nodes[i].parent >= 0) {
@@ -137,16 +160,18 @@ std::vector<EventStats> KeyAverages(const Profile& p, bool group_by_input_shape)
     // Self CUDA: what a range owns minus what the ranges inside it own. Each non-step range
     // hands its total to the nearest enclosing non-step range (steps in between are skipped:
     // a step nested in a range owns by time, not by nesting).
-    const auto is_range = [&](const HostNode& n) { return n.order == 1 && !n.step; };
-    for (HostNode& n : nodes) {
-      if (!is_range(n)) continue;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const HostNode& n = nodes[i];
+      if (!is_range(n) || folded[i]) continue;
       int64_t up = n.parent;
       while (up >= 0 && !is_range(nodes[static_cast<size_t>(up)])) {
         up = nodes[static_cast<size_t>(up)].parent;
       }
       if (up >= 0) nodes[static_cast<size_t>(up)].nested_cuda_ns += n.cuda_ns;
     }
-    for (const HostNode& n : nodes) {
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const HostNode& n = nodes[i];
+      if (folded[i]) continue;
       const uint64_t d = Dur(n.start, n.end);
       const uint64_t self_cuda =
           is_range(n) && n.cuda_ns > n.nested_cuda_ns ? n.cuda_ns - n.nested_cuda_ns : 0;

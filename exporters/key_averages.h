@@ -8,7 +8,9 @@
 //   a range's Self CUDA = its CUDA total minus that of the ranges nested in it (torch's rule: a
 //   kernel's time is the Self CUDA of the innermost op that launched it); a step's is 0;
 //   the rules are in gpu_attribution.h, shared with the trace's gpu_user_annotation spans;
-//   GPU rows (kernels, memcpys, memsets): Self CUDA = CUDA total = duration, no CPU time.
+//   GPU rows (kernels, memcpys, memsets): Self CUDA = CUDA total = duration, no CPU time;
+//   a range that is the only child of a range of the same name is folded into it (not counted,
+//   its children become the parent's), as torch's EventList._remove_dup_nodes does.
 #pragma once
 
 #include <cstdint>

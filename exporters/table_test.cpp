@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <stdexcept>
 
 #include "exporters/exporters.h"
@@ -163,6 +165,31 @@ TEST(RenderTable, RecordedShapesGroupRowsByNameAndShapesWithTorchsInputShapesCol
   const std::string plain = RenderTable(p, off);
   EXPECT_EQ(plain.find("Input Shapes"), std::string::npos) << plain;
   EXPECT_NE(plain.find("15.000us             3  \n"), std::string::npos) << plain;  // 45 / 3
+}
+
+// torch's _remove_dup_nodes: aten::div_ [0, 100) whose only child is aten::div_ [10, 90) (which
+// holds aten::copy_ [20, 30)) is one call with Self CPU 100 - 10 = 90; an aten::add [200, 300)
+// with two children, one of them an aten::add [210, 220) and an aten::mul [230, 240), keeps both
+// adds (2 calls, Self CPU (100 - 20) + 10 = 90).
+TEST(KeyAverages, OnlyChildOfTheSameNameIsFoldedIntoItsParentAsTorchDoes) {
+  Profile p;
+  const StringId div = p.strings.Intern("aten::div_");
+  const StringId add = p.strings.Intern("aten::add");
+  p.ranges.push_back({0, 100, div, 1, 0, 0, 0});
+  p.ranges.push_back({10, 90, div, 1, 0, 0, 0});
+  p.ranges.push_back({20, 30, p.strings.Intern("aten::copy_"), 1, 0, 0, 0});
+  p.ranges.push_back({200, 300, add, 1, 0, 0, 0});
+  p.ranges.push_back({210, 220, add, 1, 0, 0, 0});
+  p.ranges.push_back({230, 240, p.strings.Intern("aten::mul"), 1, 0, 0, 0});
+  std::map<std::string, EventStats> rows;
+  for (const EventStats& e : KeyAverages(p)) rows[e.name] = e;
+  EXPECT_EQ(rows["aten::div_"].count, 1u);
+  EXPECT_EQ(rows["aten::div_"].self_cpu_ns, 90u);
+  EXPECT_EQ(rows["aten::div_"].cpu_total_ns, 100u);
+  EXPECT_EQ(rows["aten::copy_"].count, 1u);
+  EXPECT_EQ(rows["aten::add"].count, 2u);
+  EXPECT_EQ(rows["aten::add"].self_cpu_ns, 90u);
+  EXPECT_EQ(rows["aten::add"].cpu_total_ns, 110u);
 }
 
 }  // namespace
