@@ -106,7 +106,7 @@ void OnNvtx(NvtxEventKind kind, uint16_t domain, const char* name, uint32_t len,
     }
   }
   if (c.schedule.enabled() && c.step.kind == StepSource::Kind::kNvtx && begins &&
-      NameMatchesGlob(c.step.pattern, name, len)) {
+      StepNameMatches(c.step.pattern, name, len)) {
     Post(EventKind::kStep, ts);
   }
 }

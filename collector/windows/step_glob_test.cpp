@@ -38,5 +38,21 @@ TEST(StepGlob, NameNeedNotBeTerminatedAndNullNeverMatches) {
   EXPECT_FALSE(NameMatchesGlob("*", nullptr, 0));
 }
 
+// torch's NVTX texts carry ", seq = N, op_id = M, sizes = ..." after the op name; a step glob
+// written for the name as the table shows it matches them.
+TEST(StepGlob, TorchRangeTextsMatchByTheirOpName) {
+  const auto m = [](std::string_view pattern, std::string_view text) {
+    return StepNameMatches(pattern, text.data(), static_cast<uint32_t>(text.size()));
+  };
+  EXPECT_TRUE(m("matmul_add", "matmul_add, op_id = 7"));
+  EXPECT_TRUE(m("aten::mm", "aten::mm, seq = 3, op_id = 15, sizes = [[2, 4], [4, 3]]"));
+  EXPECT_TRUE(m("ProfilerStep*", "ProfilerStep#3, op_id = 9"));
+  EXPECT_FALSE(m("matmul_add", "matmul_add_2, op_id = 7"));
+  EXPECT_FALSE(m("matmul", "matmul_add, op_id = 7"));
+  EXPECT_TRUE(m("matmul_add", "matmul_add"));
+  EXPECT_FALSE(m("x", ", op_id = 7"));
+  EXPECT_EQ(TorchOpNameLength("a, seq = 1, op_id = 2", 21), 1u);
+}
+
 }  // namespace
 }  // namespace gprof::collector
