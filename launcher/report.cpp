@@ -16,14 +16,66 @@
 namespace gprof::launcher {
 namespace {
 
+std::string Plural(uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 struct Totals {
   std::set<uint32_t> pids;
   uint64_t ranges = 0, api_calls = 0, kernels = 0, copies = 0, memsets = 0;
   Counters counters;
   std::string cupti;  // from the main profile (or the first one read)
+  // The program's own torch.profiler (marks from the Python hook, python/gprof_run_hook): how
+  // often it ran and for how long, and whether the program had steps of its own.
+  uint64_t torch_profiler_spans = 0, torch_profiler_ns = 0;
+  bool own_steps = false;
 };
 
+// Exact texts of the Python hook's NVTX marks (_gprof_run_torch.py).
+constexpr std::string_view kTorchProfilerStarted = "gprof-run: torch.profiler started";
+constexpr std::string_view kTorchProfilerStopped = "gprof-run: torch.profiler stopped";
+constexpr std::string_view kOwnSteps = "gprof-run: program has its own steps";
+
+void AddTorchMarks(Totals* t, const Profile& p) {
+  std::map<uint32_t, uint64_t> started;  // by thread: when the program's profiler started
+  for (const HostMark& m : p.marks) {
+    const std::string_view name = p.strings.Get(m.name);
+    if (name == kTorchProfilerStarted) {
+      ++t->torch_profiler_spans;
+      started[m.tid] = m.ts_ns;
+    } else if (name == kTorchProfilerStopped) {
+      auto it = started.find(m.tid);
+      if (it != started.end() && m.ts_ns >= it->second) {
+        t->torch_profiler_ns += m.ts_ns - it->second;
+        started.erase(it);
+      }
+    } else if (name == kOwnSteps) {
+      t->own_steps = true;
+    }
+  }
+}
+
+// "" when the program never ran torch.profiler, else what happened, for the closing line.
+std::string TorchProfilerText(const Totals& t, const std::string& cupti) {
+  std::string out;
+  if (t.torch_profiler_spans > 0) {
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.3f s", static_cast<double>(t.torch_profiler_ns) / 1e9);
+    out = "the program ran torch.profiler " + Plural(t.torch_profiler_spans, "time", "times") +
+          " (" + secs + "): gprof-run's torch op ranges stepped aside meanwhile, " +
+          (cupti.rfind("CUPTI ", 0) == 0 ? "CUPTI stayed with gprof-run"
+                                         : "gprof-run did not hold CUPTI");
+  }
+  if (t.own_steps) {
+    out += std::string(out.empty() ? "" : "; ") +
+           "the program has its own steps (prof.step() / ProfilerStep ranges): optimizer steps "
+           "were not used";
+  }
+  return out;
+}
+
 void Add(Totals* t, const Profile& p) {
+  AddTorchMarks(t, p);
   t->ranges += p.ranges.size();
   t->api_calls += p.api_calls.size();
   t->kernels += p.kernels.size();
@@ -47,9 +99,6 @@ std::string LossText(const Counters& c) {
   return out.empty() ? "no losses" : out;
 }
 
-std::string Plural(uint64_t n, const char* one, const char* many) {
-  return std::to_string(n) + " " + (n == 1 ? one : many);
-}
 
 bool WriteText(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::trunc | std::ios::binary);
@@ -197,6 +246,9 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
   }
   const int others = summary.rendered - (main_table_path.empty() ? 0 : 1);
   if (others > 0) where += "; " + std::to_string(others) + " more table/trace pair(s) in " + dir;
+  if (const std::string torch = TorchProfilerText(totals, cupti_text); !torch.empty()) {
+    cupti_text += "; " + torch;
+  }
   std::fprintf(err, "gprof-run: recorded %s: %s, %s, %s, %s, %s; %s; %s; %s\n",
                Plural(totals.pids.size(), "process", "processes").c_str(),
                Plural(totals.ranges, "range", "ranges").c_str(),
