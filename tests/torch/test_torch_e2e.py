@@ -1,0 +1,201 @@
+"""gprof-run on unmodified PyTorch programs, checked against torch.profiler run on the same code.
+
+Real processes: `gprof-run python train_loop.py` (no code change) and, in a separate process,
+torch_reference.py, which profiles the same train_loop.run() with torch.profiler (CPU activity).
+What a torch.profiler user checks: the same op names with the same call counts in the table,
+Self <= total, steps from the optimizer that drive the schedule, shapes grouping, backward ops,
+cpu_op / user_annotation in a trace that passes gprof-run's Perfetto checks, and a program that
+runs torch.profiler itself keeping its own output. CPU only: this verifies the op ranges, names,
+counts and steps; GPU time per op needs a GPU (scripts/gpu-check).
+
+Environment: TORCH_PYTHON (a Python with torch), GPROF_RUN (the gprof-run under test).
+"""
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TORCH_PYTHON = os.environ.get("TORCH_PYTHON", "")
+GPROF_RUN = os.environ.get("GPROF_RUN", "")
+STEPS = 5
+
+
+def parse_table(text):
+    """Rows of a key_averages()-style table: a list of dicts keyed by the header cells. The Name
+    column's width comes from the dashed separator line; the other cells are separated by two or
+    more spaces (a header such as "CUDA time avg" is wider than its column, as in torch's)."""
+    lines = text.splitlines()
+    seps = [i for i, l in enumerate(lines) if l.startswith("---")]
+    if len(seps) < 3:
+        raise AssertionError("not a table:\n" + text)
+    width = lines[seps[0]].index(" ")
+    cells = lambda l: [l[:width].strip()] + re.split(r"\s{2,}", l[width:].strip())
+    header = re.split(r"\s{2,}", lines[seps[0] + 1].strip())
+    # Only the last cell (Input Shapes) can be empty.
+    return [dict(zip(header, cells(l) + [""])) for l in lines[seps[1] + 1:seps[2]]]
+
+
+def us(cell):
+    for unit, f in (("ms", 1e3), ("us", 1.0), ("s", 1e6)):
+        if cell.endswith(unit):
+            return float(cell[:-len(unit)]) * f
+    raise ValueError(cell)
+
+
+def cut(name):
+    # Both tables cut names longer than their 55-column name field; compare the kept part.
+    return name[:52]
+
+
+@unittest.skipUnless(TORCH_PYTHON and os.path.exists(TORCH_PYTHON) and GPROF_RUN,
+                     "no Python with torch (TORCH_PYTHON) or no gprof-run (GPROF_RUN)")
+class TorchEndToEnd(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls._tmp = tempfile.TemporaryDirectory(prefix="gprof_torch_e2e.")
+        cls.tmp = cls._tmp.name
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._tmp.cleanup()
+
+    def gprof(self, name, flags, script, *args):
+        out = os.path.join(self.tmp, name)
+        cmd = [GPROF_RUN, "-q", "-o", out] + flags + [TORCH_PYTHON, os.path.join(HERE, script)]
+        p = subprocess.run(cmd + list(args), cwd=HERE, capture_output=True, text=True, timeout=240)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        return out, p
+
+    def reference(self, *args):
+        p = subprocess.run([TORCH_PYTHON, os.path.join(HERE, "torch_reference.py")] + list(args),
+                           cwd=HERE, capture_output=True, text=True, timeout=240)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return json.loads(p.stdout.splitlines()[-1])["rows"]
+
+    def table(self, out, pattern="table.txt"):
+        files = glob.glob(os.path.join(out, pattern))
+        self.assertEqual(len(files), 1, os.listdir(out))
+        with open(files[0]) as f:
+            return parse_table(f.read()), files[0]
+
+    def test_op_names_and_counts_equal_torch_profilers(self):
+        out, p = self.gprof("plain", [], "train_loop.py", str(STEPS))
+        self.assertIn("final loss", p.stdout)
+        rows, _ = self.table(out)
+        ours = {cut(r["Name"]): int(r["# of Calls"]) for r in rows}
+        theirs = {cut(r["name"]): r["count"] for r in self.reference(str(STEPS))}
+        # Ours has the optimizer steps as ProfilerStep* (torch.profiler has them only when the
+        # program calls prof.step()).
+        self.assertEqual(ours.pop("ProfilerStep*"), STEPS + 1)  # STEPS ended, one still open
+        missing = {k: v for k, v in theirs.items() if k not in ours}
+        extra = {k: v for k, v in ours.items() if k not in theirs}
+        self.assertEqual(missing, {}, "ops torch.profiler has and gprof-run lacks")
+        self.assertEqual(extra, {}, "ops gprof-run has and torch.profiler lacks")
+        differ = {k: (ours[k], theirs[k]) for k in theirs if ours[k] != theirs[k]}
+        self.assertEqual(differ, {}, "call counts (gprof-run, torch.profiler)")
+        # The ops a user looks for, by torch's names, with the loop's counts.
+        self.assertEqual(ours["Optimizer.step#AdamW.step"], STEPS)
+        self.assertEqual(ours["Optimizer.zero_grad#AdamW.zero_grad"], STEPS)
+        self.assertEqual(ours["aten::linear"], 2 * STEPS)
+        self.assertEqual(ours["aten::gelu"], STEPS)
+        self.assertEqual(ours["autograd::engine::evaluate_function: AddmmBackward0"], 2 * STEPS)
+        self.assertEqual(ours["AddmmBackward0"], 2 * STEPS)
+        self.assertEqual(ours["GeluBackward0"], STEPS)
+
+    def test_self_is_within_total_and_self_times_add_up_to_the_footer(self):
+        out, _ = self.gprof("selfcheck", [], "train_loop.py", str(STEPS))
+        rows, path = self.table(out)
+        for r in rows:
+            self.assertLessEqual(us(r["Self CPU"]), us(r["CPU total"]) + 0.001, r)
+        with open(path) as f:
+            footer = [l for l in f.read().splitlines() if l.startswith("Self CPU time total: ")]
+        cell = footer[0].split(": ")[1]
+        # Times print with three decimals of their unit: a cell is exact to half of that.
+        step = lambda c: 1000.0 if not c.endswith(("ms", "us")) else (1.0 if c.endswith("ms") else 0.001)
+        slack = sum(step(r["Self CPU"]) for r in rows) / 2 + step(cell) / 2
+        self.assertAlmostEqual(sum(us(r["Self CPU"]) for r in rows), us(cell), delta=slack)
+        # Nesting: aten::linear contains aten::addmm / aten::t, so its CPU total is at least
+        # their Self CPU; the optimizer step holds the per-parameter adam ops.
+        by = {r["Name"]: r for r in rows}
+        self.assertGreater(us(by["aten::linear"]["CPU total"]), us(by["aten::linear"]["Self CPU"]))
+        self.assertGreater(us(by["Optimizer.step#AdamW.step"]["CPU total"]),
+                           us(by["Optimizer.step#AdamW.step"]["Self CPU"]))
+
+    def test_optimizer_steps_drive_the_schedule(self):
+        out, _ = self.gprof("sched", ["--wait", "1", "--warmup", "1", "--active", "2",
+                                      "--repeat", "1"], "train_loop.py", "8")
+        rows, path = self.table(out, "*.cycle0.steps2-3.table.txt")
+        self.assertEqual(len(glob.glob(os.path.join(out, "*.table.txt"))), 1)  # repeat 1
+        by = {r["Name"]: r for r in rows}
+        # Steps 2 and 3: two optimizer steps, whole, and the forward/backward before each.
+        self.assertEqual(int(by["ProfilerStep*"]["# of Calls"]), 2)
+        self.assertEqual(int(by["Optimizer.step#AdamW.step"]["# of Calls"]), 2)
+        self.assertEqual(int(by["aten::gelu"]["# of Calls"]), 2)
+        self.assertEqual(int(by["GeluBackward0"]["# of Calls"]), 2)
+        with open(path.replace(".table.txt", ".trace.json")) as f:
+            trace = json.load(f)
+        steps = sorted(e["name"] for e in trace["traceEvents"]
+                       if e.get("ph") == "X" and e["name"].startswith("ProfilerStep#"))
+        self.assertEqual(steps, ["ProfilerStep#2", "ProfilerStep#3"])
+
+    def test_record_shapes_groups_by_name_and_shapes_like_torch(self):
+        out, _ = self.gprof("shapes", ["--record-shapes"], "train_loop.py", str(STEPS))
+        rows, _ = self.table(out)
+        self.assertIn("Input Shapes", rows[0])
+        ours = {(r["Name"], r["Input Shapes"]): int(r["# of Calls"]) for r in rows}
+        theirs = {(r["name"], r["shapes"]): r["count"] for r in self.reference(str(STEPS), "--shapes")}
+        for op in ("aten::addmm", "aten::gelu", "aten::mse_loss", "AddmmBackward0"):
+            want = {k: v for k, v in theirs.items() if k[0] == op}
+            got = {k: v for k, v in ours.items() if k[0] == op}
+            self.assertTrue(want, op)
+            self.assertEqual(got, want, op)
+        # The two Linear layers are two addmm shape groups: [8, 16] x [16, 32] and [8, 32] x [32, 4].
+        self.assertEqual(len([k for k in ours if k[0] == "aten::addmm"]), 2)
+
+    def test_trace_files_ops_as_cpu_op_and_passes_the_checks(self):
+        out, _ = self.gprof("trace", ["--record-shapes"], "train_loop.py", "2", "--threads")
+        trace_path = glob.glob(os.path.join(out, "trace.json"))[0]
+        with open(trace_path) as f:
+            events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+        cat = {}
+        for e in events:
+            cat.setdefault(e["name"], set()).add(e["cat"])
+        self.assertEqual(cat["aten::addmm"], {"cpu_op"})
+        self.assertEqual(cat["AddmmBackward0"], {"cpu_op"})
+        self.assertEqual(cat["Optimizer.step#AdamW.step"], {"user_annotation"})
+        self.assertEqual(cat["ProfilerStep#1"], {"user_annotation"})
+        addmm = next(e for e in events if e["name"] == "aten::addmm")
+        self.assertIn("Record function id", addmm["args"])
+        self.assertIsInstance(addmm["args"]["Input Dims"], list)
+        self.assertIn([8, 16], addmm["args"]["Input Dims"])
+        # The worker thread started after import records its ops too (the hook turned them on).
+        main_tid = next(e["tid"] for e in events if e["name"] == "Optimizer.step#AdamW.step")
+        self.assertTrue(any(e["name"] == "aten::linear" and e["tid"] != main_tid for e in events))
+        p = subprocess.run([GPROF_RUN, "check", trace_path], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+
+    def test_program_running_torch_profiler_keeps_its_own_output(self):
+        plain = subprocess.run([TORCH_PYTHON, os.path.join(HERE, "own_profiler.py")], cwd=HERE,
+                               capture_output=True, text=True, timeout=240)
+        self.assertEqual(plain.returncode, 0, plain.stderr)
+        out, p = self.gprof("own", [], "own_profiler.py")
+        self.assertEqual(p.returncode, 0)
+        # Its own table: the same rows (names and counts; times differ run to run).
+        def shape(text):
+            return sorted((r["Name"], r["# of Calls"]) for r in parse_table(text))
+        self.assertEqual(shape(p.stdout), shape(plain.stdout))
+        self.assertIn("own profiler done", p.stdout)
+        self.assertIn("rows with aten::addmm: 1", p.stdout)
+        self.assertNotIn("already enabled", p.stderr)
+        # The closing line says what happened: one active window of the program's schedule.
+        self.assertIn("the program ran torch.profiler 1 time", p.stderr)
+        self.assertIn("the program has its own steps", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
