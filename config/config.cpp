@@ -56,6 +56,10 @@ const std::vector<ConfigKey>& KeyTable() {
     {"GPROF_RECORD_SHAPES", ConfigType::kBool, "0",
      "1|0: torch ops carry their input shapes (the table gains torch's Input Shapes column and "
      "groups by name and shapes)."},
+    {"GPROF_TORCH_ITT", ConfigType::kBool, "1",
+     "1|0: torch op ranges through torch's ITT observer (names only, cheapest; the launcher "
+     "points INTEL_LIBITTNOTIFY64 at gprof-run's library) rather than its NVTX one (also "
+     "sequence numbers and op ids). --record-shapes always uses NVTX."},
     {"GPROF_TORCH_STEPS", ConfigType::kEnum, "optimizer",
      "optimizer|off: in a torch program, each optimizer.step() ends a step (ProfilerStep#N), "
      "unless the program has steps of its own (docs/PYTORCH.md)."},
@@ -327,6 +331,7 @@ ParseResult ParseConfig(const std::map<std::string, std::string>& env) {
   p.Bool("GPROF_NVTX", &c.nvtx);
   p.Bool("GPROF_TORCH_OPS", &c.torch_ops);
   p.Bool("GPROF_RECORD_SHAPES", &c.record_shapes);
+  p.Bool("GPROF_TORCH_ITT", &c.torch_itt);
   if (const std::string* v = p.Get("GPROF_TORCH_STEPS")) {
     if (*v == "optimizer") c.torch_steps = true;
     else if (*v == "off") c.torch_steps = false;

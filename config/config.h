@@ -65,6 +65,7 @@ struct Config {
   // Python torch programs (read by the Python hook; the library only validates them).
   bool torch_ops = true;       // torch's per-op ranges (RecordFunction -> NVTX) on every thread
   bool record_shapes = false;  // ... with input shapes
+  bool torch_itt = true;       // ... through torch's ITT observer when shapes are off
   bool torch_steps = true;     // optimizer.step() ends a step
   ApiFilter api_filter;
   uint32_t activity_buffer_kib = 8 * 1024;  // size of one CUPTI activity buffer

@@ -23,6 +23,9 @@ const std::vector<FlagSpec> kFlags = {
      "name and shapes)."},
     {"no-torch-ops", 0, "GPROF_TORCH_OPS", "", "0",
      "torch programs: do not turn on torch's per-op ranges."},
+    {"no-torch-itt", 0, "GPROF_TORCH_ITT", "", "0",
+     "torch programs: op ranges through torch's NVTX observer (adds op ids and sequence numbers, "
+     "costs more per op) instead of its ITT one."},
     {"torch-steps", 0, "GPROF_TORCH_STEPS", "optimizer|off", "",
      "torch programs: optimizer.step() ends a step (default optimizer)."},
     {"api-filter", 0, "GPROF_API_FILTER", "SPEC",

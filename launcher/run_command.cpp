@@ -175,6 +175,21 @@ int RunCommand(const std::vector<std::string>& args) {
       auto it = env.find("PYTHONPATH");
       env["PYTHONPATH"] = PrependPythonPath(hook.found, it == env.end() ? "" : it->second);
       log::Debug("Python program: PYTHONPATH=" + env["PYTHONPATH"]);
+      // torch's op ranges through ITT, its cheaper path (docs/PYTORCH.md): our library is the
+      // ITT collector, unless the program has one already (VTune's) or GPROF_TORCH_ITT=0 says
+      // no; then the hook uses torch's NVTX ranges.
+      const auto itt = env.find("INTEL_LIBITTNOTIFY64");
+      const auto want = env.find("GPROF_TORCH_ITT");
+      if (want != env.end() && want->second == "0") {
+        log::Debug("GPROF_TORCH_ITT=0: torch op ranges through NVTX");
+      } else if (itt != env.end() && !itt->second.empty()) {
+        env["GPROF_TORCH_ITT"] = "0";
+        log::Info("INTEL_LIBITTNOTIFY64 is set (" + itt->second +
+                  "): torch op ranges go through NVTX, which costs more per op");
+      } else {
+        env["INTEL_LIBITTNOTIFY64"] = lib.found;
+        env["GPROF_TORCH_ITT"] = "1";
+      }
     }
   }
   std::vector<std::string> env_list;

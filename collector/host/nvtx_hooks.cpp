@@ -311,6 +311,26 @@ bool FillModule(const NvtxExportTableCallbacks* cb, NvtxCallbackModule module, c
 
 }  // namespace
 
+void PushTorchOp(const NvtxStringEntry* name) noexcept {
+  if (!HostCollectionEnabled()) return;
+  NvtxBeginFields f;
+  f.ts = HostTicks();
+  f.torch_op = true;
+  // Without a name (its string could not be registered) the push is still recorded, unnamed, so
+  // that its pop closes it and not an enclosing range.
+  f.encoding = name != nullptr ? NvtxNameEncoding::kRegistered : NvtxNameEncoding::kNone;
+  f.registered = name != nullptr ? name->id : 0;
+  AppendNvtxBegin(HostRecordType::kNvtxPush, f, nullptr, 0);
+  // The entry is immutable and never freed, so its text is safe to hand out here.
+  Notify(NvtxEventKind::kPush, 0, name != nullptr ? name->text.data() : nullptr,
+         name != nullptr ? static_cast<uint32_t>(name->text.size()) : 0, f.ts, 0);
+}
+
+void PopTorchOp() noexcept {
+  if (!HostCollectionEnabled()) return;
+  End<HostRecordType::kNvtxPop>(NvtxEventKind::kPop, 0, 0);
+}
+
 bool InstallNvtxHooks(const void* (*get_export_table)(uint32_t)) {
   if (get_export_table == nullptr) return false;
   const auto* cb =

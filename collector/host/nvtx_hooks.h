@@ -27,4 +27,11 @@ using NvtxObserver = void (*)(NvtxEventKind kind, uint16_t domain, const char* n
 // Cold. nullptr removes the observer.
 void SetNvtxObserver(NvtxObserver observer);
 
+struct NvtxStringEntry;
+// PyTorch op ranges that arrive through ITT (itt_hooks.h): a push of the registered string
+// `name` flagged kNvtxTorchOp on the default domain, and its pop. The same hot-path rules and the
+// same observer as nvtxRangePush/Pop, so step globs and capture ranges see torch ops either way.
+void PushTorchOp(const NvtxStringEntry* name) noexcept;
+void PopTorchOp() noexcept;
+
 }  // namespace gprof::collector

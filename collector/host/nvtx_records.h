@@ -29,6 +29,9 @@ enum class NvtxNameEncoding : uint8_t {
 
 inline constexpr uint8_t kNvtxEncodingMask = 0x3;
 inline constexpr uint8_t kNvtxHasCategory = 0x4;
+// A PyTorch op range that came through ITT (itt_hooks.h), not NVTX: the builder marks it
+// kRangeTorch. Its name is a registered string (encoding kRegistered).
+inline constexpr uint8_t kNvtxTorchOp = 0x8;
 
 // The fixed part of both begin and end records.
 struct NvtxRecordFixed {
@@ -58,6 +61,7 @@ struct NvtxBeginFields {
   uint32_t registered = 0;  // registered string id when encoding == kRegistered
   uint16_t domain = 0;
   NvtxNameEncoding encoding = NvtxNameEncoding::kNone;
+  bool torch_op = false;    // kNvtxTorchOp
 };
 
 // Writes a begin record's header and fixed part (everything but the `name_len` name bytes, which
@@ -70,7 +74,8 @@ inline uint32_t WriteNvtxBeginFixed(char* at, HostRecordType type, const NvtxBeg
   NvtxRecordFixed r;
   r.header = HostRecordHeader{static_cast<uint16_t>(payload), type,
                               static_cast<uint8_t>(static_cast<uint8_t>(f.encoding) |
-                                                   (has_category ? kNvtxHasCategory : 0))};
+                                                   (has_category ? kNvtxHasCategory : 0) |
+                                                   (f.torch_op ? kNvtxTorchOp : 0))};
   r.domain = f.domain;
   r.pad0 = 0;
   r.ts = f.ts;
@@ -144,6 +149,7 @@ inline bool AppendNvtxEnd(uint16_t domain, uint64_t ts, uint64_t id) noexcept {
 inline bool ReadNvtxBegin(HostRecordType type, uint8_t flags, const void* payload, uint32_t size,
                           NvtxBeginFields* f, const char** name, uint32_t* name_len) {
   f->encoding = static_cast<NvtxNameEncoding>(flags & kNvtxEncodingMask);
+  f->torch_op = (flags & kNvtxTorchOp) != 0;
   const bool has_category = (flags & kNvtxHasCategory) != 0;
   const uint32_t fixed = NvtxBeginFixedPayload(type, has_category, f->encoding);
   if (size < fixed) return false;

@@ -93,6 +93,10 @@ ProfileBuilder::Open ProfileBuilder::OpenRange(const NvtxBeginFields& f, uint32_
     open.shapes = torch.shapes.empty() ? kNoString : profile_->strings.Intern(torch.shapes);
   } else {
     open.name = NameOf(f.encoding, f.registered, name, name_len);
+    if (f.torch_op) {  // through ITT: the op name alone
+      open.flags = static_cast<uint16_t>(
+          kRangeTorch | (IsTorchCpuOpName(profile_->strings.Get(open.name)) ? kRangeCpuOp : 0));
+    }
   }
   return open;
 }

@@ -106,8 +106,8 @@ bool InitOnce() {
   return true;
 }
 
-// Runs InitOnce exactly once per process; concurrent callers wait for it. Returns true when the
-// runtime is usable in this process.
+}  // namespace
+
 bool EnsureInit() {
   if (HostInert()) return false;
   int state = g_init_state.load(std::memory_order_acquire);
@@ -133,7 +133,6 @@ bool EnsureInit() {
   return state == kDone;
 }
 
-}  // namespace
 }  // namespace gprof::collector::lifecycle
 
 namespace gprof::collector {

@@ -13,6 +13,7 @@
 // noexcept: failures are logged once and make the library inert; the program keeps running.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace gprof::collector {
@@ -24,6 +25,19 @@ int OnCudaInjection() noexcept;
 int OnNvtxInjection(const void* (*get_export_table)(uint32_t)) noexcept;
 // Loading the library (CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH or LD_PRELOAD) runs no code
 // of ours: the one init runs at the first of the two entry points above.
+
+// ITT (INTEL_LIBITTNOTIFY64, PyTorch's ITT op ranges; collector/host/itt_hooks.h):
+// __itt_api_init points ITT's table at `ours` (no init: it may run inside libtorch's static
+// initializers). __itt_string_handle_create runs the one init at its first call (the program's
+// first op), then returns the cached handle for `name`. Begin/end are the per-op hot path.
+struct IttFunction {
+  const char* name;  // as ITT's static part looks it up: "__itt_task_begin"
+  void* function;
+};
+void OnIttApiInit(void* itt_global, const IttFunction* ours, size_t count) noexcept;
+const void* OnIttStringHandle(const char* name) noexcept;
+void OnIttTaskBegin(const void* handle) noexcept;
+void OnIttTaskEnd() noexcept;
 
 // The exit flush: writes the whole-run dump once (later calls return at once, or wait for a flush
 // in progress on another thread). Called by the atexit handler and the signal flush thread.

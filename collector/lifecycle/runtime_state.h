@@ -43,4 +43,8 @@ extern bool g_windows_active;  // schedule windows / capture ranges (set once at
 // True in the process that ran init, once init is done, unless it went inert.
 bool IsInitProcess();
 
+// Runs the one init exactly once per process (init.cpp); concurrent callers wait for it. True
+// when the runtime is usable in this process.
+bool EnsureInit();
+
 }  // namespace gprof::collector::lifecycle

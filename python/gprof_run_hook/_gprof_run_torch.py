@@ -363,6 +363,21 @@ def _after_fork_in_child():
     _steps_lock = allocate_lock()
 
 
+def _op_range_state(torch, shapes):
+    """torch's ITT observer when gprof-run's library is the ITT collector (the launcher sets
+    GPROF_TORCH_ITT=1 then) and no shapes are wanted: it hands over each op's bare name, where
+    the NVTX observer first formats "name, seq = N, op_id = M" into a new string per op
+    (bench figure 8). Otherwise, and for shapes, NVTX."""
+    state = torch.autograd.ProfilerState
+    try:
+        if (not shapes and os.environ.get("GPROF_TORCH_ITT") == "1"
+                and torch.profiler.itt.is_available()):
+            return state.ITT
+    except Exception as exc:
+        _failed("looking for torch's ITT support", exc)
+    return state.NVTX
+
+
 def install(torch, report=None):
     """Called once per process by on_torch_imported(), on the thread that imported torch, with
     the torch module. Reads GPROF_TORCH_OPS, GPROF_RECORD_SHAPES and GPROF_TORCH_STEPS. Never
@@ -374,8 +389,9 @@ def install(torch, report=None):
         _real_enable = autograd._enable_profiler
         _real_disable = autograd._disable_profiler
         _nvtx = torch.cuda.nvtx
+        shapes = _env_bool("GPROF_RECORD_SHAPES", False)
         _nvtx_config = autograd.ProfilerConfig(
-            autograd.ProfilerState.NVTX, _env_bool("GPROF_RECORD_SHAPES", False),
+            _op_range_state(torch, shapes), shapes,
             False, False, False, False, torch._C._profiler._ExperimentalConfig())
     except Exception:
         return  # not a torch with these APIs (or a stand-in): nothing to do, quietly

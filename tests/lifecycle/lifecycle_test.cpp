@@ -108,7 +108,32 @@ TEST(Library, ExportsOnlyTheInjectionEntryPoints) {
     symbols.insert(space == std::string::npos ? s : s.substr(space + 1));
   }
   ASSERT_EQ(pclose(nm), 0);
-  EXPECT_EQ(symbols, (std::set<std::string>{"InitializeInjection", "InitializeInjectionNvtx2"}));
+  EXPECT_EQ(symbols, (std::set<std::string>{"InitializeInjection", "InitializeInjectionNvtx2",
+                                             "__itt_api_init", "__itt_string_handle_create",
+                                             "__itt_task_begin", "__itt_task_end"}));
+}
+
+// The library's thread-locals are static TLS (initial-exec), and a dlopen'ed library gets only
+// glibc's static TLS surplus (1664 bytes by default, shared with every other dlopen'ed library):
+// a 2 KB array once made dlopen fail with "cannot allocate memory in static TLS block" inside a
+// Python process with torch loaded. Keep the segment well under the surplus.
+TEST(Library, ThreadLocalsFitInGlibcsStaticTlsSurplus) {
+  FILE* readelf = popen(("readelf -lW '" + kLib + "'").c_str(), "r");
+  ASSERT_NE(readelf, nullptr);
+  char line[4096];
+  long memsz = -1;
+  while (std::fgets(line, sizeof line, readelf) != nullptr) {
+    unsigned long off, va, pa, filesz, mem;
+    char type[32];
+    if (std::sscanf(line, " %31s 0x%lx 0x%lx 0x%lx 0x%lx 0x%lx", type, &off, &va, &pa, &filesz,
+                    &mem) == 6 &&
+        std::string(type) == "TLS") {
+      memsz = static_cast<long>(mem);
+    }
+  }
+  ASSERT_EQ(pclose(readelf), 0);
+  ASSERT_GE(memsz, 0) << "no TLS segment found";
+  EXPECT_LE(memsz, 256) << "static TLS of libgprof_inject.so grew to " << memsz << " bytes";
 }
 
 TEST(NvtxExample, TrainingLoopRangesThreadsDomainsAndMarks) {

@@ -84,11 +84,27 @@ class TorchEndToEnd(unittest.TestCase):
             return parse_table(f.read()), files[0]
 
     def test_op_names_and_counts_equal_torch_profilers(self):
-        out, p = self.gprof("plain", [], "train_loop.py", str(STEPS))
+        theirs = {cut(r["name"]): r["count"] for r in self.reference(str(STEPS))}
+        # Both ways in: torch's ITT observer (the default) and its NVTX one.
+        for itt in ("1", "0"):
+            with self.subTest(GPROF_TORCH_ITT=itt):
+                self.check_names_and_counts(itt, theirs)
+
+    def check_names_and_counts(self, itt, theirs):
+        os.environ["GPROF_TORCH_ITT"] = itt
+        try:
+            out, p = self.gprof("plain" + itt, [], "train_loop.py", str(STEPS))
+        finally:
+            del os.environ["GPROF_TORCH_ITT"]
         self.assertIn("final loss", p.stdout)
         rows, _ = self.table(out)
         ours = {cut(r["Name"]): int(r["# of Calls"]) for r in rows}
-        theirs = {cut(r["name"]): r["count"] for r in self.reference(str(STEPS))}
+        # The ITT path hands over names only; the NVTX path also torch's op ids (trace args).
+        with open(os.path.join(out, "trace.json")) as f:
+            ops = [e for e in json.load(f)["traceEvents"] if e.get("cat") == "cpu_op"]
+        self.assertTrue(ops)
+        with_ids = [e for e in ops if "Record function id" in e.get("args", {})]
+        self.assertEqual(len(with_ids), 0 if itt == "1" else len(ops))
         # Ours has the optimizer steps as ProfilerStep* (torch.profiler has them only when the
         # program calls prof.step()).
         self.assertEqual(ours.pop("ProfilerStep*"), STEPS + 1)  # STEPS ended, one still open
