@@ -4,7 +4,9 @@
 
 MODE plain: no profiler here (run under gprof-run, this times gprof-run's op ranges);
 torch / torch_shapes: torch.profiler (CPU activity; record_shapes for torch_shapes) around the
-loop; count: print the ops one iteration runs (by torch.profiler, untimed) and exit.
+loop; noop_observer: a RecordFunction observer that records nothing (the shared library named by
+$GPROF_BENCH_NOOP_OBSERVER, bench/torch_noop_observer.cpp); count: print the ops one iteration
+runs (by torch.profiler, untimed) and exit.
 Prints "LOOP_NS t": the best of 3 timed passes of ITERS iterations after a warm-up pass. The
 profilers' work after the loop (torch's event processing at the end of `with profile`, gprof-run's
 dump at exit) is outside the timed passes for both.
@@ -13,6 +15,7 @@ The loop is a mix rather than one op: a matmul + GELU forward with autograd, its
 in-place optimizer-style update and a few tensor ops, so names, argument counts, nesting and the
 autograd engine vary as in a training step.
 """
+import os
 import sys
 import time
 
@@ -49,6 +52,11 @@ if MODE == "count":
         step()
     print("OPS_PER_ITER %d" % sum(e.count for e in prof.key_averages()))
     sys.exit(0)
+
+if MODE == "noop_observer":
+    import ctypes
+    ctypes.CDLL(os.environ["GPROF_BENCH_NOOP_OBSERVER"]).gprof_bench_noop_observer_on()
+    MODE = "plain"
 
 best = None
 for _ in range(3):
