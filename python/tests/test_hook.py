@@ -17,6 +17,8 @@ import textwrap
 import unittest
 import zipfile
 
+from hook_test_files import write_file
+
 HOOK_DIR = os.environ.get("PYTHON_HOOK_TEST_DIR") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), os.pardir, "gprof_run_hook")
 HOOK_DIR = os.path.realpath(HOOK_DIR)
@@ -41,11 +43,7 @@ class HookTest(unittest.TestCase):
     # ---- helpers -------------------------------------------------------------------------------
 
     def write(self, relpath, text):
-        path = os.path.join(self.tmp, relpath)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write(textwrap.dedent(text))
-        return path
+        return write_file(self.tmp, relpath, text)
 
     def read_marker(self, path=None):
         path = path or self.marker

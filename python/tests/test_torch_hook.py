@@ -27,6 +27,8 @@ import tempfile
 import textwrap
 import unittest
 
+from hook_test_files import write_file
+
 HOOK_DIR = os.path.realpath(os.environ.get("PYTHON_HOOK_TEST_DIR") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), os.pardir, "gprof_run_hook"))
 
@@ -118,11 +120,7 @@ class TorchHookTest(unittest.TestCase):
                               env=environment, cwd=self.tmp, capture_output=True, timeout=120)
 
     def write_file(self, relpath, text):
-        path = os.path.join(self.tmp, relpath)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write(textwrap.dedent(text))
-        return path
+        return write_file(self.tmp, relpath, text)
 
     def run_json(self, code, **kwargs):
         """Runs a program whose last stdout line is JSON; returns (result, that JSON)."""
