@@ -241,6 +241,33 @@ def _wrap_disable(real):
     return _disable_profiler
 
 
+def _profiler_flag_on(torch):
+    """torch's Python-side "a profiler is on" flag, which emit_nvtx() and torch.profiler set too
+    (torch.autograd.profiler._run_on_profiler_start): torch.compile's code adds its
+    record_function scopes only while it is set ("## Call CompiledFxGraph ... ##", inductor's
+    Triton kernel launches). Kept set while our op ranges are on: the program's own profiler
+    clears it when it stops (_run_on_profiler_stop), so that is wrapped to set it again."""
+    profiler = torch.autograd.profiler
+    setter = getattr(profiler, "_set_is_profiler_enabled", None)
+    real_stop = getattr(profiler, "_run_on_profiler_stop", None)
+    if setter is None:
+        return
+    setter(True)
+    if real_stop is None:
+        return
+
+    @functools.wraps(real_stop)
+    def _run_on_profiler_stop(*args, **kwargs):
+        result = real_stop(*args, **kwargs)
+        try:
+            setter(True)  # ours are still on (on this and the other threads)
+        except Exception as exc:
+            _failed("setting torch's profiler flag again", exc)
+        return result
+
+    profiler._run_on_profiler_stop = _run_on_profiler_stop
+
+
 def _install_profiler_wrappers(torch):
     """Every place the program's torch profilers (torch.profiler.profile,
     torch.autograd.profiler.profile, emit_nvtx, emit_itt, the legacy profiler) look up torch's
@@ -411,6 +438,10 @@ def install(torch, report=None):
     # A refusal on the importing thread, where the program cannot have a profiler on yet, is
     # torch saying no for good (e.g. a build without NVTX): then no thread tries.
     if _env_bool("GPROF_TORCH_OPS", True) and _ops_on_this_thread():
+        try:
+            _profiler_flag_on(torch)
+        except Exception as exc:
+            _failed("setting torch's profiler flag", exc)
         try:
             _install_thread_hook()
             import atexit

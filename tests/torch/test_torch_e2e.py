@@ -195,6 +195,22 @@ class TorchEndToEnd(unittest.TestCase):
         p = subprocess.run([GPROF_RUN, "check", trace_path], capture_output=True, text=True)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
 
+    def test_torch_compile_regions_appear_as_torch_shows_them(self):
+        ref = subprocess.run([TORCH_PYTHON, os.path.join(HERE, "compiled.py"), "--torch-profiler"],
+                             cwd=HERE, capture_output=True, text=True, timeout=400)
+        self.assertEqual(ref.returncode, 0, ref.stderr)
+        compiled = lambda name: ("Compiled" in name or "Dynamo" in name) and not name.startswith("aten")
+        key = lambda name: "## Call CompiledFxGraph ##" if name.startswith("## Call CompiledFxGraph") else name
+        theirs = {key(r["name"]): r["count"]
+                  for r in json.loads(ref.stdout.splitlines()[-1])["rows"] if compiled(r["name"])}
+        self.assertIn("Torch-Compiled Region: 0/0", theirs)
+        self.assertIn("## Call CompiledFxGraph ##", theirs)
+        out, p = self.gprof("compiled", [], "compiled.py")
+        self.assertIn("compiled calls done", p.stdout)
+        rows, _ = self.table(out)
+        ours = {key(r["Name"]): int(r["# of Calls"]) for r in rows if compiled(r["Name"])}
+        self.assertEqual(ours, theirs)
+
     def test_program_running_torch_profiler_keeps_its_own_output(self):
         plain = subprocess.run([TORCH_PYTHON, os.path.join(HERE, "own_profiler.py")], cwd=HERE,
                                capture_output=True, text=True, timeout=240)
