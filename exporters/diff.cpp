@@ -1,0 +1,384 @@
+// Profile diff (see diff.h). Launcher process only.
+#include "exporters/diff.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include "exporters/format.h"
+#include "exporters/gpu_attribution.h"
+#include "exporters/key_averages.h"
+#include "exporters/names.h"
+#include "exporters/stats.h"
+
+namespace gprof {
+namespace {
+
+constexpr std::string_view kStepGroup = "ProfilerStep*";  // as KeyAverages groups steps
+
+uint64_t Dur(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
+
+// Length of the union of `intervals` (sorted in place).
+uint64_t UnionNs(std::vector<std::pair<uint64_t, uint64_t>> intervals) {
+  std::sort(intervals.begin(), intervals.end());
+  uint64_t total = 0, open_start = 0, open_end = 0;
+  bool open = false;
+  for (const auto& [start, end] : intervals) {
+    if (end <= start) continue;
+    if (open && start <= open_end) {
+      open_end = std::max(open_end, end);
+      continue;
+    }
+    if (open) total += open_end - open_start;
+    open_start = start;
+    open_end = end;
+    open = true;
+  }
+  return open ? total + open_end - open_start : total;
+}
+
+// A host event on one thread, nested by time exactly as KeyAverages nests them.
+struct HostNode {
+  uint64_t start, end;
+  uint8_t order;  // steps (0) enclose ranges (1) enclose API calls (2) at equal times
+  uint32_t index;
+  DiffKind kind;
+  const std::string* name;
+  bool range = false;  // a push/pop range that is not a step: the only kind that folds
+  int64_t parent = -1;
+};
+
+}  // namespace
+
+std::string_view DiffKindName(DiffKind kind) {
+  switch (kind) {
+    case DiffKind::kKernel: return "kernel";
+    case DiffKind::kOp: return "op";
+    case DiffKind::kRange: return "range";
+  }
+  return "?";
+}
+
+std::optional<double> DiffRow::Ratio() const {
+  if (a.total_ns == 0) return std::nullopt;
+  return static_cast<double>(b.total_ns) / static_cast<double>(a.total_ns);
+}
+
+void DiffInput::Add(const Profile& p) {
+  ++profiles_;
+  wall_.emplace_back(p.info.start_ns, p.info.end_ns);
+  NameCache names(p);
+  const auto add = [&](DiffKind kind, const std::string& name, uint64_t ns) {
+    samples_[{kind, name}].push_back(ns);
+  };
+  for (const Kernel& k : p.kernels) {
+    add(DiffKind::kKernel, names.KernelName(k.name), Dur(k.start_ns, k.end_ns));
+    gpu_.emplace_back(k.start_ns, k.end_ns);
+  }
+  kernels_ += p.kernels.size();
+  for (const Memcpy& m : p.memcpys) {
+    add(DiffKind::kKernel, MemcpyName(m), Dur(m.start_ns, m.end_ns));
+    gpu_.emplace_back(m.start_ns, m.end_ns);
+  }
+  for (const Memset& m : p.memsets) {
+    add(DiffKind::kKernel, MemsetName(m), Dur(m.start_ns, m.end_ns));
+    gpu_.emplace_back(m.start_ns, m.end_ns);
+  }
+  for (const EventStats& e : KeyAverages(p)) self_cpu_ns_ += e.self_cpu_ns;
+
+  // Host events. Counting has to agree with the table, so nesting and folding follow
+  // KeyAverages (key_averages.cpp) step for step.
+  const std::string step_name(kStepGroup);
+  std::vector<std::string> range_names(p.ranges.size());
+  std::unordered_map<uint32_t, std::vector<HostNode>> by_thread;
+  for (uint32_t i = 0; i < p.steps.size(); ++i) {
+    const Step& s = p.steps[i];
+    by_thread[s.tid].push_back({s.start_ns, s.end_ns, 0, i, DiffKind::kRange, &step_name});
+  }
+  for (uint32_t i = 0; i < p.ranges.size(); ++i) {
+    const HostRange& r = p.ranges[i];
+    const bool step = IsStepRange(p, r);
+    range_names[i] = step ? step_name : std::string(p.strings.Get(r.name));
+    const DiffKind kind = !step && (r.flags & kRangeCpuOp) ? DiffKind::kOp : DiffKind::kRange;
+    // Start/end ranges may cross threads: never nested, never folded (as in KeyAverages).
+    if (r.flags & kRangeStartEnd) {
+      add(kind, range_names[i], Dur(r.start_ns, r.end_ns));
+      continue;
+    }
+    HostNode n{r.start_ns, r.end_ns, 1, i, kind, &range_names[i]};
+    n.range = !step;
+    by_thread[r.tid].push_back(n);
+  }
+  for (uint32_t i = 0; i < p.api_calls.size(); ++i) {
+    const ApiCall& c = p.api_calls[i];
+    by_thread[c.tid].push_back({c.start_ns, c.end_ns, 2, i, DiffKind::kOp, &names.ApiCallName(c)});
+  }
+  for (auto& [tid, nodes] : by_thread) {
+    std::sort(nodes.begin(), nodes.end(), [](const HostNode& a, const HostNode& b) {
+      return std::make_tuple(a.start, b.end, a.order, a.index) <
+             std::make_tuple(b.start, a.end, b.order, b.index);
+    });
+    std::vector<size_t> stack;
+    std::vector<uint32_t> child_count(nodes.size(), 0);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      while (!stack.empty() && nodes[stack.back()].end <= nodes[i].start) stack.pop_back();
+      while (!stack.empty() && nodes[stack.back()].end < nodes[i].end) stack.pop_back();
+      if (!stack.empty()) {
+        nodes[i].parent = static_cast<int64_t>(stack.back());
+        ++child_count[stack.back()];
+      }
+      stack.push_back(i);
+    }
+    std::vector<bool> folded(nodes.size(), false);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      HostNode& n = nodes[i];
+      if (n.parent >= 0 && folded[static_cast<size_t>(n.parent)]) {
+        n.parent = nodes[static_cast<size_t>(n.parent)].parent;
+      }
+      if (n.parent < 0 || !n.range) continue;
+      const size_t up = static_cast<size_t>(n.parent);
+      if (nodes[up].range && child_count[up] == 1 && *nodes[up].name == *n.name) {
+        folded[i] = true;
+        child_count[up] = child_count[i];
+      }
+    }
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (!folded[i]) add(nodes[i].kind, *nodes[i].name, Dur(nodes[i].start, nodes[i].end));
+    }
+  }
+}
+
+DiffTotals DiffInput::Totals() const {
+  DiffTotals t;
+  t.profiles = profiles_;
+  t.wall_ns = UnionNs(wall_);
+  t.gpu_busy_ns = UnionNs(gpu_);
+  t.kernels = kernels_;
+  t.self_cpu_ns = self_cpu_ns_;
+  return t;
+}
+
+ProfileDiff DiffProfiles(const DiffInput& a, const DiffInput& b) {
+  ProfileDiff d;
+  d.a = a.Totals();
+  d.b = b.Totals();
+  const auto side = [](const auto& samples, const auto& key) {
+    DiffSide s;
+    const auto it = samples.find(key);
+    if (it == samples.end()) return s;
+    std::vector<uint64_t> v = it->second;
+    const SampleSummary sum = SummarizeSamples(&v);
+    s.count = sum.count;
+    s.total_ns = sum.total;
+    s.median_ns = sum.median;
+    return s;
+  };
+  std::set<std::pair<DiffKind, std::string>> keys;
+  for (const auto& entry : a.samples()) keys.insert(entry.first);
+  for (const auto& entry : b.samples()) keys.insert(entry.first);
+  for (const auto& key : keys) {
+    DiffRow row;
+    row.kind = key.first;
+    row.name = key.second;
+    row.a = side(a.samples(), key);
+    row.b = side(b.samples(), key);
+    const auto few = [](uint64_t n) { return n > 0 && n < kDiffNoiseMinInstances; };
+    row.noisy = few(row.a.count) || few(row.b.count);
+    d.rows.push_back(std::move(row));
+  }
+  std::stable_sort(d.rows.begin(), d.rows.end(), [](const DiffRow& x, const DiffRow& y) {
+    if (x.kind != y.kind) return x.kind < y.kind;
+    const uint64_t dx = static_cast<uint64_t>(std::llabs(x.DeltaNs()));
+    const uint64_t dy = static_cast<uint64_t>(std::llabs(y.DeltaNs()));
+    if (dx != dy) return dx > dy;
+    return x.name < y.name;
+  });
+  return d;
+}
+
+ProfileDiff DiffProfiles(const Profile& a, const Profile& b) {
+  DiffInput in_a, in_b;
+  in_a.Add(a);
+  in_b.Add(b);
+  return DiffProfiles(in_a, in_b);
+}
+
+void KeepOnlyKind(ProfileDiff* diff, DiffKind kind) {
+  diff->kinds = {kind};
+  std::erase_if(diff->rows, [&](const DiffRow& r) { return r.kind != kind; });
+}
+
+namespace {
+
+std::string SignedDuration(int64_t ns) {
+  if (ns == 0) return FormatDuration(0);
+  const uint64_t magnitude = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  return (ns < 0 ? "-" : "+") + FormatDuration(magnitude);
+}
+
+std::string SignedCount(int64_t n) { return (n > 0 ? "+" : "") + std::to_string(n); }
+
+std::string Fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+  return buf;
+}
+
+std::optional<double> RatioOf(uint64_t a, uint64_t b) {
+  if (a == 0) return std::nullopt;
+  return static_cast<double>(b) / static_cast<double>(a);
+}
+
+std::string RatioText(const std::optional<double>& r) { return r ? Fixed(*r, 2) + "x" : "-"; }
+
+// A median in whole ns for the table (half a ns rounds up).
+uint64_t MedianNs(double median) { return static_cast<uint64_t>(median + 0.5); }
+
+std::string Note(const DiffRow& r) {
+  std::string note = r.OnlyInA() ? "only in A" : r.OnlyInB() ? "only in B" : "";
+  if (r.noisy) note += std::string(note.empty() ? "" : "; ") + "few";
+  return note;
+}
+
+std::string_view SectionTitle(DiffKind kind) {
+  switch (kind) {
+    case DiffKind::kKernel: return "GPU kernels, copies and memsets";
+    case DiffKind::kOp: return "Host ops (torch operators, CUDA API calls)";
+    case DiffKind::kRange: return "Ranges (NVTX ranges, torch annotations, steps)";
+  }
+  return "";
+}
+
+// Fixed-width columns: each as wide as its widest cell; `left[i]` aligns column i left. The
+// last column is not padded, so long kernel names go there.
+std::string Columns(const std::vector<std::vector<std::string>>& lines,
+                    const std::vector<bool>& left) {
+  std::vector<size_t> width(left.size(), 0);
+  for (const auto& cells : lines) {
+    for (size_t i = 0; i < cells.size(); ++i) width[i] = std::max(width[i], cells[i].size());
+  }
+  std::string out;
+  for (const auto& cells : lines) {
+    std::string line;
+    for (size_t i = 0; i < cells.size(); ++i) {
+      const std::string pad(width[i] - cells[i].size(), ' ');
+      line += (i > 0 ? "  " : "") + (left[i] ? cells[i] + pad : pad + cells[i]);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string CsvQuote(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string Profiles(int n) { return std::to_string(n) + (n == 1 ? " profile" : " profiles"); }
+
+}  // namespace
+
+std::string FormatDiffTable(const ProfileDiff& d) {
+  std::string out = "gprof-run diff\n  A: " + d.label_a + " (" + Profiles(d.a.profiles) +
+                    ")\n  B: " + d.label_b + " (" + Profiles(d.b.profiles) + ")\n\nTotals\n";
+  const auto time_line = [](const char* name, uint64_t a, uint64_t b) {
+    return std::vector<std::string>{
+        name, FormatDuration(a), FormatDuration(b),
+        SignedDuration(static_cast<int64_t>(b) - static_cast<int64_t>(a)),
+        RatioText(RatioOf(a, b))};
+  };
+  out += Columns(
+      {{"", "A", "B", "Delta", "Ratio"},
+       time_line("Wall time", d.a.wall_ns, d.b.wall_ns),
+       time_line("GPU busy", d.a.gpu_busy_ns, d.b.gpu_busy_ns),
+       {"Kernels", std::to_string(d.a.kernels), std::to_string(d.b.kernels),
+        SignedCount(static_cast<int64_t>(d.b.kernels) - static_cast<int64_t>(d.a.kernels)),
+        RatioText(RatioOf(d.a.kernels, d.b.kernels))},
+       time_line("Self CPU total", d.a.self_cpu_ns, d.b.self_cpu_ns)},
+      {true, false, false, false, false});
+  bool any_noisy = false;
+  for (DiffKind kind : d.kinds) {
+    out += "\n" + std::string(SectionTitle(kind)) + ", by change of total\n";
+    std::vector<std::vector<std::string>> lines = {{"Delta", "Ratio", "Total A", "Total B",
+                                                    "Count A", "Count B", "Median A",
+                                                    "Median B", "Note", "Name"}};
+    for (const DiffRow& r : d.rows) {
+      if (r.kind != kind) continue;
+      any_noisy = any_noisy || r.noisy;
+      lines.push_back({SignedDuration(r.DeltaNs()), RatioText(r.Ratio()),
+                       FormatDuration(r.a.total_ns), FormatDuration(r.b.total_ns),
+                       std::to_string(r.a.count), std::to_string(r.b.count),
+                       r.a.count ? FormatDuration(MedianNs(r.a.median_ns)) : "-",
+                       r.b.count ? FormatDuration(MedianNs(r.b.median_ns)) : "-", Note(r),
+                       r.name});
+    }
+    if (lines.size() == 1) {
+      out += "  (none in either profile)\n";
+      continue;
+    }
+    out += Columns(lines, {false, false, false, false, false, false, false, false, true, true});
+  }
+  if (any_noisy) {
+    out += "\nfew: fewer than " + std::to_string(kDiffNoiseMinInstances) +
+           " instances in A or B; one slow instance can move the total and the median, so the "
+           "change may be noise.\n";
+  }
+  return out;
+}
+
+std::string FormatDiffCsv(const ProfileDiff& d) {
+  std::string out =
+      "kind,name,count_a,count_b,total_a_ns,total_b_ns,delta_ns,ratio,median_a_ns,median_b_ns,"
+      "note\n";
+  for (const DiffRow& r : d.rows) {
+    const std::optional<double> ratio = r.Ratio();
+    out += std::string(DiffKindName(r.kind)) + "," + CsvQuote(r.name) + "," +
+           std::to_string(r.a.count) + "," + std::to_string(r.b.count) + "," +
+           std::to_string(r.a.total_ns) + "," + std::to_string(r.b.total_ns) + "," +
+           std::to_string(r.DeltaNs()) + "," + (ratio ? Fixed(*ratio, 3) : "") + "," +
+           Fixed(r.a.median_ns, 1) + "," + Fixed(r.b.median_ns, 1) + "," + Note(r) + "\n";
+  }
+  return out;
+}
+
+std::string FormatDiffJson(const ProfileDiff& d) {
+  using Json = nlohmann::ordered_json;
+  const auto ratio = [](const std::optional<double>& r) { return r ? Json(*r) : Json(nullptr); };
+  Json doc = Json::object();
+  doc["a"] = {{"label", d.label_a}, {"profiles", d.a.profiles}};
+  doc["b"] = {{"label", d.label_b}, {"profiles", d.b.profiles}};
+  const auto total = [&](uint64_t a, uint64_t b) {
+    return Json{{"a", a}, {"b", b},
+                {"delta", static_cast<int64_t>(b) - static_cast<int64_t>(a)},
+                {"ratio", ratio(RatioOf(a, b))}};
+  };
+  doc["totals"] = {{"wall_ns", total(d.a.wall_ns, d.b.wall_ns)},
+                   {"gpu_busy_ns", total(d.a.gpu_busy_ns, d.b.gpu_busy_ns)},
+                   {"kernels", total(d.a.kernels, d.b.kernels)},
+                   {"self_cpu_ns", total(d.a.self_cpu_ns, d.b.self_cpu_ns)}};
+  Json rows = Json::array();
+  for (const DiffRow& r : d.rows) {
+    rows.push_back({{"kind", DiffKindName(r.kind)}, {"name", r.name},
+                    {"count_a", r.a.count}, {"count_b", r.b.count},
+                    {"total_a_ns", r.a.total_ns}, {"total_b_ns", r.b.total_ns},
+                    {"delta_ns", r.DeltaNs()}, {"ratio", ratio(r.Ratio())},
+                    {"median_a_ns", r.a.median_ns}, {"median_b_ns", r.b.median_ns},
+                    {"only_in", r.OnlyInA() ? Json("A") : r.OnlyInB() ? Json("B") : Json()},
+                    {"noisy", r.noisy}});
+  }
+  doc["rows"] = std::move(rows);
+  // Invalid UTF-8 in a name is replaced rather than thrown on.
+  return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace gprof
