@@ -3,6 +3,7 @@
 //   ReportCommand  gprof-run report DIR [--sort-by KEY] [--row-limit N] [--quiet]
 //   CheckCommand   gprof-run check TRACE.json...
 //   StatsCommand   gprof-run stats PATH [--report NAME]... [--format table|csv|json] [--by-step]
+//   DiffCommand    gprof-run diff A B [--format table|csv|json] [--by kernel|op|range|all]
 #pragma once
 
 #include <string>
@@ -18,5 +19,6 @@ int RunCommand(const std::vector<std::string>& args);
 int ReportCommand(const std::vector<std::string>& args);
 int CheckCommand(const std::vector<std::string>& args);
 int StatsCommand(const std::vector<std::string>& args);  // stats_command.cpp
+int DiffCommand(const std::vector<std::string>& args);   // diff_command.cpp
 
 }  // namespace gprof::launcher

@@ -1,5 +1,6 @@
-// gprof-run: entry point. Dispatches to the report/check/stats commands or profiles a program.
-// A program named "report", "check" or "stats" is profiled with `gprof-run -- report ...`.
+// gprof-run: entry point. Dispatches to the report/check/stats/diff commands or profiles a
+// program. A program named "report", "check", "stats" or "diff" is profiled with
+// `gprof-run -- report ...`.
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -18,6 +19,9 @@ int main(int argc, char** argv) {
     }
     if (!args.empty() && args[0] == "stats") {
       return gprof::launcher::StatsCommand({args.begin() + 1, args.end()});
+    }
+    if (!args.empty() && args[0] == "diff") {
+      return gprof::launcher::DiffCommand({args.begin() + 1, args.end()});
     }
     return gprof::launcher::RunCommand(args);
   } catch (const std::exception& e) {
