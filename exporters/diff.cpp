@@ -10,17 +10,11 @@
 #include <unordered_map>
 
 #include "exporters/format.h"
-#include "exporters/gpu_attribution.h"
 #include "exporters/key_averages.h"
-#include "exporters/names.h"
 #include "exporters/stats.h"
 
 namespace gprof {
 namespace {
-
-constexpr std::string_view kStepGroup = "ProfilerStep*";  // as KeyAverages groups steps
-
-uint64_t Dur(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
 
 // Length of the union of `intervals` (sorted in place).
 uint64_t UnionNs(std::vector<std::pair<uint64_t, uint64_t>> intervals) {
@@ -41,17 +35,6 @@ uint64_t UnionNs(std::vector<std::pair<uint64_t, uint64_t>> intervals) {
   return open ? total + open_end - open_start : total;
 }
 
-// A host event on one thread, nested by time exactly as KeyAverages nests them.
-struct HostNode {
-  uint64_t start, end;
-  uint8_t order;  // steps (0) enclose ranges (1) enclose API calls (2) at equal times
-  uint32_t index;
-  DiffKind kind;
-  const std::string* name;
-  bool range = false;  // a push/pop range that is not a step: the only kind that folds
-  int64_t parent = -1;
-};
-
 }  // namespace
 
 std::string_view DiffKindName(DiffKind kind) {
@@ -71,84 +54,24 @@ std::optional<double> DiffRow::Ratio() const {
 void DiffInput::Add(const Profile& p) {
   ++profiles_;
   wall_.emplace_back(p.info.start_ns, p.info.end_ns);
-  NameCache names(p);
-  const auto add = [&](DiffKind kind, const std::string& name, uint64_t ns) {
-    samples_[{kind, name}].push_back(ns);
-  };
-  for (const Kernel& k : p.kernels) {
-    add(DiffKind::kKernel, names.KernelName(k.name), Dur(k.start_ns, k.end_ns));
-    gpu_.emplace_back(k.start_ns, k.end_ns);
-  }
+  for (const Kernel& k : p.kernels) gpu_.emplace_back(k.start_ns, k.end_ns);
+  for (const Memcpy& m : p.memcpys) gpu_.emplace_back(m.start_ns, m.end_ns);
+  for (const Memset& m : p.memsets) gpu_.emplace_back(m.start_ns, m.end_ns);
   kernels_ += p.kernels.size();
-  for (const Memcpy& m : p.memcpys) {
-    add(DiffKind::kKernel, MemcpyName(m), Dur(m.start_ns, m.end_ns));
-    gpu_.emplace_back(m.start_ns, m.end_ns);
-  }
-  for (const Memset& m : p.memsets) {
-    add(DiffKind::kKernel, MemsetName(m), Dur(m.start_ns, m.end_ns));
-    gpu_.emplace_back(m.start_ns, m.end_ns);
-  }
-  for (const EventStats& e : KeyAverages(p)) self_cpu_ns_ += e.self_cpu_ns;
-
-  // Host events. Counting has to agree with the table, so nesting and folding follow
-  // KeyAverages (key_averages.cpp) step for step.
-  const std::string step_name(kStepGroup);
-  std::vector<std::string> range_names(p.ranges.size());
-  std::unordered_map<uint32_t, std::vector<HostNode>> by_thread;
-  for (uint32_t i = 0; i < p.steps.size(); ++i) {
-    const Step& s = p.steps[i];
-    by_thread[s.tid].push_back({s.start_ns, s.end_ns, 0, i, DiffKind::kRange, &step_name});
-  }
-  for (uint32_t i = 0; i < p.ranges.size(); ++i) {
-    const HostRange& r = p.ranges[i];
-    const bool step = IsStepRange(p, r);
-    range_names[i] = step ? step_name : std::string(p.strings.Get(r.name));
-    const DiffKind kind = !step && (r.flags & kRangeCpuOp) ? DiffKind::kOp : DiffKind::kRange;
-    // Start/end ranges may cross threads: never nested, never folded (as in KeyAverages).
-    if (r.flags & kRangeStartEnd) {
-      add(kind, range_names[i], Dur(r.start_ns, r.end_ns));
-      continue;
+  // The table's own rows and counts (nesting, folding, names), with each instance's time.
+  KeyAveragesOptions options;
+  options.instances = true;
+  for (EventStats& e : KeyAverages(p, options)) {
+    self_cpu_ns_ += e.self_cpu_ns;
+    DiffKind kind = DiffKind::kRange;
+    switch (e.kind) {
+      case RowKind::kDevice: kind = DiffKind::kKernel; break;
+      case RowKind::kOp: kind = DiffKind::kOp; break;
+      case RowKind::kRange: kind = DiffKind::kRange; break;
+      case RowKind::kSync: continue;  // the waits: the API call that waited is the op row
     }
-    HostNode n{r.start_ns, r.end_ns, 1, i, kind, &range_names[i]};
-    n.range = !step;
-    by_thread[r.tid].push_back(n);
-  }
-  for (uint32_t i = 0; i < p.api_calls.size(); ++i) {
-    const ApiCall& c = p.api_calls[i];
-    by_thread[c.tid].push_back({c.start_ns, c.end_ns, 2, i, DiffKind::kOp, &names.ApiCallName(c)});
-  }
-  for (auto& [tid, nodes] : by_thread) {
-    std::sort(nodes.begin(), nodes.end(), [](const HostNode& a, const HostNode& b) {
-      return std::make_tuple(a.start, b.end, a.order, a.index) <
-             std::make_tuple(b.start, a.end, b.order, b.index);
-    });
-    std::vector<size_t> stack;
-    std::vector<uint32_t> child_count(nodes.size(), 0);
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      while (!stack.empty() && nodes[stack.back()].end <= nodes[i].start) stack.pop_back();
-      while (!stack.empty() && nodes[stack.back()].end < nodes[i].end) stack.pop_back();
-      if (!stack.empty()) {
-        nodes[i].parent = static_cast<int64_t>(stack.back());
-        ++child_count[stack.back()];
-      }
-      stack.push_back(i);
-    }
-    std::vector<bool> folded(nodes.size(), false);
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      HostNode& n = nodes[i];
-      if (n.parent >= 0 && folded[static_cast<size_t>(n.parent)]) {
-        n.parent = nodes[static_cast<size_t>(n.parent)].parent;
-      }
-      if (n.parent < 0 || !n.range) continue;
-      const size_t up = static_cast<size_t>(n.parent);
-      if (nodes[up].range && child_count[up] == 1 && *nodes[up].name == *n.name) {
-        folded[i] = true;
-        child_count[up] = child_count[i];
-      }
-    }
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      if (!folded[i]) add(nodes[i].kind, *nodes[i].name, Dur(nodes[i].start, nodes[i].end));
-    }
+    std::vector<uint64_t>& samples = samples_[{kind, e.name}];
+    samples.insert(samples.end(), e.instances_ns.begin(), e.instances_ns.end());
   }
 }
 
@@ -272,16 +195,6 @@ std::string Columns(const std::vector<std::vector<std::string>>& lines,
     out += line + "\n";
   }
   return out;
-}
-
-std::string CsvQuote(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
 }
 
 std::string Profiles(int n) { return std::to_string(n) + (n == 1 ? " profile" : " profiles"); }

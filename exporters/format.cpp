@@ -52,4 +52,14 @@ size_t FormatMicros(uint64_t ns, char* out) {
   return static_cast<size_t>(p - out);
 }
 
+std::string CsvQuote(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
 }  // namespace gprof

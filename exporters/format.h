@@ -11,6 +11,10 @@ namespace gprof {
 // rounded half up).
 std::string FormatDuration(uint64_t ns);
 
+// A CSV field (RFC 4180): as it is, or in double quotes with quotes doubled when it holds a
+// comma, quote or line break.
+std::string CsvQuote(const std::string& s);
+
 // torch's _format_time_share: "12.34%" of `total`; "NaN" when total is 0 (torch prints the same).
 std::string FormatPercent(uint64_t part, uint64_t total);
 

@@ -54,24 +54,27 @@ bool HasInputShapes(const Profile& p) {
   return false;
 }
 
-std::vector<EventStats> KeyAverages(const Profile& p, bool group_by_input_shape) {
+std::vector<EventStats> KeyAverages(const Profile& p, const KeyAveragesOptions& options) {
+  const bool group_by_input_shape = options.group_by_input_shape;
   // Keyed by name + '\0' + shapes (shapes "" unless grouping by them): name order, then shapes.
   std::map<std::string, EventStats, std::less<>> rows;
   std::string key;
   StringId shapes_of_next = kNoString;  // the shapes of the row add() is called for
-  const auto add = [&](const std::string& name, uint64_t self_cpu, uint64_t cpu, uint64_t self_cuda,
-                       uint64_t cuda, bool device = false) {
+  const auto add = [&](RowKind kind, const std::string& name, uint64_t self_cpu, uint64_t cpu,
+                       uint64_t self_cuda, uint64_t cuda) {
+    const bool device = kind == RowKind::kDevice;
     const std::string_view shapes =
         group_by_input_shape ? p.strings.Get(shapes_of_next) : std::string_view();
     key.assign(name).push_back('\0');
     key.append(shapes);
     auto it = rows.find(key);
     if (it == rows.end()) {
-      EventStats fresh{name, std::string(shapes), device};
+      EventStats fresh{name, std::string(shapes), kind, device, {}};
       it = rows.emplace(key, std::move(fresh)).first;
     }
     EventStats& e = it->second;
     e.count += 1;
+    if (options.instances) e.instances_ns.push_back(device ? cuda : cpu);
     e.self_cpu_ns += self_cpu;
     e.cpu_total_ns += cpu;
     e.self_cuda_ns += self_cuda;
@@ -176,7 +179,10 @@ std::vector<EventStats> KeyAverages(const Profile& p, bool group_by_input_shape)
       const uint64_t self_cuda =
           is_range(n) && n.cuda_ns > n.nested_cuda_ns ? n.cuda_ns - n.nested_cuda_ns : 0;
       shapes_of_next = n.order == 1 ? p.ranges[n.index].shapes : kNoString;
-      add(*n.name, d > n.children_ns ? d - n.children_ns : 0, d, self_cuda,
+      add(n.order == 2 || (is_range(n) && (p.ranges[n.index].flags & kRangeCpuOp))
+              ? RowKind::kOp
+              : RowKind::kRange,
+          *n.name, d > n.children_ns ? d - n.children_ns : 0, d, self_cuda,
           n.order == 2 ? n.launched_ns : n.cuda_ns);
     }
     shapes_of_next = kNoString;
@@ -187,22 +193,25 @@ std::vector<EventStats> KeyAverages(const Profile& p, bool group_by_input_shape)
     const HostRange& r = p.ranges[i];
     if (!(r.flags & kRangeStartEnd)) continue;
     shapes_of_next = r.shapes;
-    add(range_names[i], 0, Dur(r.start_ns, r.end_ns), 0, owners.RangeGpuNs(i));
+    add((r.flags & kRangeCpuOp) && !IsStepRange(p, r) ? RowKind::kOp : RowKind::kRange,
+        range_names[i], 0, Dur(r.start_ns, r.end_ns), 0, owners.RangeGpuNs(i));
   }
   shapes_of_next = kNoString;
 
-  for (const Sync& s : p.syncs) add(std::string(SyncName(s.kind)), 0, Dur(s.start_ns, s.end_ns), 0, 0);
+  for (const Sync& s : p.syncs) {
+    add(RowKind::kSync, std::string(SyncName(s.kind)), 0, Dur(s.start_ns, s.end_ns), 0, 0);
+  }
   for (const Kernel& k : p.kernels) {
     const uint64_t d = Dur(k.start_ns, k.end_ns);
-    add(names.KernelName(k.name), 0, 0, d, d, true);
+    add(RowKind::kDevice, names.KernelName(k.name), 0, 0, d, d);
   }
   for (const Memcpy& m : p.memcpys) {
     const uint64_t d = Dur(m.start_ns, m.end_ns);
-    add(MemcpyName(m), 0, 0, d, d, true);
+    add(RowKind::kDevice, MemcpyName(m), 0, 0, d, d);
   }
   for (const Memset& m : p.memsets) {
     const uint64_t d = Dur(m.start_ns, m.end_ns);
-    add(MemsetName(m), 0, 0, d, d, true);
+    add(RowKind::kDevice, MemsetName(m), 0, 0, d, d);
   }
 
   std::vector<EventStats> out;

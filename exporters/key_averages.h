@@ -21,10 +21,18 @@
 
 namespace gprof {
 
+// What a row is: GPU work (kernel, memcpy, memset), an operator (a CUDA API call, a torch cpu_op),
+// a range (an NVTX range, a record_function scope, a step), or a synchronization record.
+enum class RowKind : uint8_t { kDevice, kOp, kRange, kSync };
+
 struct EventStats {
   std::string name;
   std::string input_shapes;  // grouped by input shape only: torch's "[[2, 3], []]", else ""
-  bool device = false;       // a GPU row (kernel, memcpy, memset): counts in "Self CUDA time total"
+  RowKind kind = RowKind::kRange;
+  bool device = false;       // kind == kDevice: counts in "Self CUDA time total"
+  // With KeyAveragesOptions::instances: each counted instance's total (CPU total for host rows,
+  // duration for GPU rows), in the order counted. Empty otherwise.
+  std::vector<uint64_t> instances_ns;
   uint64_t count = 0;
   uint64_t self_cpu_ns = 0;
   uint64_t cpu_total_ns = 0;
@@ -36,7 +44,15 @@ struct EventStats {
 // key_averages(group_by_input_shape=True) — ordered by name, then shapes. Steps
 // (Profile::steps, kRangeStep ranges and ranges named ProfilerStep#N) are grouped under
 // "ProfilerStep*".
-std::vector<EventStats> KeyAverages(const Profile& profile, bool group_by_input_shape = false);
+struct KeyAveragesOptions {
+  bool group_by_input_shape = false;
+  bool instances = false;  // fill EventStats::instances_ns (gprof-run diff's medians)
+};
+std::vector<EventStats> KeyAverages(const Profile& profile, const KeyAveragesOptions& options);
+inline std::vector<EventStats> KeyAverages(const Profile& profile,
+                                           bool group_by_input_shape = false) {
+  return KeyAverages(profile, KeyAveragesOptions{group_by_input_shape, false});
+}
 
 // True when some range carries input shapes (recorded with --record-shapes).
 bool HasInputShapes(const Profile& profile);

@@ -1,6 +1,8 @@
 // nsys-style summary reports (see stats.h). Launcher process only.
 #include "exporters/stats.h"
 
+#include "exporters/format.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -124,16 +126,6 @@ std::string CellText(const StatsCell& cell, const StatsColumn& col, bool table) 
     return table ? Grouped(plain) : plain;
   }
   return std::get<std::string>(cell);
-}
-
-std::string CsvQuote(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
 }
 
 std::string Heading(const StatsTable& t) { return " ** " + t.title + " (" + t.name + "):\n"; }

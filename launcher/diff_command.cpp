@@ -1,9 +1,7 @@
 // `gprof-run diff A B`: compares two profiles (exporters/diff.h), each an output directory or one
 // dump (a whole run or a window). Launcher process only.
-#include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <set>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -32,39 +30,12 @@ int Usage(const std::string& message) {
   return kExitUsage;
 }
 
-// The dumps of `dir` that `stats` pools: per process its whole run, else all its windows
-// (the same choice as stats_command.cpp's DumpsToSum).
-std::vector<std::string> DumpsOf(const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::vector<DumpName> dumps;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    DumpName name;
-    if (entry.is_regular_file(ec) && ParseDumpName(entry.path().filename().string(), &name)) {
-      dumps.push_back(name);
-    }
-  }
-  std::set<long> whole_run;
-  for (const DumpName& d : dumps) {
-    if (!d.window) whole_run.insert(d.pid);
-  }
-  std::sort(dumps.begin(), dumps.end(),
-            [](const DumpName& a, const DumpName& b) { return a.stem < b.stem; });
-  std::vector<std::string> paths;
-  for (const DumpName& d : dumps) {
-    if (!d.window || whole_run.count(d.pid) == 0) {
-      paths.push_back(dir + "/" + d.stem + kDumpExtension);
-    }
-  }
-  return paths;
-}
-
 // Reads side `label` (A or B) from `path` into `input`; "" on success, else the error message.
 std::string Load(const std::string& label, const std::string& path, DiffInput* input) {
   std::error_code ec;
   std::vector<std::string> dumps;
   if (std::filesystem::is_directory(path, ec)) {
-    dumps = DumpsOf(path);
+    dumps = ProcessDumps(path);
     if (dumps.empty()) return label + ": no dump in " + path;
   } else if (std::filesystem::is_regular_file(path, ec)) {
     dumps.push_back(path);

@@ -129,10 +129,9 @@ bool ParseDumpName(const std::string& file_name, DumpName* name) {
   return true;
 }
 
-RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_options,
-                              bool quiet, std::FILE* err) {
+// The dump files directly in `dir`, unordered.
+static std::vector<DumpName> DumpsIn(const std::string& dir) {
   namespace fs = std::filesystem;
-  RenderSummary summary;
   std::vector<DumpName> dumps;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
@@ -141,6 +140,33 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
       dumps.push_back(name);
     }
   }
+  return dumps;
+}
+
+std::vector<std::string> ProcessDumps(const std::string& dir) {
+  std::vector<DumpName> dumps = DumpsIn(dir);
+  std::set<long> whole_run;
+  for (const DumpName& d : dumps) {
+    if (!d.window) whole_run.insert(d.pid);
+  }
+  std::sort(dumps.begin(), dumps.end(), [](const DumpName& a, const DumpName& b) {
+    if (a.pid != b.pid) return a.pid < b.pid;
+    if (a.cycle != b.cycle) return a.cycle < b.cycle;
+    return a.stem < b.stem;
+  });
+  std::vector<std::string> paths;
+  for (const DumpName& d : dumps) {
+    if (!d.window || whole_run.count(d.pid) == 0) {
+      paths.push_back(dir + "/" + d.stem + kDumpExtension);
+    }
+  }
+  return paths;
+}
+
+RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_options,
+                              bool quiet, std::FILE* err) {
+  RenderSummary summary;
+  std::vector<DumpName> dumps = DumpsIn(dir);
   std::sort(dumps.begin(), dumps.end(), [](const DumpName& a, const DumpName& b) {
     if (a.pid != b.pid) return a.pid < b.pid;
     if (a.window != b.window) return !a.window;

@@ -33,6 +33,11 @@ struct DumpName {
 // False when `file_name` is not a dump name.
 bool ParseDumpName(const std::string& file_name, DumpName* name);
 
+// The dumps of output directory `dir` that count for its processes: per process its whole-run
+// dump, else (a process that saved only windows) all its window dumps. Paths, ordered by pid,
+// then cycle, then name. What `stats` sums and `diff` compares.
+std::vector<std::string> ProcessDumps(const std::string& dir);
+
 struct RenderSummary {
   int dumps = 0;     // dump files found
   int rendered = 0;  // dumps turned into table + trace

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <set>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -30,35 +29,6 @@ constexpr const char* kStatsUsage =
 int Usage(const std::string& message) {
   std::fprintf(stderr, "gprof-run: error: %s\n%s", message.c_str(), kStatsUsage);
   return kExitUsage;
-}
-
-// The dumps of `dir` that `report` counts: per process its whole run, else all its windows.
-std::vector<std::string> DumpsToSum(const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::vector<DumpName> dumps;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    DumpName name;
-    if (entry.is_regular_file(ec) && ParseDumpName(entry.path().filename().string(), &name)) {
-      dumps.push_back(name);
-    }
-  }
-  std::set<long> whole_run;
-  for (const DumpName& d : dumps) {
-    if (!d.window) whole_run.insert(d.pid);
-  }
-  std::sort(dumps.begin(), dumps.end(), [](const DumpName& a, const DumpName& b) {
-    if (a.pid != b.pid) return a.pid < b.pid;
-    if (a.cycle != b.cycle) return a.cycle < b.cycle;
-    return a.stem < b.stem;
-  });
-  std::vector<std::string> paths;
-  for (const DumpName& d : dumps) {
-    if (!d.window || whole_run.count(d.pid) == 0) {
-      paths.push_back(dir + "/" + d.stem + kDumpExtension);
-    }
-  }
-  return paths;
 }
 
 }  // namespace
@@ -116,7 +86,7 @@ int StatsCommand(const std::vector<std::string>& args) {
   std::error_code ec;
   std::vector<std::string> dumps;
   if (std::filesystem::is_directory(path, ec)) {
-    dumps = DumpsToSum(path);
+    dumps = ProcessDumps(path);
   } else if (std::filesystem::is_regular_file(path, ec)) {
     dumps.push_back(path);
   } else {
