@@ -1,0 +1,816 @@
+// Findings from one profile (see findings.h; every rule in docs/FINDINGS.md). Launcher process
+// only. Pure: no file access.
+#include "exporters/findings.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <utility>
+
+#include "exporters/correlation_index.h"
+#include "exporters/format.h"
+#include "exporters/gpu_attribution.h"
+#include "exporters/key_averages.h"
+#include "exporters/names.h"
+#include "exporters/stats.h"
+
+namespace gprof {
+namespace {
+
+using Interval = std::pair<uint64_t, uint64_t>;  // [start, end)
+
+uint64_t Dur(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
+
+// Sorted, disjoint, non-empty intervals covering the same time as `v`.
+std::vector<Interval> Merge(std::vector<Interval> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<Interval> merged;
+  for (const Interval& iv : v) {
+    if (iv.second <= iv.first) continue;
+    if (!merged.empty() && iv.first <= merged.back().second) {
+      merged.back().second = std::max(merged.back().second, iv.second);
+    } else {
+      merged.push_back(iv);
+    }
+  }
+  return merged;
+}
+
+// Time of `merged` inside [start, end).
+uint64_t CoveredIn(const std::vector<Interval>& merged, uint64_t start, uint64_t end) {
+  uint64_t covered = 0;
+  for (const Interval& iv : merged) {
+    if (iv.second <= start) continue;
+    if (iv.first >= end) break;
+    covered += std::min(end, iv.second) - std::max(start, iv.first);
+  }
+  return covered;
+}
+
+double Share(uint64_t part, uint64_t whole) {
+  return whole == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(whole);
+}
+
+// CUPTI's API name without its decorations: "cudaStreamSynchronize_ptsz" and
+// "cudaStreamSynchronize_v3020" -> "cudaStreamSynchronize" (the collector's BaseApiName rule; the
+// dump holds names without the version, but a version suffix is stripped here too).
+std::string_view BaseApiName(std::string_view name) {
+  const size_t v = name.rfind("_v");
+  if (v != std::string_view::npos && v + 2 < name.size() &&
+      std::all_of(name.begin() + static_cast<std::ptrdiff_t>(v + 2), name.end(),
+                  [](char c) { return c >= '0' && c <= '9'; })) {
+    name = name.substr(0, v);
+  }
+  for (std::string_view suffix : {"_ptsz", "_ptds"}) {
+    if (name.ends_with(suffix)) name.remove_suffix(suffix.size());
+  }
+  return name;
+}
+
+// CUDA calls that block the calling host thread until GPU work has finished.
+bool IsSyncApi(std::string_view base) {
+  static constexpr std::string_view kSync[] = {
+      "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
+      "cudaThreadSynchronize", "cuCtxSynchronize",      "cuStreamSynchronize",
+      "cuEventSynchronize"};
+  return std::find(std::begin(kSync), std::end(kSync), base) != std::end(kSync);
+}
+
+// Copy calls without "Async": synchronous with respect to the host (CUDA runtime API,
+// "API synchronization behavior"), except device-to-device and peer copies.
+bool IsSyncCopyApi(std::string_view base) {
+  return (base.starts_with("cudaMemcpy") || base.starts_with("cuMemcpy")) &&
+         base.find("Async") == std::string_view::npos;
+}
+
+bool DeviceSideCopy(CopyKind k) { return k == CopyKind::kDtoD || k == CopyKind::kPtoP; }
+
+std::string Percent(double share) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", share * 100.0);
+  return buf;
+}
+
+std::string Factor(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2fx", f);
+  return buf;
+}
+
+Evidence Count(std::string key, uint64_t n) {
+  return {std::move(key), Evidence::Kind::kCount, n, 0, {}};
+}
+Evidence Bytes(std::string key, uint64_t n) {
+  return {std::move(key), Evidence::Kind::kBytes, n, 0, {}};
+}
+Evidence Duration(std::string key, uint64_t ns) {
+  return {std::move(key), Evidence::Kind::kDuration, ns, 0, {}};
+}
+Evidence Pct(std::string key, double share) {
+  return {std::move(key), Evidence::Kind::kPercent, 0, share * 100.0, {}};
+}
+Evidence FactorOf(std::string key, double f) {
+  return {std::move(key), Evidence::Kind::kFactor, 0, f, {}};
+}
+Evidence Text(std::string key, std::string text) {
+  return {std::move(key), Evidence::Kind::kText, 0, 0, std::move(text)};
+}
+
+// A host event: a range (not a step) or a CUDA API call, nested per thread.
+struct HostEvent {
+  uint64_t start, end;
+  uint32_t tid;
+  bool api;
+  uint32_t index;       // into Profile::ranges or Profile::api_calls
+  int64_t parent = -1;  // enclosing event on the same thread
+};
+
+// Everything the rules share, computed once.
+class Analysis {
+ public:
+  explicit Analysis(const Profile& p) : p_(p), names_(p), corr_(p) {
+    StatsCollector stats;
+    stats.Add(p);
+    steps_ = stats.Steps();
+    ComputeBase();
+    ComputeWindow();
+    for (const Kernel& k : p.kernels) {
+      const uint32_t dev = k.launch_config < p.launch_configs.size()
+                               ? p.launch_configs[k.launch_config].device_id
+                               : 0;
+      device_work_[dev].emplace_back(k.start_ns, k.end_ns);
+    }
+    for (const Memcpy& m : p.memcpys) device_work_[m.device_id].emplace_back(m.start_ns, m.end_ns);
+    for (const Memset& m : p.memsets) device_work_[m.device_id].emplace_back(m.start_ns, m.end_ns);
+    for (auto& [dev, work] : device_work_) work = Merge(std::move(work));
+    BuildHostEvents();
+  }
+
+  const Profile& p() const { return p_; }
+  NameCache& names() { return names_; }
+  const CorrelationIndex& corr() const { return corr_; }
+  uint64_t ws() const { return ws_; }
+  uint64_t we() const { return we_; }
+  uint64_t window() const { return we_ - ws_; }
+  bool InWindow(uint64_t t) const { return t >= ws_ && t < we_; }
+  const std::map<uint32_t, std::vector<Interval>>& device_work() const { return device_work_; }
+  const std::vector<HostEvent>& host() const { return host_; }
+  int64_t ApiEvent(size_t api_index) const { return api_event_[api_index]; }
+
+  uint64_t Rel(uint64_t abs) const { return abs > base_ ? abs - base_ : 0; }
+  std::optional<uint32_t> StepAt(uint64_t abs) const {
+    for (const StepRow& s : steps_) {
+      if (abs >= s.start_ns && abs < s.start_ns + s.wall_ns) return s.number;
+    }
+    return std::nullopt;
+  }
+  Place PlaceAt(uint64_t start, uint64_t end) const {
+    Place pl;
+    pl.step = StepAt(start);
+    pl.ts_ns = Rel(start);
+    pl.dur_ns = Dur(start, end);
+    return pl;
+  }
+
+  std::string EventName(const HostEvent& e) {
+    if (e.api) return names_.ApiCallName(p_.api_calls[e.index]);
+    return std::string(p_.strings.Get(p_.ranges[e.index].name));
+  }
+  // Names of the ranges enclosing host event `i`, innermost first, at most kMaxPlaces.
+  std::vector<std::string> EnclosingRanges(int64_t i) {
+    std::vector<std::string> out;
+    for (int64_t e = i < 0 ? -1 : host_[i].parent; e >= 0 && out.size() < kMaxPlaces;
+         e = host_[e].parent) {
+      if (!host_[e].api) out.push_back(EventName(host_[e]));
+    }
+    return out;
+  }
+
+ private:
+  // The trace's origin, as TracePlan::base_ns computes it (findings_test checks they agree).
+  void ComputeBase() {
+    uint64_t b = p_.info.start_ns ? p_.info.start_ns : UINT64_MAX;
+    const auto at = [&](uint64_t t) { b = std::min(b, t); };
+    for (const auto& r : p_.ranges) at(r.start_ns);
+    for (const auto& m : p_.marks) at(m.ts_ns);
+    for (const auto& c : p_.api_calls) at(c.start_ns);
+    ForEachGpuKind(p_, [&](GpuKind, const auto& records) {
+      for (const auto& r : records) at(GpuRecordStartNs(r));
+    });
+    for (const auto& s : p_.steps) at(s.start_ns);
+    base_ = b == UINT64_MAX ? 0 : b;
+  }
+
+  void ComputeWindow() {
+    uint64_t lo = UINT64_MAX, hi = 0;
+    if (!steps_.empty()) {
+      for (const StepRow& s : steps_) {
+        lo = std::min(lo, s.start_ns);
+        hi = std::max(hi, s.start_ns + s.wall_ns);
+      }
+    } else {
+      const auto span = [&](uint64_t s, uint64_t e) {
+        lo = std::min(lo, s);
+        hi = std::max(hi, e);
+      };
+      for (const Kernel& k : p_.kernels) span(k.start_ns, k.end_ns);
+      for (const Memcpy& m : p_.memcpys) span(m.start_ns, m.end_ns);
+      for (const Memset& m : p_.memsets) span(m.start_ns, m.end_ns);
+      corr_.ForEachLaunch([&](uint32_t api, std::span<const GpuRef>) {
+        span(p_.api_calls[api].start_ns, p_.api_calls[api].end_ns);
+      });
+      if (lo == UINT64_MAX) {  // no GPU work: the collection span, else every host event
+        if (p_.info.end_ns > p_.info.start_ns) {
+          span(p_.info.start_ns, p_.info.end_ns);
+        } else {
+          for (const HostRange& r : p_.ranges) span(r.start_ns, r.end_ns);
+          for (const ApiCall& c : p_.api_calls) span(c.start_ns, c.end_ns);
+        }
+      }
+    }
+    ws_ = lo == UINT64_MAX ? 0 : lo;
+    we_ = std::max(ws_, hi);
+  }
+
+  void BuildHostEvents() {
+    for (uint32_t i = 0; i < p_.ranges.size(); ++i) {
+      const HostRange& r = p_.ranges[i];
+      if (!IsStepRange(p_, r)) host_.push_back({r.start_ns, r.end_ns, r.tid, false, i});
+    }
+    for (uint32_t i = 0; i < p_.api_calls.size(); ++i) {
+      const ApiCall& c = p_.api_calls[i];
+      host_.push_back({c.start_ns, c.end_ns, c.tid, true, i});
+    }
+    // Per thread by start, the longer first, ranges before the calls they enclose.
+    std::sort(host_.begin(), host_.end(), [](const HostEvent& a, const HostEvent& b) {
+      if (a.tid != b.tid) return a.tid < b.tid;
+      if (a.start != b.start) return a.start < b.start;
+      if (a.end != b.end) return a.end > b.end;
+      if (a.api != b.api) return !a.api;
+      return a.index < b.index;
+    });
+    api_event_.assign(p_.api_calls.size(), -1);
+    std::vector<int64_t> open;
+    for (size_t i = 0; i < host_.size(); ++i) {
+      HostEvent& e = host_[i];
+      if (i > 0 && host_[i - 1].tid != e.tid) open.clear();
+      while (!open.empty() && host_[open.back()].end <= e.start) open.pop_back();
+      // A start/end range may cross another: then it has no parent.
+      if (!open.empty() && e.end <= host_[open.back()].end) e.parent = open.back();
+      open.push_back(static_cast<int64_t>(i));
+      if (e.api) api_event_[e.index] = static_cast<int64_t>(i);
+    }
+  }
+
+  const Profile& p_;
+  NameCache names_;
+  CorrelationIndex corr_;
+  std::vector<StepRow> steps_;
+  uint64_t base_ = 0, ws_ = 0, we_ = 0;
+  std::map<uint32_t, std::vector<Interval>> device_work_;  // merged, per device id
+  std::vector<HostEvent> host_;
+  std::vector<int64_t> api_event_;  // api call index -> host_ index
+};
+
+// ---- Blocking synchronizations (shared by sync and the host-busy share) ----
+
+struct BlockingCall {
+  uint64_t start, end;
+  std::optional<uint32_t> tid;
+  int64_t host_event = -1;  // -1 for a SYNCHRONIZATION record without its API call
+  std::string name;
+  bool copy = false;  // a synchronous copy rather than a synchronize call
+};
+
+std::vector<BlockingCall> BlockingCalls(Analysis& a) {
+  const Profile& p = a.p();
+  std::vector<BlockingCall> calls;
+  std::set<uint32_t> correlations;
+  for (size_t i = 0; i < p.api_calls.size(); ++i) {
+    const ApiCall& c = p.api_calls[i];
+    if (!a.InWindow(c.start_ns)) continue;
+    const std::string& name = a.names().ApiCallName(c);
+    const std::string_view base = BaseApiName(name);
+    bool sync = IsSyncApi(base);
+    bool copy = false;
+    if (!sync) {
+      // A copy call is synchronous by its name (no "Async") or by CUPTI's record of the copy;
+      // device-side copies never block the host.
+      bool record_sync = false, device_side = false;
+      for (const GpuRef& g : a.corr().Gpu(c.correlation_id)) {
+        if (g.kind != GpuKind::kMemcpy) continue;
+        const Memcpy& m = p.memcpys[g.index];
+        record_sync |= m.is_async == 0;
+        device_side |= DeviceSideCopy(m.kind);
+      }
+      copy = (IsSyncCopyApi(base) || record_sync) && !device_side;
+    }
+    if (!sync && !copy) continue;
+    calls.push_back({c.start_ns, c.end_ns, c.tid, a.ApiEvent(i), name, copy});
+    if (c.correlation_id != 0) correlations.insert(c.correlation_id);
+  }
+  // CUPTI's SYNCHRONIZATION records whose call was not recorded (an API filter): time only.
+  for (const Sync& s : p.syncs) {
+    if (s.kind == SyncKind::kStreamWaitEvent || !a.InWindow(s.start_ns)) continue;
+    if (s.correlation_id != 0 && correlations.count(s.correlation_id)) continue;
+    calls.push_back({s.start_ns, s.end_ns, std::nullopt, -1, std::string(SyncName(s.kind)), false});
+  }
+  return calls;
+}
+
+// ---- Rules ----
+
+struct GpuShares {
+  uint32_t device = 0;
+  uint64_t gpu_busy = 0, host_busy = 0;
+};
+
+GpuShares Shares(Analysis& a, const std::vector<BlockingCall>& blocking) {
+  GpuShares s;
+  for (const auto& [dev, work] : a.device_work()) {
+    const uint64_t busy = CoveredIn(work, a.ws(), a.we());
+    if (busy > s.gpu_busy) {
+      s.gpu_busy = busy;
+      s.device = dev;
+    }
+  }
+  std::vector<Interval> host, blocked;
+  for (const HostEvent& e : a.host()) host.emplace_back(e.start, e.end);
+  for (const BlockingCall& b : blocking) {
+    if (b.host_event >= 0) blocked.emplace_back(b.start, b.end);
+  }
+  // Blocking calls are host events, so their union lies inside the host union.
+  const uint64_t all = CoveredIn(Merge(std::move(host)), a.ws(), a.we());
+  const uint64_t waiting = CoveredIn(Merge(std::move(blocked)), a.ws(), a.we());
+  s.host_busy = all > waiting ? all - waiting : 0;
+  return s;
+}
+
+void BoundFindings(Analysis& a, const GpuShares& s, std::vector<Finding>* out) {
+  const Profile& p = a.p();
+  if (!p.HasGpuData() || a.window() == 0) return;
+  const double gpu = Share(s.gpu_busy, a.window());
+  const double host = Share(s.host_busy, a.window());
+  const bool overhead = gpu < kOverheadBoundMaxGpuShare && host >= kOverheadBoundMinHostShare;
+  const bool compute = gpu >= kComputeBoundMinGpuShare;
+  if (!overhead && !compute) return;
+  // The table's footers, as the seed articles compare them.
+  uint64_t self_cpu = 0, self_cuda = 0;
+  for (const EventStats& e : KeyAverages(p)) {
+    self_cpu += e.self_cpu_ns;
+    if (e.device) self_cuda += e.self_cuda_ns;
+  }
+  uint64_t kernels = 0;
+  for (const Kernel& k : p.kernels) kernels += a.InWindow(k.start_ns) ? 1 : 0;
+  Finding f;
+  f.evidence = {Count("device", s.device),        Duration("window_us", a.window()),
+                Duration("gpu_busy_us", s.gpu_busy), Pct("gpu_busy_pct", gpu),
+                Duration("host_busy_us", s.host_busy), Pct("host_busy_pct", host),
+                Count("kernels", kernels),         Duration("self_cpu_total_us", self_cpu),
+                Duration("self_cuda_total_us", self_cuda)};
+  Place where = a.PlaceAt(a.ws(), a.we());
+  where.device = s.device;
+  f.where = where;
+  const std::string dev = "GPU " + std::to_string(s.device);
+  if (overhead) {
+    f.id = "overhead_bound";
+    f.severity = gpu < kOverheadBoundHighGpuShare ? Severity::kHigh : Severity::kWarn;
+    f.title = "Overhead-bound: " + dev + " is busy " + Percent(gpu) + " of the " +
+              FormatDuration(a.window()) + " window while the host is busy " + Percent(host) +
+              " (Self CPU total " + FormatDuration(self_cpu) + ", Self CUDA total " +
+              FormatDuration(self_cuda) + ")";
+    f.advice =
+        "The host sets the pace: the GPU finishes its work long before the next arrives. Give "
+        "it more work per launch (larger batches or matrices), fewer launches (fuse ops, "
+        "torch.compile), or replay a captured CUDA graph; the table's Self CPU column shows "
+        "where the host's time goes.";
+  } else {
+    f.id = "compute_bound";
+    f.severity = Severity::kInfo;
+    f.title = "Compute-bound: " + dev + " is busy " + Percent(gpu) + " of the " +
+              FormatDuration(a.window()) + " window (Self CUDA total " +
+              FormatDuration(self_cuda) + ", Self CPU total " + FormatDuration(self_cpu) + ")";
+    f.advice =
+        "The GPU sets the pace: speed up the kernels at the top of the table by Self CUDA "
+        "(lower precision, better-suited kernels, less work); host-side changes will not make "
+        "this run faster.";
+  }
+  out->push_back(std::move(f));
+}
+
+// What the host did during [gs, ge): the time each range or call on any thread spent there by
+// itself (its overlap with the gap minus that of the events nested in it, so a call inside a
+// range takes its time from the range), summed per (thread, name), the most time first.
+std::vector<std::string> HostDuring(Analysis& a, uint64_t gs, uint64_t ge) {
+  const std::vector<HostEvent>& host = a.host();
+  std::map<size_t, int64_t> own;  // event index -> its own time in the gap (ns)
+  for (size_t i = 0; i < host.size(); ++i) {
+    const HostEvent& e = host[i];
+    if (e.start >= ge || e.end <= gs) continue;
+    const int64_t overlap = static_cast<int64_t>(std::min(e.end, ge) - std::max(e.start, gs));
+    own[i] += overlap;
+    if (e.parent >= 0) own[static_cast<size_t>(e.parent)] -= overlap;
+  }
+  std::map<std::pair<uint32_t, std::string>, uint64_t> by_name;
+  for (const auto& [i, ns] : own) {
+    if (ns > 0) by_name[{host[i].tid, a.EventName(host[i])}] += static_cast<uint64_t>(ns);
+  }
+  std::vector<std::pair<std::pair<uint32_t, std::string>, uint64_t>> ranked(by_name.begin(),
+                                                                            by_name.end());
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& x, const auto& y) { return x.second > y.second; });
+  std::vector<std::string> out;
+  for (const auto& [key, ns] : ranked) {
+    if (out.size() == kMaxPlaces) break;
+    out.push_back(key.second + " on thread " + std::to_string(key.first) + " (" +
+                  FormatDuration(ns) + " of the gap)");
+  }
+  if (out.empty()) out.push_back("no host range or CUDA call recorded during the gap");
+  return out;
+}
+
+void GpuIdleFindings(Analysis& a, std::vector<Finding>* out) {
+  if (a.window() == 0) return;
+  for (const auto& [dev, work] : a.device_work()) {
+    if (CoveredIn(work, a.ws(), a.we()) == 0) continue;  // no work of this device in the window
+    std::vector<Interval> gaps;
+    uint64_t cursor = a.ws();
+    const auto gap_to = [&](uint64_t t) {
+      if (t > cursor && t - cursor >= kGpuIdleMinGapNs) gaps.emplace_back(cursor, t);
+    };
+    for (const Interval& iv : work) {
+      if (iv.second <= a.ws()) continue;
+      if (iv.first >= a.we()) break;
+      gap_to(iv.first);
+      cursor = std::max(cursor, iv.second);
+    }
+    gap_to(a.we());
+    if (gaps.empty()) continue;
+    uint64_t idle = 0;
+    for (const Interval& g : gaps) idle += g.second - g.first;
+    std::stable_sort(gaps.begin(), gaps.end(), [](const Interval& x, const Interval& y) {
+      return x.second - x.first > y.second - y.first;
+    });
+    const double share = Share(idle, a.window());
+    if (share < kGpuIdleMinShare) continue;
+    Finding f;
+    f.id = "gpu_idle";
+    f.severity = share >= kGpuIdleHighShare   ? Severity::kHigh
+                 : share >= kGpuIdleWarnShare ? Severity::kWarn
+                                              : Severity::kInfo;
+    for (size_t i = 0; i < gaps.size() && i < kMaxPlaces; ++i) {
+      Place pl = a.PlaceAt(gaps[i].first, gaps[i].second);
+      pl.device = dev;
+      pl.context = HostDuring(a, gaps[i].first, gaps[i].second);
+      f.places.push_back(std::move(pl));
+    }
+    f.where = f.places.front();
+    const uint64_t largest = gaps.front().second - gaps.front().first;
+    f.evidence = {Count("device", dev),
+                  Count("gaps", gaps.size()),
+                  Duration("idle_us", idle),
+                  Pct("idle_pct", share),
+                  Duration("largest_gap_us", largest),
+                  Duration("window_us", a.window()),
+                  Duration("min_gap_us", kGpuIdleMinGapNs)};
+    f.title = "GPU " + std::to_string(dev) + " idle " + Percent(share) + " of the window in " +
+              std::to_string(gaps.size()) + (gaps.size() == 1 ? " gap" : " gaps") + " of " +
+              FormatDuration(kGpuIdleMinGapNs) + " or more; the largest, " +
+              FormatDuration(largest) + " at " + FormatDuration(f.where->ts_ns) +
+              ", while the host ran " + f.where->context.front();
+    f.advice =
+        "The GPU waits for the host in these gaps. Overlap the host work named here with GPU "
+        "work: load and preprocess data ahead (DataLoader workers, pin_memory, prefetching), "
+        "move host-side computation out of the loop, and avoid synchronizing calls; open the "
+        "trace at the times shown.";
+    out->push_back(std::move(f));
+  }
+}
+
+void SyncFinding(Analysis& a, const std::vector<BlockingCall>& calls, std::vector<Finding>* out) {
+  if (calls.empty() || a.window() == 0) return;
+  uint64_t blocked = 0, copies = 0;
+  std::vector<Interval> spans;
+  for (const BlockingCall& c : calls) {
+    blocked += Dur(c.start, c.end);
+    copies += c.copy ? 1 : 0;
+    spans.emplace_back(c.start, c.end);
+  }
+  const double share = Share(CoveredIn(Merge(std::move(spans)), a.ws(), a.we()), a.window());
+  if (share < kSyncMinShare && calls.size() < kSyncManyCalls) return;
+  std::vector<size_t> order(calls.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    return Dur(calls[x].start, calls[x].end) > Dur(calls[y].start, calls[y].end);
+  });
+  Finding f;
+  f.id = "sync";
+  f.severity = share >= kSyncHighShare                                    ? Severity::kHigh
+               : share >= kSyncWarnShare || calls.size() >= kSyncManyCalls ? Severity::kWarn
+                                                                           : Severity::kInfo;
+  for (size_t i = 0; i < order.size() && i < kMaxPlaces; ++i) {
+    const BlockingCall& c = calls[order[i]];
+    Place pl = a.PlaceAt(c.start, c.end);
+    pl.thread = c.tid;
+    pl.name = c.name;
+    pl.context = a.EnclosingRanges(c.host_event);
+    f.places.push_back(std::move(pl));
+  }
+  f.where = f.places.front();
+  f.evidence = {Count("calls", calls.size()),
+                Count("synchronize_calls", calls.size() - copies),
+                Count("synchronous_copies", copies),
+                Duration("host_blocked_us", blocked),
+                Pct("host_blocked_pct", share),
+                Duration("longest_us", f.where->dur_ns),
+                Duration("window_us", a.window())};
+  const Place& w = *f.where;
+  f.title = std::to_string(calls.size()) + " host-blocking synchronization" +
+            (calls.size() == 1 ? "" : "s") + " (" + FormatDuration(blocked) +
+            ", the host blocked " + Percent(share) + " of the window); the longest, " +
+            w.name + " for " + FormatDuration(w.dur_ns) +
+            (w.context.empty() ? std::string() : " in " + w.context.front());
+  f.advice =
+      "Each of these calls stops the host until the GPU catches up; the GPU then idles while "
+      "the host prepares the next work. Keep them out of the hot loop: .item(), .cpu(), "
+      "printing a GPU tensor, torch.cuda.synchronize() and cudaMemcpy to the host each "
+      "synchronize; keep values on the GPU, read them every N steps, or use cudaMemcpyAsync "
+      "into pinned memory with an event.";
+  out->push_back(std::move(f));
+}
+
+void PageableFinding(Analysis& a, std::vector<Finding>* out) {
+  const Profile& p = a.p();
+  std::vector<size_t> copies;
+  uint64_t bytes = 0, time = 0, host = 0;
+  for (size_t i = 0; i < p.memcpys.size(); ++i) {
+    const Memcpy& m = p.memcpys[i];
+    if (!m.is_async || !a.InWindow(m.start_ns)) continue;
+    if (m.src_kind != MemKind::kPageable && m.dst_kind != MemKind::kPageable) continue;
+    copies.push_back(i);
+    bytes += m.bytes;
+    time += Dur(m.start_ns, m.end_ns);
+    const int64_t call = a.corr().ApiCall(m.correlation_id);
+    if (call >= 0) host += Dur(p.api_calls[call].start_ns, p.api_calls[call].end_ns);
+  }
+  if (copies.empty()) return;
+  std::stable_sort(copies.begin(), copies.end(), [&](size_t x, size_t y) {
+    return Dur(p.memcpys[x].start_ns, p.memcpys[x].end_ns) >
+           Dur(p.memcpys[y].start_ns, p.memcpys[y].end_ns);
+  });
+  const double share = Share(time, a.window());
+  Finding f;
+  f.id = "pageable_memcpy";
+  f.severity = share >= kPageableWarnShare || copies.size() >= kPageableWarnCount
+                   ? Severity::kWarn
+                   : Severity::kInfo;
+  for (size_t i = 0; i < copies.size() && i < kMaxPlaces; ++i) {
+    const Memcpy& m = p.memcpys[copies[i]];
+    Place pl = a.PlaceAt(m.start_ns, m.end_ns);
+    pl.stream = m.stream_id;
+    pl.device = m.device_id;
+    pl.name = MemcpyName(m);
+    const int64_t call = a.corr().ApiCall(m.correlation_id);
+    if (call >= 0) {
+      pl.thread = p.api_calls[call].tid;
+      pl.context = a.EnclosingRanges(a.ApiEvent(static_cast<size_t>(call)));
+    }
+    f.places.push_back(std::move(pl));
+  }
+  f.where = f.places.front();
+  f.evidence = {Count("copies", copies.size()), Bytes("bytes", bytes),
+                Duration("copy_time_us", time), Pct("copy_time_pct", share),
+                Duration("host_time_us", host)};
+  f.title = std::to_string(copies.size()) + " async cop" + (copies.size() == 1 ? "y" : "ies") +
+            " from or to pageable host memory (" + std::to_string(bytes) + " bytes, " +
+            FormatDuration(time) + " on the GPU); the longest, " + f.where->name + " for " +
+            FormatDuration(f.where->dur_ns);
+  f.advice =
+      "An async copy from or to pageable memory is staged through a pinned buffer by the "
+      "driver: it does not overlap with compute, and into pageable memory it blocks the host. "
+      "Allocate the host side pinned (tensor.pin_memory(), DataLoader(pin_memory=True), "
+      "cudaMallocHost / cudaHostAlloc) and copy with non_blocking=True / cudaMemcpyAsync.";
+  out->push_back(std::move(f));
+}
+
+void SpreadFindings(Analysis& a, std::vector<Finding>* out) {
+  const Profile& p = a.p();
+  std::map<std::string, std::vector<size_t>> by_name;  // demangled name -> kernel indices
+  for (size_t i = 0; i < p.kernels.size(); ++i) {
+    const Kernel& k = p.kernels[i];
+    if (a.InWindow(k.start_ns)) by_name[a.names().KernelName(k.name)].push_back(i);
+  }
+  struct Candidate {
+    uint64_t excess;  // time above the median, summed over the instances
+    Finding finding;
+  };
+  std::vector<Candidate> found;
+  for (const auto& [name, indices] : by_name) {
+    if (indices.size() < kSpreadMinInstances) continue;
+    std::vector<uint64_t> d;
+    for (size_t i : indices) d.push_back(Dur(p.kernels[i].start_ns, p.kernels[i].end_ns));
+    const SampleSummary s = SummarizeSamples(&d);  // sorts d
+    if (s.median <= 0) continue;
+    // p95 by nearest rank: the ceil(0.95 n)-th smallest sample.
+    const size_t rank = (d.size() * 95 + 99) / 100;
+    const uint64_t p95 = d[rank - 1];
+    const double max_factor = static_cast<double>(s.max) / s.median;
+    const double p95_factor = static_cast<double>(p95) / s.median;
+    const uint64_t median = static_cast<uint64_t>(std::llround(s.median));
+    if (max_factor < kSpreadMinMaxFactor && p95_factor < kSpreadMinP95Factor) continue;
+    if (s.max < median + kSpreadMinExcessNs) continue;
+    uint64_t excess = 0;
+    for (uint64_t x : d) excess += x > median ? x - median : 0;
+    // The slowest instances, first seen first among equals.
+    std::vector<size_t> slow = indices;
+    std::stable_sort(slow.begin(), slow.end(), [&](size_t x, size_t y) {
+      return Dur(p.kernels[x].start_ns, p.kernels[x].end_ns) >
+             Dur(p.kernels[y].start_ns, p.kernels[y].end_ns);
+    });
+    Finding f;
+    f.id = "kernel_spread";
+    f.severity = Severity::kInfo;
+    for (size_t i = 0; i < slow.size() && i < kMaxPlaces; ++i) {
+      const Kernel& k = p.kernels[slow[i]];
+      Place pl = a.PlaceAt(k.start_ns, k.end_ns);
+      pl.stream = k.stream_id;
+      pl.device = k.launch_config < p.launch_configs.size()
+                      ? p.launch_configs[k.launch_config].device_id
+                      : 0;
+      pl.name = name;
+      f.places.push_back(std::move(pl));
+    }
+    f.where = f.places.front();
+    f.evidence = {Text("kernel", name),
+                  Count("instances", s.count),
+                  Duration("median_us", median),
+                  Duration("mean_us", static_cast<uint64_t>(std::llround(s.avg))),
+                  Duration("min_us", s.min),
+                  Duration("max_us", s.max),
+                  Duration("p95_us", p95),
+                  Duration("stddev_us", static_cast<uint64_t>(std::llround(s.stddev))),
+                  FactorOf("max_factor", max_factor),
+                  FactorOf("p95_factor", p95_factor)};
+    f.title = name + ": the slowest of " + std::to_string(s.count) + " instances took " +
+              FormatDuration(s.max) + ", " + Factor(max_factor) + " its median " +
+              FormatDuration(median) + " (p95 " + FormatDuration(p95) + ", mean " +
+              FormatDuration(static_cast<uint64_t>(std::llround(s.avg))) + ")";
+    f.advice =
+        "This kernel's time varies widely, so its mean (the table's average) misleads: read "
+        "the median. Slow instances come from GPU clock changes (idle to boost), other work "
+        "on the GPU, or different inputs; warm up before measuring and compare medians "
+        "(gprof-run stats, gprof-run diff).";
+    found.push_back({excess, std::move(f)});
+  }
+  std::stable_sort(found.begin(), found.end(),
+                   [](const Candidate& x, const Candidate& y) { return x.excess > y.excess; });
+  for (size_t i = 0; i < found.size() && i < kMaxSpreadFindings; ++i) {
+    out->push_back(std::move(found[i].finding));
+  }
+}
+
+int IdOrder(const std::string& id) {
+  static constexpr std::string_view kOrder[] = {"overhead_bound", "compute_bound", "gpu_idle",
+                                                "sync", "pageable_memcpy", "kernel_spread"};
+  for (size_t i = 0; i < std::size(kOrder); ++i) {
+    if (kOrder[i] == id) return static_cast<int>(i);
+  }
+  return static_cast<int>(std::size(kOrder));
+}
+
+// ---- Output ----
+
+using Json = nlohmann::ordered_json;
+
+double Rounded(double v, double scale) { return std::round(v * scale) / scale; }
+
+Json EvidenceJson(const Evidence& e) {
+  switch (e.kind) {
+    case Evidence::Kind::kCount:
+    case Evidence::Kind::kBytes: return e.n;
+    case Evidence::Kind::kDuration: return static_cast<double>(e.n) / 1000.0;
+    case Evidence::Kind::kPercent:
+    case Evidence::Kind::kFactor: return Rounded(e.x, 100.0);
+    case Evidence::Kind::kText: return e.text;
+  }
+  return nullptr;
+}
+
+Json PlaceJson(const Place& pl) {
+  Json j = Json::object();
+  if (pl.step) j["step"] = *pl.step;
+  j["ts_us"] = static_cast<double>(pl.ts_ns) / 1000.0;
+  j["dur_us"] = static_cast<double>(pl.dur_ns) / 1000.0;
+  if (pl.thread) j["thread"] = *pl.thread;
+  if (pl.stream) j["stream"] = *pl.stream;
+  if (pl.device) j["device"] = *pl.device;
+  if (!pl.name.empty()) j["name"] = pl.name;
+  if (!pl.context.empty()) j["context"] = pl.context;
+  return j;
+}
+
+std::string PlaceText(const Place& pl) {
+  std::string s = "ts " + Json(static_cast<double>(pl.ts_ns) / 1000.0).dump() + "us, dur " +
+                  Json(static_cast<double>(pl.dur_ns) / 1000.0).dump() + "us";
+  if (pl.step) s += ", step " + std::to_string(*pl.step);
+  if (pl.thread) s += ", thread " + std::to_string(*pl.thread);
+  if (pl.device) s += ", device " + std::to_string(*pl.device);
+  if (pl.stream) s += ", stream " + std::to_string(*pl.stream);
+  if (!pl.name.empty()) s += ": " + pl.name;
+  for (size_t i = 0; i < pl.context.size(); ++i) s += (i == 0 ? " | " : "; ") + pl.context[i];
+  return s;
+}
+
+constexpr nlohmann::ordered_json::error_handler_t kReplace =
+    nlohmann::ordered_json::error_handler_t::replace;
+
+}  // namespace
+
+std::string_view SeverityName(Severity s) {
+  switch (s) {
+    case Severity::kInfo: return "info";
+    case Severity::kWarn: return "warn";
+    case Severity::kHigh: return "high";
+  }
+  return "info";
+}
+
+const Evidence* Finding::Get(std::string_view key) const {
+  for (const Evidence& e : evidence) {
+    if (e.key == key) return &e;
+  }
+  return nullptr;
+}
+
+std::vector<Finding> FindFindings(const Profile& profile) {
+  Analysis a(profile);
+  std::vector<Finding> out;
+  const std::vector<BlockingCall> blocking = BlockingCalls(a);
+  BoundFindings(a, Shares(a, blocking), &out);
+  GpuIdleFindings(a, &out);
+  SyncFinding(a, blocking, &out);
+  PageableFinding(a, &out);
+  SpreadFindings(a, &out);
+  std::stable_sort(out.begin(), out.end(), [](const Finding& x, const Finding& y) {
+    if (x.severity != y.severity) return x.severity > y.severity;
+    return IdOrder(x.id) < IdOrder(y.id);
+  });
+  return out;
+}
+
+std::string FormatFindingsJson(const std::vector<Finding>& findings) {
+  Json list = Json::array();
+  for (const Finding& f : findings) {
+    Json j = Json::object();
+    j["id"] = f.id;
+    j["severity"] = std::string(SeverityName(f.severity));
+    j["title"] = f.title;
+    Json evidence = Json::object();
+    for (const Evidence& e : f.evidence) evidence[e.key] = EvidenceJson(e);
+    j["evidence"] = std::move(evidence);
+    if (f.where) j["where"] = PlaceJson(*f.where);
+    if (!f.places.empty()) {
+      Json places = Json::array();
+      for (const Place& pl : f.places) places.push_back(PlaceJson(pl));
+      j["places"] = std::move(places);
+    }
+    j["advice"] = f.advice;
+    list.push_back(std::move(j));
+  }
+  Json doc = Json::object();
+  doc["findings"] = std::move(list);
+  return doc.dump(2, ' ', false, kReplace) + "\n";
+}
+
+std::string FormatFindingsText(const std::vector<Finding>& findings) {
+  if (findings.empty()) {
+    return "Findings: none (no pattern of docs/FINDINGS.md in this profile)\n";
+  }
+  std::string out = "Findings: " + std::to_string(findings.size()) + " (docs/FINDINGS.md)\n";
+  for (const Finding& f : findings) {
+    out += "\n[" + std::string(SeverityName(f.severity)) + "] " + f.id + ": " + f.title + "\n";
+    std::string ev;
+    for (const Evidence& e : f.evidence) {
+      ev += (ev.empty() ? "" : ", ") + e.key + "=" + EvidenceJson(e).dump(-1, ' ', false, kReplace);
+    }
+    out += "  evidence: " + ev + "\n";
+    if (f.places.empty() && f.where) out += "  where: " + PlaceText(*f.where) + "\n";
+    for (const Place& pl : f.places) out += "  at: " + PlaceText(pl) + "\n";
+    out += "  advice: " + f.advice + "\n";
+  }
+  return out;
+}
+
+std::string FormatFindingsSummary(const std::vector<Finding>& findings) {
+  if (findings.empty()) return "Findings: none\n";
+  std::string out = "Findings:\n";
+  for (const Finding& f : findings) {
+    out += "  " + std::string(SeverityName(f.severity)) + "  " + f.id + ": " + f.title + "\n";
+  }
+  return out;
+}
+
+}  // namespace gprof
