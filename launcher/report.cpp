@@ -8,8 +8,11 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <stdexcept>
 #include <system_error>
+#include <utility>
 
+#include "exporters/findings.h"
 #include "launcher/manifest.h"
 #include "model/dump.h"
 
@@ -107,6 +110,25 @@ bool WriteText(const std::string& path, const std::string& text) {
   return static_cast<bool>(out);
 }
 
+// Writes <stem>.json and <stem>.txt (docs/FINDINGS.md) and returns the short section for stderr;
+// "" when they could not be made. A failure here never costs the table or the trace.
+std::string WriteFindings(const Profile& profile, const std::string& stem,
+                          std::vector<std::string>* outputs, std::FILE* err) {
+  try {
+    const std::vector<Finding> findings = FindFindings(profile);
+    for (const auto& [path, text] : {std::pair{stem + ".json", FormatFindingsJson(findings)},
+                                     std::pair{stem + ".txt", FormatFindingsText(findings)}}) {
+      if (!WriteText(path, text)) throw std::runtime_error("cannot write " + path);
+      outputs->push_back(path);
+    }
+    return FormatFindingsSummary(findings);
+  } catch (const std::exception& e) {
+    std::fprintf(err, "gprof-run: warning: %s: findings not written: %s\n", stem.c_str(),
+                 e.what());
+    return "";
+  }
+}
+
 }  // namespace
 
 bool ParseDumpName(const std::string& file_name, DumpName* name) {
@@ -198,7 +220,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
 
   Totals totals;
   std::string main_table, main_table_source, main_table_path, main_trace_path, main_pftrace_path,
-      cupti_text;
+      cupti_text, main_findings, main_findings_path;
   for (const DumpName& d : dumps) {
     const std::string path = dir + "/" + d.stem + kDumpExtension;
     const bool is_main = d.pid == main_pid && !d.window;
@@ -220,6 +242,8 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
       summary.outputs.push_back(table_path);
       summary.outputs.push_back(trace_path);
       summary.outputs.push_back(pftrace_path);
+      const std::string findings_stem = dir + "/" + (is_main ? "findings" : d.stem + ".findings");
+      const std::string findings = WriteFindings(profile, findings_stem, &summary.outputs, err);
       ++summary.rendered;
       // Count each process once: its whole run when it has one, else its windows.
       if (!d.window || pids_with_whole_run.count(d.pid) == 0) {
@@ -234,6 +258,8 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
         main_table_path = table_path;
         main_trace_path = trace_path;
         main_pftrace_path = pftrace_path;
+        main_findings = findings;
+        main_findings_path = findings.empty() ? "" : findings_stem + ".txt";
         cupti_text = CuptiText(profile);
       }
       if (cupti_text.empty()) cupti_text = CuptiText(profile);
@@ -257,6 +283,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
     }
     std::fputs(main_table.c_str(), err);
     if (!main_table.empty() && main_table.back() != '\n') std::fputc('\n', err);
+    std::fputs(main_findings.c_str(), err);
   }
   if (summary.rendered == 0) {
     std::fprintf(err, "gprof-run: none of the %d dump(s) in %s could be rendered\n",
@@ -267,6 +294,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
   if (!main_table_path.empty()) {
     where = "table " + main_table_path + ", trace " + main_trace_path + " (Perfetto: " +
             main_pftrace_path + ")";
+    if (!main_findings_path.empty()) where += ", findings " + main_findings_path;
   } else {
     where = "no dump from the main process";
   }
