@@ -71,7 +71,8 @@ inline constexpr double kSpreadMinP95Factor = 1.5;
 // clock and launch jitter nobody can act on.
 inline constexpr uint64_t kSpreadMinExcessNs = 20'000;
 
-// At most this many places per finding, and kernel_spread / gpu_idle findings per profile.
+// At most this many places per finding, and kernel_spread findings per profile (gpu_idle has one
+// per device with work).
 inline constexpr size_t kMaxPlaces = 3;
 inline constexpr size_t kMaxSpreadFindings = 3;
 

@@ -379,6 +379,60 @@ TEST(FindingsSpread, KernelWhoseSlowestInstanceIsFarAboveItsMedian) {
             "1.500ms, mean 720.000us)");
 }
 
+// Two GPUs (us after t0): device 0 runs k0 [0, 100) and a memset [990, 1000); device 1 runs k1
+// [0, 950). Window [0, 1000). The busiest device is 1, 950 / 1000 = 95 %: compute_bound on GPU 1.
+// Device 0's gap [100, 990) = 890 us = 89 %: gpu_idle on GPU 0 (high); device 1's only gap,
+// [950, 1000), is 50 us: no gpu_idle for it.
+TEST(FindingsBound, BusiestDeviceDecidesAndEachDeviceHasItsOwnGaps) {
+  Profile p = NewProfile();
+  LaunchConfig lc1 = p.launch_configs[0];
+  lc1.device_id = 1;
+  p.launch_configs.push_back(lc1);
+  AddKernel(&p, 0, 100'000, 1, "k0");
+  AddKernel(&p, 0, 950'000, 2, "k1");
+  p.kernels.back().launch_config = 1;
+  Memset ms{};
+  ms.start_ns = t0 + 990'000;
+  ms.end_ns = t0 + 1'000'000;
+  ms.device_id = 0;
+  p.memsets.push_back(ms);
+  const std::vector<Finding> fs = FindFindings(p);
+  const Finding* bound = Find(fs, "compute_bound");
+  ASSERT_NE(bound, nullptr);
+  EXPECT_EQ(Ns(*bound, "device"), 1u);
+  EXPECT_EQ(Ns(*bound, "gpu_busy_us"), 950'000u);
+  std::vector<const Finding*> idle;
+  for (const Finding& f : fs) {
+    if (f.id == "gpu_idle") idle.push_back(&f);
+  }
+  ASSERT_EQ(idle.size(), 1u);
+  EXPECT_EQ(Ns(*idle[0], "device"), 0u);
+  EXPECT_EQ(Ns(*idle[0], "idle_us"), 890'000u);
+  EXPECT_EQ(idle[0]->severity, Severity::kHigh);
+}
+
+// CUPTI's SYNCHRONIZATION records whose API calls were not recorded (an API filter) still count,
+// by time, without a thread: 10 event syncs of 5 us at 100, 200, ... 1000 us after t0 beside a
+// kernel [0, 1100). 10 calls (>= kSyncManyCalls), 50 us = 4.5 % of the 1100 us window: warn.
+TEST(FindingsSync, SyncRecordsWithoutTheirCallsCountByTime) {
+  Profile p = NewProfile();
+  AddKernel(&p, 0, 1'100'000, 1, "k");
+  for (uint64_t i = 1; i <= 10; ++i) {
+    p.syncs.push_back({t0 + i * 100'000, t0 + i * 100'000 + 5'000, 100 + static_cast<uint32_t>(i),
+                       0xffffffffu, 1, SyncKind::kEventSynchronize, {}});
+  }
+  // A stream-wait-event blocks no host thread: not counted.
+  p.syncs.push_back({t0 + 50'000, t0 + 60'000, 200, 7, 1, SyncKind::kStreamWaitEvent, {}});
+  const std::vector<Finding> fs = FindFindings(p);
+  const Finding* f = Find(fs, "sync");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kWarn);
+  EXPECT_EQ(Ns(*f, "calls"), 10u);
+  EXPECT_EQ(Ns(*f, "host_blocked_us"), 50'000u);
+  EXPECT_EQ(f->where->name, "Event Sync");
+  EXPECT_FALSE(f->where->thread.has_value());
+}
+
 // An NVTX-only profile (no GPU data): no verdict about the GPU at all.
 TEST(FindingsOutput, NoGpuDataNoFindingsAndTheOutputsSaySo) {
   Profile p = NewProfile();
