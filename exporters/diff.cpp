@@ -10,30 +10,12 @@
 #include <unordered_map>
 
 #include "exporters/format.h"
+#include "exporters/intervals.h"
 #include "exporters/key_averages.h"
 #include "exporters/stats.h"
 
 namespace gprof {
 namespace {
-
-// Length of the union of `intervals` (sorted in place).
-uint64_t UnionNs(std::vector<std::pair<uint64_t, uint64_t>> intervals) {
-  std::sort(intervals.begin(), intervals.end());
-  uint64_t total = 0, open_start = 0, open_end = 0;
-  bool open = false;
-  for (const auto& [start, end] : intervals) {
-    if (end <= start) continue;
-    if (open && start <= open_end) {
-      open_end = std::max(open_end, end);
-      continue;
-    }
-    if (open) total += open_end - open_start;
-    open_start = start;
-    open_end = end;
-    open = true;
-  }
-  return open ? total + open_end - open_start : total;
-}
 
 }  // namespace
 

@@ -2,324 +2,30 @@
 // only. Pure: no file access.
 #include "exporters/findings.h"
 
+#include "exporters/findings_analysis.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <utility>
 
 #include "exporters/correlation_index.h"
 #include "exporters/format.h"
 #include "exporters/gpu_attribution.h"
+#include "exporters/intervals.h"
 #include "exporters/key_averages.h"
 #include "exporters/names.h"
 #include "exporters/stats.h"
+#include "exporters/trace_plan.h"
+#include "model/api_name.h"
 
 namespace gprof {
 namespace {
 
-using Interval = std::pair<uint64_t, uint64_t>;  // [start, end)
+using namespace findings_internal;  // NOLINT: the rules' shared analysis (findings_analysis.h)
 
-uint64_t Dur(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
-
-// Sorted, disjoint, non-empty intervals covering the same time as `v`.
-std::vector<Interval> Merge(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end());
-  std::vector<Interval> merged;
-  for (const Interval& iv : v) {
-    if (iv.second <= iv.first) continue;
-    if (!merged.empty() && iv.first <= merged.back().second) {
-      merged.back().second = std::max(merged.back().second, iv.second);
-    } else {
-      merged.push_back(iv);
-    }
-  }
-  return merged;
-}
-
-// Time of `merged` inside [start, end).
-uint64_t CoveredIn(const std::vector<Interval>& merged, uint64_t start, uint64_t end) {
-  uint64_t covered = 0;
-  for (const Interval& iv : merged) {
-    if (iv.second <= start) continue;
-    if (iv.first >= end) break;
-    covered += std::min(end, iv.second) - std::max(start, iv.first);
-  }
-  return covered;
-}
-
-double Share(uint64_t part, uint64_t whole) {
-  return whole == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(whole);
-}
-
-// CUPTI's API name without its decorations: "cudaStreamSynchronize_ptsz" and
-// "cudaStreamSynchronize_v3020" -> "cudaStreamSynchronize" (the collector's BaseApiName rule; the
-// dump holds names without the version, but a version suffix is stripped here too).
-std::string_view BaseApiName(std::string_view name) {
-  const size_t v = name.rfind("_v");
-  if (v != std::string_view::npos && v + 2 < name.size() &&
-      std::all_of(name.begin() + static_cast<std::ptrdiff_t>(v + 2), name.end(),
-                  [](char c) { return c >= '0' && c <= '9'; })) {
-    name = name.substr(0, v);
-  }
-  for (std::string_view suffix : {"_ptsz", "_ptds"}) {
-    if (name.ends_with(suffix)) name.remove_suffix(suffix.size());
-  }
-  return name;
-}
-
-// CUDA calls that block the calling host thread until GPU work has finished.
-bool IsSyncApi(std::string_view base) {
-  static constexpr std::string_view kSync[] = {
-      "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
-      "cudaThreadSynchronize", "cuCtxSynchronize",      "cuStreamSynchronize",
-      "cuEventSynchronize"};
-  return std::find(std::begin(kSync), std::end(kSync), base) != std::end(kSync);
-}
-
-// Copy calls without "Async": synchronous with respect to the host (CUDA runtime API,
-// "API synchronization behavior"), except device-to-device and peer copies.
-bool IsSyncCopyApi(std::string_view base) {
-  return (base.starts_with("cudaMemcpy") || base.starts_with("cuMemcpy")) &&
-         base.find("Async") == std::string_view::npos;
-}
-
-bool DeviceSideCopy(CopyKind k) { return k == CopyKind::kDtoD || k == CopyKind::kPtoP; }
-
-std::string Percent(double share) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", share * 100.0);
-  return buf;
-}
-
-std::string Factor(double f) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2fx", f);
-  return buf;
-}
-
-Evidence Count(std::string key, uint64_t n) {
-  return {std::move(key), Evidence::Kind::kCount, n, 0, {}};
-}
-Evidence Bytes(std::string key, uint64_t n) {
-  return {std::move(key), Evidence::Kind::kBytes, n, 0, {}};
-}
-Evidence Duration(std::string key, uint64_t ns) {
-  return {std::move(key), Evidence::Kind::kDuration, ns, 0, {}};
-}
-Evidence Pct(std::string key, double share) {
-  return {std::move(key), Evidence::Kind::kPercent, 0, share * 100.0, {}};
-}
-Evidence FactorOf(std::string key, double f) {
-  return {std::move(key), Evidence::Kind::kFactor, 0, f, {}};
-}
-Evidence Text(std::string key, std::string text) {
-  return {std::move(key), Evidence::Kind::kText, 0, 0, std::move(text)};
-}
-
-// A host event: a range (not a step) or a CUDA API call, nested per thread.
-struct HostEvent {
-  uint64_t start, end;
-  uint32_t tid;
-  bool api;
-  uint32_t index;       // into Profile::ranges or Profile::api_calls
-  int64_t parent = -1;  // enclosing event on the same thread
-};
-
-// Everything the rules share, computed once.
-class Analysis {
- public:
-  explicit Analysis(const Profile& p) : p_(p), names_(p), corr_(p) {
-    StatsCollector stats;
-    stats.Add(p);
-    steps_ = stats.Steps();
-    ComputeBase();
-    ComputeWindow();
-    for (const Kernel& k : p.kernels) {
-      const uint32_t dev = k.launch_config < p.launch_configs.size()
-                               ? p.launch_configs[k.launch_config].device_id
-                               : 0;
-      device_work_[dev].emplace_back(k.start_ns, k.end_ns);
-    }
-    for (const Memcpy& m : p.memcpys) device_work_[m.device_id].emplace_back(m.start_ns, m.end_ns);
-    for (const Memset& m : p.memsets) device_work_[m.device_id].emplace_back(m.start_ns, m.end_ns);
-    for (auto& [dev, work] : device_work_) work = Merge(std::move(work));
-    BuildHostEvents();
-  }
-
-  const Profile& p() const { return p_; }
-  NameCache& names() { return names_; }
-  const CorrelationIndex& corr() const { return corr_; }
-  uint64_t ws() const { return ws_; }
-  uint64_t we() const { return we_; }
-  uint64_t window() const { return we_ - ws_; }
-  bool InWindow(uint64_t t) const { return t >= ws_ && t < we_; }
-  const std::map<uint32_t, std::vector<Interval>>& device_work() const { return device_work_; }
-  const std::vector<HostEvent>& host() const { return host_; }
-  int64_t ApiEvent(size_t api_index) const { return api_event_[api_index]; }
-
-  uint64_t Rel(uint64_t abs) const { return abs > base_ ? abs - base_ : 0; }
-  std::optional<uint32_t> StepAt(uint64_t abs) const {
-    for (const StepRow& s : steps_) {
-      if (abs >= s.start_ns && abs < s.start_ns + s.wall_ns) return s.number;
-    }
-    return std::nullopt;
-  }
-  Place PlaceAt(uint64_t start, uint64_t end) const {
-    Place pl;
-    pl.step = StepAt(start);
-    pl.ts_ns = Rel(start);
-    pl.dur_ns = Dur(start, end);
-    return pl;
-  }
-
-  std::string EventName(const HostEvent& e) {
-    if (e.api) return names_.ApiCallName(p_.api_calls[e.index]);
-    return std::string(p_.strings.Get(p_.ranges[e.index].name));
-  }
-  // Names of the ranges enclosing host event `i`, innermost first, at most kMaxPlaces.
-  std::vector<std::string> EnclosingRanges(int64_t i) {
-    std::vector<std::string> out;
-    for (int64_t e = i < 0 ? -1 : host_[i].parent; e >= 0 && out.size() < kMaxPlaces;
-         e = host_[e].parent) {
-      if (!host_[e].api) out.push_back(EventName(host_[e]));
-    }
-    return out;
-  }
-
- private:
-  // The trace's origin, as TracePlan::base_ns computes it (findings_test checks they agree).
-  void ComputeBase() {
-    uint64_t b = p_.info.start_ns ? p_.info.start_ns : UINT64_MAX;
-    const auto at = [&](uint64_t t) { b = std::min(b, t); };
-    for (const auto& r : p_.ranges) at(r.start_ns);
-    for (const auto& m : p_.marks) at(m.ts_ns);
-    for (const auto& c : p_.api_calls) at(c.start_ns);
-    ForEachGpuKind(p_, [&](GpuKind, const auto& records) {
-      for (const auto& r : records) at(GpuRecordStartNs(r));
-    });
-    for (const auto& s : p_.steps) at(s.start_ns);
-    base_ = b == UINT64_MAX ? 0 : b;
-  }
-
-  void ComputeWindow() {
-    uint64_t lo = UINT64_MAX, hi = 0;
-    if (!steps_.empty()) {
-      for (const StepRow& s : steps_) {
-        lo = std::min(lo, s.start_ns);
-        hi = std::max(hi, s.start_ns + s.wall_ns);
-      }
-    } else {
-      const auto span = [&](uint64_t s, uint64_t e) {
-        lo = std::min(lo, s);
-        hi = std::max(hi, e);
-      };
-      for (const Kernel& k : p_.kernels) span(k.start_ns, k.end_ns);
-      for (const Memcpy& m : p_.memcpys) span(m.start_ns, m.end_ns);
-      for (const Memset& m : p_.memsets) span(m.start_ns, m.end_ns);
-      corr_.ForEachLaunch([&](uint32_t api, std::span<const GpuRef>) {
-        span(p_.api_calls[api].start_ns, p_.api_calls[api].end_ns);
-      });
-      if (lo == UINT64_MAX) {  // no GPU work: the collection span, else every host event
-        if (p_.info.end_ns > p_.info.start_ns) {
-          span(p_.info.start_ns, p_.info.end_ns);
-        } else {
-          for (const HostRange& r : p_.ranges) span(r.start_ns, r.end_ns);
-          for (const ApiCall& c : p_.api_calls) span(c.start_ns, c.end_ns);
-        }
-      }
-    }
-    ws_ = lo == UINT64_MAX ? 0 : lo;
-    we_ = std::max(ws_, hi);
-  }
-
-  void BuildHostEvents() {
-    for (uint32_t i = 0; i < p_.ranges.size(); ++i) {
-      const HostRange& r = p_.ranges[i];
-      if (!IsStepRange(p_, r)) host_.push_back({r.start_ns, r.end_ns, r.tid, false, i});
-    }
-    for (uint32_t i = 0; i < p_.api_calls.size(); ++i) {
-      const ApiCall& c = p_.api_calls[i];
-      host_.push_back({c.start_ns, c.end_ns, c.tid, true, i});
-    }
-    // Per thread by start, the longer first, ranges before the calls they enclose.
-    std::sort(host_.begin(), host_.end(), [](const HostEvent& a, const HostEvent& b) {
-      if (a.tid != b.tid) return a.tid < b.tid;
-      if (a.start != b.start) return a.start < b.start;
-      if (a.end != b.end) return a.end > b.end;
-      if (a.api != b.api) return !a.api;
-      return a.index < b.index;
-    });
-    api_event_.assign(p_.api_calls.size(), -1);
-    std::vector<int64_t> open;
-    for (size_t i = 0; i < host_.size(); ++i) {
-      HostEvent& e = host_[i];
-      if (i > 0 && host_[i - 1].tid != e.tid) open.clear();
-      while (!open.empty() && host_[open.back()].end <= e.start) open.pop_back();
-      // A start/end range may cross another: then it has no parent.
-      if (!open.empty() && e.end <= host_[open.back()].end) e.parent = open.back();
-      open.push_back(static_cast<int64_t>(i));
-      if (e.api) api_event_[e.index] = static_cast<int64_t>(i);
-    }
-  }
-
-  const Profile& p_;
-  NameCache names_;
-  CorrelationIndex corr_;
-  std::vector<StepRow> steps_;
-  uint64_t base_ = 0, ws_ = 0, we_ = 0;
-  std::map<uint32_t, std::vector<Interval>> device_work_;  // merged, per device id
-  std::vector<HostEvent> host_;
-  std::vector<int64_t> api_event_;  // api call index -> host_ index
-};
-
-// ---- Blocking synchronizations (shared by sync and the host-busy share) ----
-
-struct BlockingCall {
-  uint64_t start, end;
-  std::optional<uint32_t> tid;
-  int64_t host_event = -1;  // -1 for a SYNCHRONIZATION record without its API call
-  std::string name;
-  bool copy = false;  // a synchronous copy rather than a synchronize call
-};
-
-std::vector<BlockingCall> BlockingCalls(Analysis& a) {
-  const Profile& p = a.p();
-  std::vector<BlockingCall> calls;
-  std::set<uint32_t> correlations;
-  for (size_t i = 0; i < p.api_calls.size(); ++i) {
-    const ApiCall& c = p.api_calls[i];
-    if (!a.InWindow(c.start_ns)) continue;
-    const std::string& name = a.names().ApiCallName(c);
-    const std::string_view base = BaseApiName(name);
-    bool sync = IsSyncApi(base);
-    bool copy = false;
-    if (!sync) {
-      // A copy call is synchronous by its name (no "Async") or by CUPTI's record of the copy;
-      // device-side copies never block the host.
-      bool record_sync = false, device_side = false;
-      for (const GpuRef& g : a.corr().Gpu(c.correlation_id)) {
-        if (g.kind != GpuKind::kMemcpy) continue;
-        const Memcpy& m = p.memcpys[g.index];
-        record_sync |= m.is_async == 0;
-        device_side |= DeviceSideCopy(m.kind);
-      }
-      copy = (IsSyncCopyApi(base) || record_sync) && !device_side;
-    }
-    if (!sync && !copy) continue;
-    calls.push_back({c.start_ns, c.end_ns, c.tid, a.ApiEvent(i), name, copy});
-    if (c.correlation_id != 0) correlations.insert(c.correlation_id);
-  }
-  // CUPTI's SYNCHRONIZATION records whose call was not recorded (an API filter): time only.
-  for (const Sync& s : p.syncs) {
-    if (s.kind == SyncKind::kStreamWaitEvent || !a.InWindow(s.start_ns)) continue;
-    if (s.correlation_id != 0 && correlations.count(s.correlation_id)) continue;
-    calls.push_back({s.start_ns, s.end_ns, std::nullopt, -1, std::string(SyncName(s.kind)), false});
-  }
-  return calls;
-}
 
 // ---- Rules ----
 
@@ -343,8 +49,8 @@ GpuShares Shares(Analysis& a, const std::vector<BlockingCall>& blocking) {
     if (b.host_event >= 0) blocked.emplace_back(b.start, b.end);
   }
   // Blocking calls are host events, so their union lies inside the host union.
-  const uint64_t all = CoveredIn(Merge(std::move(host)), a.ws(), a.we());
-  const uint64_t waiting = CoveredIn(Merge(std::move(blocked)), a.ws(), a.we());
+  const uint64_t all = CoveredIn(MergeIntervals(std::move(host)), a.ws(), a.we());
+  const uint64_t waiting = CoveredIn(MergeIntervals(std::move(blocked)), a.ws(), a.we());
   s.host_busy = all > waiting ? all - waiting : 0;
   return s;
 }
@@ -499,7 +205,7 @@ void SyncFinding(Analysis& a, const std::vector<BlockingCall>& calls, std::vecto
     copies += c.copy ? 1 : 0;
     spans.emplace_back(c.start, c.end);
   }
-  const double share = Share(CoveredIn(Merge(std::move(spans)), a.ws(), a.we()), a.window());
+  const double share = Share(CoveredIn(MergeIntervals(std::move(spans)), a.ws(), a.we()), a.window());
   if (share < kSyncMinShare && calls.size() < kSyncManyCalls) return;
   std::vector<size_t> order(calls.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -681,52 +387,6 @@ int IdOrder(const std::string& id) {
   return static_cast<int>(std::size(kOrder));
 }
 
-// ---- Output ----
-
-using Json = nlohmann::ordered_json;
-
-double Rounded(double v, double scale) { return std::round(v * scale) / scale; }
-
-Json EvidenceJson(const Evidence& e) {
-  switch (e.kind) {
-    case Evidence::Kind::kCount:
-    case Evidence::Kind::kBytes: return e.n;
-    case Evidence::Kind::kDuration: return static_cast<double>(e.n) / 1000.0;
-    case Evidence::Kind::kPercent:
-    case Evidence::Kind::kFactor: return Rounded(e.x, 100.0);
-    case Evidence::Kind::kText: return e.text;
-  }
-  return nullptr;
-}
-
-Json PlaceJson(const Place& pl) {
-  Json j = Json::object();
-  if (pl.step) j["step"] = *pl.step;
-  j["ts_us"] = static_cast<double>(pl.ts_ns) / 1000.0;
-  j["dur_us"] = static_cast<double>(pl.dur_ns) / 1000.0;
-  if (pl.thread) j["thread"] = *pl.thread;
-  if (pl.stream) j["stream"] = *pl.stream;
-  if (pl.device) j["device"] = *pl.device;
-  if (!pl.name.empty()) j["name"] = pl.name;
-  if (!pl.context.empty()) j["context"] = pl.context;
-  return j;
-}
-
-std::string PlaceText(const Place& pl) {
-  std::string s = "ts " + Json(static_cast<double>(pl.ts_ns) / 1000.0).dump() + "us, dur " +
-                  Json(static_cast<double>(pl.dur_ns) / 1000.0).dump() + "us";
-  if (pl.step) s += ", step " + std::to_string(*pl.step);
-  if (pl.thread) s += ", thread " + std::to_string(*pl.thread);
-  if (pl.device) s += ", device " + std::to_string(*pl.device);
-  if (pl.stream) s += ", stream " + std::to_string(*pl.stream);
-  if (!pl.name.empty()) s += ": " + pl.name;
-  for (size_t i = 0; i < pl.context.size(); ++i) s += (i == 0 ? " | " : "; ") + pl.context[i];
-  return s;
-}
-
-constexpr nlohmann::ordered_json::error_handler_t kReplace =
-    nlohmann::ordered_json::error_handler_t::replace;
-
 }  // namespace
 
 std::string_view SeverityName(Severity s) {
@@ -758,58 +418,6 @@ std::vector<Finding> FindFindings(const Profile& profile) {
     if (x.severity != y.severity) return x.severity > y.severity;
     return IdOrder(x.id) < IdOrder(y.id);
   });
-  return out;
-}
-
-std::string FormatFindingsJson(const std::vector<Finding>& findings) {
-  Json list = Json::array();
-  for (const Finding& f : findings) {
-    Json j = Json::object();
-    j["id"] = f.id;
-    j["severity"] = std::string(SeverityName(f.severity));
-    j["title"] = f.title;
-    Json evidence = Json::object();
-    for (const Evidence& e : f.evidence) evidence[e.key] = EvidenceJson(e);
-    j["evidence"] = std::move(evidence);
-    if (f.where) j["where"] = PlaceJson(*f.where);
-    if (!f.places.empty()) {
-      Json places = Json::array();
-      for (const Place& pl : f.places) places.push_back(PlaceJson(pl));
-      j["places"] = std::move(places);
-    }
-    j["advice"] = f.advice;
-    list.push_back(std::move(j));
-  }
-  Json doc = Json::object();
-  doc["findings"] = std::move(list);
-  return doc.dump(2, ' ', false, kReplace) + "\n";
-}
-
-std::string FormatFindingsText(const std::vector<Finding>& findings) {
-  if (findings.empty()) {
-    return "Findings: none (no pattern of docs/FINDINGS.md in this profile)\n";
-  }
-  std::string out = "Findings: " + std::to_string(findings.size()) + " (docs/FINDINGS.md)\n";
-  for (const Finding& f : findings) {
-    out += "\n[" + std::string(SeverityName(f.severity)) + "] " + f.id + ": " + f.title + "\n";
-    std::string ev;
-    for (const Evidence& e : f.evidence) {
-      ev += (ev.empty() ? "" : ", ") + e.key + "=" + EvidenceJson(e).dump(-1, ' ', false, kReplace);
-    }
-    out += "  evidence: " + ev + "\n";
-    if (f.places.empty() && f.where) out += "  where: " + PlaceText(*f.where) + "\n";
-    for (const Place& pl : f.places) out += "  at: " + PlaceText(pl) + "\n";
-    out += "  advice: " + f.advice + "\n";
-  }
-  return out;
-}
-
-std::string FormatFindingsSummary(const std::vector<Finding>& findings) {
-  if (findings.empty()) return "Findings: none\n";
-  std::string out = "Findings:\n";
-  for (const Finding& f : findings) {
-    out += "  " + std::string(SeverityName(f.severity)) + "  " + f.id + ": " + f.title + "\n";
-  }
   return out;
 }
 

@@ -2,6 +2,7 @@
 #include "exporters/stats.h"
 
 #include "exporters/format.h"
+#include "exporters/intervals.h"
 
 #include <algorithm>
 #include <cmath>
@@ -46,19 +47,6 @@ bool StepNumber(std::string_view name, uint32_t* number) {
   }
   *number = static_cast<uint32_t>(n);
   return true;
-}
-
-// Busy time of `merged` (sorted, disjoint [start, end) intervals) inside [start, end).
-uint64_t BusyIn(const std::vector<std::pair<uint64_t, uint64_t>>& merged, uint64_t start,
-                uint64_t end) {
-  // First interval that ends after `start`.
-  auto it = std::upper_bound(merged.begin(), merged.end(), start,
-                             [](uint64_t t, const auto& iv) { return t < iv.second; });
-  uint64_t busy = 0;
-  for (; it != merged.end() && it->first < end; ++it) {
-    busy += std::min(end, it->second) - std::max(start, it->first);
-  }
-  return busy;
 }
 
 std::vector<StatsRow> RowsOf(const std::map<std::string, std::vector<uint64_t>>& samples,
@@ -215,21 +203,12 @@ void StatsCollector::Add(const Profile& p) {
     if (numbers.insert(number).second) steps.push_back({r.start_ns, r.end_ns, number, r.tid});
   }
   if (steps.empty()) return;
-  std::vector<std::pair<uint64_t, uint64_t>> intervals;
+  std::vector<Interval> intervals;
   intervals.reserve(p.kernels.size() + p.memcpys.size() + p.memsets.size());
   for (const Kernel& k : p.kernels) intervals.emplace_back(k.start_ns, k.end_ns);
   for (const Memcpy& m : p.memcpys) intervals.emplace_back(m.start_ns, m.end_ns);
   for (const Memset& m : p.memsets) intervals.emplace_back(m.start_ns, m.end_ns);
-  std::sort(intervals.begin(), intervals.end());
-  std::vector<std::pair<uint64_t, uint64_t>> merged;
-  for (const auto& iv : intervals) {
-    if (iv.second <= iv.first) continue;
-    if (!merged.empty() && iv.first <= merged.back().second) {
-      merged.back().second = std::max(merged.back().second, iv.second);
-    } else {
-      merged.push_back(iv);
-    }
-  }
+  const std::vector<Interval> merged = MergeIntervals(std::move(intervals));
   std::vector<uint64_t> kernel_starts;
   kernel_starts.reserve(p.kernels.size());
   for (const Kernel& k : p.kernels) kernel_starts.push_back(k.start_ns);
@@ -240,7 +219,7 @@ void StatsCollector::Add(const Profile& p) {
     row.number = s.number;
     row.start_ns = s.start_ns;
     row.wall_ns = Duration(s.start_ns, s.end_ns);
-    row.gpu_busy_ns = row.wall_ns > 0 ? BusyIn(merged, s.start_ns, s.end_ns) : 0;
+    row.gpu_busy_ns = row.wall_ns > 0 ? CoveredIn(merged, s.start_ns, s.end_ns) : 0;
     row.gpu_busy_percent = row.wall_ns > 0 ? 100.0 * static_cast<double>(row.gpu_busy_ns) /
                                                  static_cast<double>(row.wall_ns)
                                            : 0.0;

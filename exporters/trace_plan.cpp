@@ -314,18 +314,20 @@ void TracePlan::PlanFlows() {
   events_.insert(events_.end(), ends.begin(), ends.end());
 }
 
-void TracePlan::ComputeBase() {
-  uint64_t b = p_.info.start_ns ? p_.info.start_ns : UINT64_MAX;
+uint64_t TraceOriginNs(const Profile& p) {
+  uint64_t b = p.info.start_ns ? p.info.start_ns : UINT64_MAX;
   const auto at = [&](uint64_t t) { b = std::min(b, t); };
-  for (const auto& r : p_.ranges) at(r.start_ns);
-  for (const auto& m : p_.marks) at(m.ts_ns);
-  for (const auto& c : p_.api_calls) at(c.start_ns);
-  ForEachGpuKind(p_, [&](GpuKind, const auto& records) {
+  for (const auto& r : p.ranges) at(r.start_ns);
+  for (const auto& m : p.marks) at(m.ts_ns);
+  for (const auto& c : p.api_calls) at(c.start_ns);
+  ForEachGpuKind(p, [&](GpuKind, const auto& records) {
     for (const auto& r : records) at(GpuRecordStartNs(r));
   });
-  for (const auto& s : p_.steps) at(s.start_ns);
-  base_ = b == UINT64_MAX ? 0 : b;
+  for (const auto& s : p.steps) at(s.start_ns);
+  return b == UINT64_MAX ? 0 : b;
 }
+
+void TracePlan::ComputeBase() { base_ = TraceOriginNs(p_); }
 
 std::vector<TraceProcess> TracePlan::Processes() const {
   std::map<uint32_t, int> pids;  // pid -> -1 host, else device id

@@ -81,6 +81,10 @@ struct TraceTrack {
 inline constexpr uint32_t kFirstSyntheticTid = 0x80000000u;
 inline constexpr uint32_t kNoStream = 0xffffffffu;
 
+// The trace's time origin (baseTimeNanoseconds): the profile's start or its earliest event,
+// whichever is first. Every "ts" in the traces, and the findings' places, are relative to it.
+uint64_t TraceOriginNs(const Profile& profile);
+
 class TracePlan {
  public:
   explicit TracePlan(const Profile& profile);

@@ -27,20 +27,17 @@
 #include <vector>
 
 #include "config/config.h"
+#include "model/api_name.h"
 
 namespace gprof::collector {
 
 // The calls the default filter drops (base names; a constant array, nothing to destroy at exit).
 std::span<const std::string_view> DefaultDroppedApis();
 
-// The API's name without CUPTI's decorations, for matching names from any source (either form of
-// functionName, cuptiGetCallbackName, user input): strips a version suffix (_vNNNN) and then
-// _ptsz/_ptds. "cudaMemcpy_v3020" -> "cudaMemcpy"; "cudaStreamSynchronize_ptsz_v7000" ->
-// "cudaStreamSynchronize"; "cudaLaunchKernel" -> "cudaLaunchKernel". Pure; any thread (no
-// allocation: returns a view into its argument).
-std::string_view BaseApiName(std::string_view cupti_name);
-// "__cudaLaunchKernel_v13000" -> "__cudaLaunchKernel" (version only; what tables show).
-std::string_view DisplayApiName(std::string_view cupti_name);
+// BaseApiName / DisplayApiName (model/api_name.h): the names matched and shown, from either form
+// of functionName, cuptiGetCallbackName or user input.
+using gprof::BaseApiName;
+using gprof::DisplayApiName;
 
 // One table per domain: entry cbid is 1 when calls with that id are recorded. `names[cbid]` is the
 // CUPTI name of the id ("" when unknown; unknown ids follow the base choice).
