@@ -2,6 +2,7 @@
 #include "exporters/diff.h"
 
 #include <algorithm>
+#include <iterator>
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "exporters/findings.h"
 #include "exporters/format.h"
 #include "exporters/intervals.h"
 #include "exporters/key_averages.h"
@@ -40,6 +42,7 @@ void DiffInput::Add(const Profile& p) {
   for (const Memcpy& m : p.memcpys) gpu_.emplace_back(m.start_ns, m.end_ns);
   for (const Memset& m : p.memsets) gpu_.emplace_back(m.start_ns, m.end_ns);
   kernels_ += p.kernels.size();
+  for (const Finding& f : FindFindings(p)) findings_.insert(f.id);
   // The table's own rows and counts (nesting, folding, names), with each instance's time.
   KeyAveragesOptions options;
   options.instances = true;
@@ -102,6 +105,10 @@ ProfileDiff DiffProfiles(const DiffInput& a, const DiffInput& b) {
     if (dx != dy) return dx > dy;
     return x.name < y.name;
   });
+  std::set_difference(b.findings().begin(), b.findings().end(), a.findings().begin(),
+                      a.findings().end(), std::back_inserter(d.findings_appeared));
+  std::set_difference(a.findings().begin(), a.findings().end(), b.findings().begin(),
+                      b.findings().end(), std::back_inserter(d.findings_disappeared));
   return d;
 }
 
@@ -201,6 +208,15 @@ std::string FormatDiffTable(const ProfileDiff& d) {
         RatioText(RatioOf(d.a.kernels, d.b.kernels))},
        time_line("Self CPU total", d.a.self_cpu_ns, d.b.self_cpu_ns)},
       {true, false, false, false, false});
+  const auto ids = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const std::string& id : v) s += (s.empty() ? "" : ", ") + id;
+    return s;
+  };
+  if (!d.findings_appeared.empty()) out += "Findings only in B: " + ids(d.findings_appeared) + "\n";
+  if (!d.findings_disappeared.empty()) {
+    out += "Findings only in A: " + ids(d.findings_disappeared) + "\n";
+  }
   bool any_noisy = false;
   for (DiffKind kind : d.kinds) {
     out += "\n" + std::string(SectionTitle(kind)) + ", by change of total\n";
@@ -261,6 +277,7 @@ std::string FormatDiffJson(const ProfileDiff& d) {
                    {"gpu_busy_ns", total(d.a.gpu_busy_ns, d.b.gpu_busy_ns)},
                    {"kernels", total(d.a.kernels, d.b.kernels)},
                    {"self_cpu_ns", total(d.a.self_cpu_ns, d.b.self_cpu_ns)}};
+  doc["findings"] = {{"appeared", d.findings_appeared}, {"disappeared", d.findings_disappeared}};
   Json rows = Json::array();
   for (const DiffRow& r : d.rows) {
     rows.push_back({{"kind", DiffKindName(r.kind)}, {"name", r.name},

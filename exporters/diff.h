@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <iterator>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -77,6 +78,7 @@ class DiffInput {
   void Add(const Profile& profile);
 
   DiffTotals Totals() const;
+  const std::set<std::string>& findings() const { return findings_; }
   // (kind, name) -> instance durations in ns, in no particular order.
   const std::map<std::pair<DiffKind, std::string>, std::vector<uint64_t>>& samples() const {
     return samples_;
@@ -85,6 +87,7 @@ class DiffInput {
  private:
   std::map<std::pair<DiffKind, std::string>, std::vector<uint64_t>> samples_;
   std::vector<std::pair<uint64_t, uint64_t>> wall_, gpu_;
+  std::set<std::string> findings_;  // ids of FindFindings over the profiles added
   int profiles_ = 0;
   uint64_t kernels_ = 0;
   uint64_t self_cpu_ns_ = 0;
@@ -97,8 +100,8 @@ struct ProfileDiff {
   DiffTotals a, b;
   std::vector<DiffKind> kinds{std::begin(kDiffKinds), std::end(kDiffKinds)};  // sections shown
   std::vector<DiffRow> rows;
-  // Hook for later: ids of findings present in B but not in A, and in A but not in B. Not
-  // computed yet: Findings do not exist (issue 13); both stay empty and no output shows them.
+  // Ids of the findings (findings.h) that B has and A has not, and the other way round, in id
+  // order. A finding counts for a side when any of its profiles has it.
   std::vector<std::string> findings_appeared, findings_disappeared;
 };
 

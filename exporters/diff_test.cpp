@@ -271,5 +271,32 @@ TEST(Diff, TableShowsSignedDeltasRatiosNotesAndTheNoiseFootnote) {
       << table;
 }
 
+// Findings (findings.h) that one side has and the other has not: B adds three async copies from
+// pageable memory (pageable_memcpy's pattern, present from one copy on); A has none.
+TEST(Diff, FindingsOnlyInBAppearAndOnlyInADisappear) {
+  Profile a = KernelsA();
+  Profile b = KernelsA();
+  for (uint32_t i = 0; i < 3; ++i) {
+    Memcpy m{};
+    m.start_ns = b.kernels.front().start_ns + i * 1'000;
+    m.end_ns = m.start_ns + 500;
+    m.bytes = 4096;
+    m.stream_id = 7;
+    m.kind = CopyKind::kHtoD;
+    m.src_kind = MemKind::kPageable;
+    m.dst_kind = MemKind::kDevice;
+    m.is_async = 1;
+    b.memcpys.push_back(m);
+  }
+  const ProfileDiff d = DiffProfiles(a, b);
+  EXPECT_EQ(d.findings_appeared, std::vector<std::string>{"pageable_memcpy"});
+  EXPECT_TRUE(d.findings_disappeared.empty());
+  EXPECT_NE(FormatDiffTable(d).find("Findings only in B: pageable_memcpy\n"), std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(FormatDiffJson(d));
+  EXPECT_EQ(j["findings"]["appeared"], nlohmann::json::array({"pageable_memcpy"}));
+  const ProfileDiff back = DiffProfiles(b, a);
+  EXPECT_EQ(back.findings_disappeared, std::vector<std::string>{"pageable_memcpy"});
+}
+
 }  // namespace
 }  // namespace gprof
