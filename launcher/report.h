@@ -7,8 +7,9 @@
 //   <program>.<pid>.gpdump                              whole run of one process
 //   <program>.<pid>.cycle<C>.steps<A>-<B>.gpdump        one schedule window
 // The main process (pid in gprof-run.json; without a manifest, the only whole-run dump) gets
-// <dir>/table.txt, <dir>/trace.json and <dir>/trace.pftrace (the same trace as Perfetto protobuf);
-// every other dump <stem>.gpdump gets <stem>.table.txt, <stem>.trace.json and <stem>.pftrace.
+// <dir>/table.txt, <dir>/trace.json, <dir>/trace.pftrace (the same trace as Perfetto protobuf) and
+// <dir>/findings.json / findings.txt; every other dump <stem>.gpdump gets <stem>.table.txt,
+// <stem>.trace.json, <stem>.pftrace and <stem>.findings.json / .txt.
 #pragma once
 
 #include <cstdint>

@@ -14,7 +14,7 @@ namespace {
 
 constexpr const char* kReportUsage =
     "Usage: gprof-run report DIR [--sort-by KEY] [--row-limit N] [--quiet]\n"
-    "Re-renders DIR/table.txt and DIR/trace.json (and <stem>.table.txt / <stem>.trace.json for\n"
+    "Re-renders DIR/table.txt, trace.json, trace.pftrace and findings.json/.txt (and <stem>.* for\n"
     "every other dump) from the raw dumps in DIR. Exit: 0 all rendered, 1 no dump or a dump\n"
     "could not be rendered, 2 usage error.\n";
 constexpr const char* kCheckUsage =
