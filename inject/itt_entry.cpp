@@ -19,15 +19,15 @@ __attribute__((visibility("default"))) void* __itt_string_handle_create(const ch
   return const_cast<void*>(gprof::collector::OnIttStringHandle(name));
 }
 
-__attribute__((visibility("default"))) void __itt_task_begin(const void* /*domain*/,
+__attribute__((visibility("default"))) void __itt_task_begin(const void* domain,
                                                              GprofIttId /*taskid*/,
                                                              GprofIttId /*parentid*/,
                                                              void* name) noexcept {
-  gprof::collector::OnIttTaskBegin(name);
+  gprof::collector::OnIttTaskBegin(domain, name);
 }
 
-__attribute__((visibility("default"))) void __itt_task_end(const void* /*domain*/) noexcept {
-  gprof::collector::OnIttTaskEnd();
+__attribute__((visibility("default"))) void __itt_task_end(const void* domain) noexcept {
+  gprof::collector::OnIttTaskEnd(domain);
 }
 
 __attribute__((visibility("default"))) void __itt_api_init(void* itt_global,

@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -127,6 +128,23 @@ const NvtxStringEntry* IttEntryOf(const void* handle) noexcept {
   const char* name = *static_cast<const char* const*>(handle);  // the static part's strA
   const auto* again = static_cast<const IttHandle*>(IttStringHandle(name));
   return again != nullptr ? again->entry : nullptr;
+}
+
+namespace {
+std::atomic<const void*> g_torch_domain{nullptr};
+}  // namespace
+
+bool IttIsTorchDomain(const void* domain) noexcept {
+  if (domain == nullptr) return false;
+  if (g_torch_domain.load(std::memory_order_relaxed) == domain) return true;
+  struct DomainPrefix {  // ittnotify.h's __itt_domain, first two fields
+    volatile int flags;
+    const char* nameA;
+  };
+  const char* name = static_cast<const DomainPrefix*>(domain)->nameA;
+  if (name == nullptr || std::strcmp(name, "PyTorch") != 0) return false;
+  g_torch_domain.store(domain, std::memory_order_relaxed);
+  return true;
 }
 
 }  // namespace gprof::collector

@@ -45,6 +45,12 @@ bool FillIttApi(void* itt_global, const char* const* names, void* const* functio
 // nullptr. Torch passes it back to __itt_task_begin.
 const void* IttStringHandle(const char* name) noexcept;
 
+// True when an ITT task's `domain` (ittnotify.h's __itt_domain: {int flags; const char* nameA;
+// ...}) is PyTorch's ("PyTorch", torch/csrc/profiler/stubs/itt.cpp). Other libraries with ITT's
+// static part (an OpenMP or TBB runtime) may load this collector too; their tasks are not torch
+// ops and are not recorded. The domain's address is cached after the first match.
+bool IttIsTorchDomain(const void* domain) noexcept;
+
 // __itt_task_begin's name: the registered entry behind `handle`. A handle may also be one the
 // static part made itself (a call that raced ITT's own initialization gets the static
 // implementation of __itt_string_handle_create, whose __itt_string_handle starts with the

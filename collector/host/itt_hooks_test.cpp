@@ -80,5 +80,25 @@ TEST(IttHooks, HandlesMadeByTheStaticPartAreResolvedByName) {
   EXPECT_EQ(e, IttEntryOf(IttStringHandle("aten::linear")));
 }
 
+// Only PyTorch's ITT domain makes op ranges; another runtime's domain (here "OpenMP") does not.
+TEST(IttHooks, OnlyPyTorchsDomainIsTorch) {
+  struct Domain {  // ittnotify.h's __itt_domain
+    volatile int flags;
+    const char* nameA;
+    void* nameW;
+    int extra1;
+    void* extra2;
+    void* next;
+  };
+  Domain torch{1, "PyTorch", nullptr, 0, nullptr, nullptr};
+  Domain openmp{1, "OpenMP", nullptr, 0, nullptr, nullptr};
+  Domain unnamed{1, nullptr, nullptr, 0, nullptr, nullptr};
+  EXPECT_TRUE(IttIsTorchDomain(&torch));
+  EXPECT_TRUE(IttIsTorchDomain(&torch));  // cached
+  EXPECT_FALSE(IttIsTorchDomain(&openmp));
+  EXPECT_FALSE(IttIsTorchDomain(&unnamed));
+  EXPECT_FALSE(IttIsTorchDomain(nullptr));
+}
+
 }  // namespace
 }  // namespace gprof::collector

@@ -39,11 +39,14 @@ const void* OnIttStringHandle(const char* name) noexcept {
   return IttStringHandle(name);
 }
 
-void OnIttTaskBegin(const void* handle) noexcept {
-  if (!HostCollectionEnabled()) return;
+// Tasks of other libraries' ITT domains are skipped at both ends, so pushes and pops still pair.
+void OnIttTaskBegin(const void* domain, const void* handle) noexcept {
+  if (!HostCollectionEnabled() || !IttIsTorchDomain(domain)) return;
   PushTorchOp(IttEntryOf(handle));
 }
 
-void OnIttTaskEnd() noexcept { PopTorchOp(); }
+void OnIttTaskEnd(const void* domain) noexcept {
+  if (IttIsTorchDomain(domain)) PopTorchOp();
+}
 
 }  // namespace gprof::collector

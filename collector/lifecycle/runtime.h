@@ -36,8 +36,8 @@ struct IttFunction {
 };
 void OnIttApiInit(void* itt_global, const IttFunction* ours, size_t count) noexcept;
 const void* OnIttStringHandle(const char* name) noexcept;
-void OnIttTaskBegin(const void* handle) noexcept;
-void OnIttTaskEnd() noexcept;
+void OnIttTaskBegin(const void* domain, const void* handle) noexcept;
+void OnIttTaskEnd(const void* domain) noexcept;
 
 // The exit flush: writes the whole-run dump once (later calls return at once, or wait for a flush
 // in progress on another thread). Called by the atexit handler and the signal flush thread.
