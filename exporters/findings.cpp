@@ -378,9 +378,106 @@ void SpreadFindings(Analysis& a, std::vector<Finding>* out) {
   }
 }
 
+uint64_t Median(std::vector<uint64_t> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void ShortKernelsFinding(Analysis& a, std::vector<Finding>* out) {
+  const Profile& p = a.p();
+  uint64_t kernels = 0;
+  std::vector<uint64_t> kernel_ns, call_ns, delay_ns;
+  for (const Kernel& k : p.kernels) {
+    if (!a.InWindow(k.start_ns)) continue;
+    ++kernels;
+    const int64_t call = a.corr().ApiCall(k.correlation_id);
+    if (call < 0) continue;
+    const ApiCall& c = p.api_calls[static_cast<size_t>(call)];
+    const uint64_t kd = Dur(k.start_ns, k.end_ns), cd = Dur(c.start_ns, c.end_ns);
+    if (kd >= cd) continue;
+    kernel_ns.push_back(kd);
+    call_ns.push_back(cd);
+    delay_ns.push_back(Dur(c.start_ns, k.start_ns));
+  }
+  const uint64_t short_count = kernel_ns.size();
+  const double share = Share(short_count, kernels);
+  if (short_count < kShortKernelsMinCount || share < kShortKernelsMinShare) return;
+  Finding f;
+  f.id = "short_kernels";
+  f.severity = Severity::kWarn;
+  const uint64_t median_kernel = Median(kernel_ns), median_call = Median(call_ns),
+                 median_delay = Median(delay_ns);
+  f.evidence = {Count("kernels", kernels), Count("short_kernels", short_count),
+                Pct("short_kernels_pct", share), Duration("median_kernel_us", median_kernel),
+                Duration("median_launch_call_us", median_call),
+                Duration("median_launch_to_start_us", median_delay)};
+  Place pl = a.PlaceAt(a.ws(), a.we());
+  pl.name = "the window";
+  f.places.push_back(pl);
+  f.where = f.places.front();
+  f.title = std::to_string(short_count) + " of " + std::to_string(kernels) +
+            " kernels are shorter than the call that launched them (median kernel " +
+            FormatDuration(median_kernel) + ", median launch call " + FormatDuration(median_call) +
+            "): the GPU waits for launches";
+  f.advice =
+      "Launch-bound: each kernel does less work than its launch costs. Fuse small ops (larger "
+      "batches, fused kernels, torch.compile), or capture the repeated launches in a CUDA graph "
+      "(torch.cuda.graphs, torch.compile(mode=\"reduce-overhead\")).";
+  out->push_back(std::move(f));
+}
+
+void ColdStartFinding(Analysis& a, std::vector<Finding>* out) {
+  const std::vector<StepRow>& steps = a.steps();
+  if (steps.size() < 3) return;
+  const StepRow& first = steps.front();
+  std::vector<uint64_t> rest;
+  for (size_t i = 1; i < steps.size(); ++i) rest.push_back(steps[i].wall_ns);
+  const uint64_t median = Median(rest);
+  if (median == 0) return;
+  const double factor = static_cast<double>(first.wall_ns) / static_cast<double>(median);
+  if (factor < kColdStartMinFactor || first.wall_ns < median + kColdStartMinExcessNs) return;
+  // The dead window: from the step's start to its first launch (a call whose GPU work arrived).
+  const Profile& p = a.p();
+  const uint64_t end = first.start_ns + first.wall_ns;
+  std::optional<uint64_t> first_launch;
+  for (const ApiCall& c : p.api_calls) {
+    if (c.start_ns < first.start_ns || c.start_ns >= end) continue;
+    if (a.corr().Gpu(c.correlation_id).empty()) continue;
+    if (!first_launch || c.start_ns < *first_launch) first_launch = c.start_ns;
+  }
+  Finding f;
+  f.id = "cold_start";
+  f.severity = Severity::kWarn;
+  f.evidence = {Count("step", first.number), Duration("step_us", first.wall_ns),
+                Duration("median_other_steps_us", median), FactorOf("factor", factor),
+                Count("other_steps", rest.size())};
+  if (first_launch) {
+    f.evidence.push_back(Duration("dead_window_us", *first_launch - first.start_ns));
+  }
+  Place pl = a.PlaceAt(first.start_ns, end);
+  pl.step = first.number;
+  pl.name = "ProfilerStep#" + std::to_string(first.number);
+  f.places.push_back(pl);
+  f.where = f.places.front();
+  f.title = "ProfilerStep#" + std::to_string(first.number) + " took " +
+            FormatDuration(first.wall_ns) + ", " + Factor(factor) + " the median of the other " +
+            std::to_string(rest.size()) + " steps (" + FormatDuration(median) + ")" +
+            (first_launch ? "; its first launch came " +
+                                FormatDuration(*first_launch - first.start_ns) + " after it began"
+                          : std::string());
+  f.advice =
+      "One-off start-up work (CUDA context and module loading, cuBLAS/cuDNN heuristics, "
+      "allocator growth) lands in the first step. Warm up before measuring: skip it with "
+      "--wait 1 (or --skip-first N), as torch.profiler's schedule(wait=1, warmup=1, ...) does.";
+  out->push_back(std::move(f));
+}
+
 int IdOrder(const std::string& id) {
   static constexpr std::string_view kOrder[] = {"overhead_bound", "compute_bound", "gpu_idle",
-                                                "sync", "pageable_memcpy", "kernel_spread"};
+                                                "sync", "pageable_memcpy", "kernel_spread",
+                                                "short_kernels", "cold_start"};
   for (size_t i = 0; i < std::size(kOrder); ++i) {
     if (kOrder[i] == id) return static_cast<int>(i);
   }
@@ -413,6 +510,8 @@ std::vector<Finding> FindFindings(const Profile& profile) {
   GpuIdleFindings(a, &out);
   SyncFinding(a, blocking, &out);
   PageableFinding(a, &out);
+  ShortKernelsFinding(a, &out);
+  ColdStartFinding(a, &out);
   SpreadFindings(a, &out);
   std::stable_sort(out.begin(), out.end(), [](const Finding& x, const Finding& y) {
     if (x.severity != y.severity) return x.severity > y.severity;

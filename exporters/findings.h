@@ -73,6 +73,18 @@ inline constexpr uint64_t kSpreadMinExcessNs = 20'000;
 
 // At most this many places per finding, and kernel_spread findings per profile (gpu_idle has one
 // per device with work).
+// short_kernels (HTA's launch-bound signal): kernels shorter than the CUDA call that launched
+// them. At least this many such kernels in the window, and at least this share of all kernels:
+// fewer are not a pattern, and a minority of tiny kernels among long ones does not bound the run.
+inline constexpr uint64_t kShortKernelsMinCount = 50;
+inline constexpr double kShortKernelsMinShare = 0.5;
+
+// cold_start: the first step of the profile takes at least this factor of the median of the others
+// (with at least two others) and at least kColdStartMinExcessNs more: one-off work (CUDA context,
+// cuBLAS heuristics, lazy module loading, allocator growth) that warm-up steps would absorb.
+inline constexpr double kColdStartMinFactor = 2.0;
+inline constexpr uint64_t kColdStartMinExcessNs = 1'000'000;
+
 inline constexpr size_t kMaxPlaces = 3;
 inline constexpr size_t kMaxSpreadFindings = 3;
 

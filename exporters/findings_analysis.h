@@ -120,6 +120,7 @@ class Analysis {
   bool InWindow(uint64_t t) const { return t >= ws_ && t < we_; }
   const std::map<uint32_t, std::vector<Interval>>& device_work() const { return device_work_; }
   const std::vector<HostEvent>& host() const { return host_; }
+  const std::vector<StepRow>& steps() const { return steps_; }
   int64_t ApiEvent(size_t api_index) const { return api_event_[api_index]; }
 
   uint64_t Rel(uint64_t abs) const { return abs > base_ ? abs - base_ : 0; }

@@ -434,6 +434,63 @@ TEST(FindingsSync, SyncRecordsWithoutTheirCallsCountByTime) {
 }
 
 // An NVTX-only profile (no GPU data): no verdict about the GPU at all.
+// 60 launches 10 us apart: each cudaLaunchKernel takes 5 us, its kernel starts 6 us after the
+// call and runs 2 us. All 60 are shorter than their call (100%, >= 50 and >= 50%): median kernel
+// 2 us, median call 5 us, median launch-to-start 6 us. With 20 us kernels (longer than the call)
+// the same launches are not launch-bound: no short_kernels.
+TEST(FindingsShortKernels, KernelsShorterThanTheirLaunchCallsButNotLongOnes) {
+  const auto profile = [](uint64_t kernel_ns) {
+    Profile p = NewProfile();
+    for (uint32_t i = 0; i < 60; ++i) {
+      const uint64_t t = 1'000'000 + i * 10'000ull;
+      AddApi(&p, t, t + 5'000, 100 + i, kLaunch);
+      AddKernel(&p, t + 6'000, t + 6'000 + kernel_ns, 100 + i, "_Z4tinyv");
+    }
+    return p;
+  };
+  const std::vector<Finding> fs = FindFindings(profile(2'000));
+  const Finding* f = Find(fs, "short_kernels");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->Get("kernels")->n, 60u);
+  EXPECT_EQ(f->Get("short_kernels")->n, 60u);
+  EXPECT_DOUBLE_EQ(f->Get("short_kernels_pct")->x, 100.0);  // percent
+  EXPECT_EQ(f->Get("median_kernel_us")->n, 2'000u);
+  EXPECT_EQ(f->Get("median_launch_call_us")->n, 5'000u);
+  EXPECT_EQ(f->Get("median_launch_to_start_us")->n, 6'000u);
+  EXPECT_EQ(Find(FindFindings(profile(20'000)), "short_kernels"), nullptr);
+}
+
+// Steps of 10, 2, 2 and 2 ms: the first is 5.00x the median of the other three (2 ms) and 8 ms
+// more; its only launch starts 6 ms into it, so the dead window is 6 ms. Four steps of 2 ms, or a
+// first step of 3 ms (1.5x), are no cold start.
+TEST(FindingsColdStart, FirstStepFarSlowerThanTheRestWithItsDeadWindow) {
+  const auto profile = [](uint64_t first_ms) {
+    Profile p = NewProfile();
+    uint64_t t = 0;
+    for (uint32_t n = 0; n < 4; ++n) {
+      const uint64_t len = (n == 0 ? first_ms : 2) * 1'000'000;
+      p.steps.push_back({t0 + t, t0 + t + len, n, kTid});
+      t += len;
+    }
+    AddApi(&p, 6'000'000, 6'010'000, 5, kLaunch);
+    AddKernel(&p, 6'020'000, 6'100'000, 5, "_Z4workv");
+    return p;
+  };
+  const std::vector<Finding> fs = FindFindings(profile(10));
+  const Finding* f = Find(fs, "cold_start");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->Get("step")->n, 0u);
+  EXPECT_EQ(f->Get("step_us")->n, 10'000'000u);
+  EXPECT_EQ(f->Get("median_other_steps_us")->n, 2'000'000u);
+  EXPECT_DOUBLE_EQ(f->Get("factor")->x, 5.0);
+  EXPECT_EQ(f->Get("dead_window_us")->n, 6'000'000u);
+  ASSERT_TRUE(f->where.has_value());
+  EXPECT_EQ(f->where->step, 0u);
+  EXPECT_EQ(f->where->dur_ns, 10'000'000u);
+  EXPECT_EQ(Find(FindFindings(profile(2)), "cold_start"), nullptr);
+  EXPECT_EQ(Find(FindFindings(profile(3)), "cold_start"), nullptr);
+}
+
 TEST(FindingsOutput, NoGpuDataNoFindingsAndTheOutputsSaySo) {
   Profile p = NewProfile();
   p.info.end_ns = t0 + 1'000'000;
