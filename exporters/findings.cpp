@@ -378,11 +378,10 @@ void SpreadFindings(Analysis& a, std::vector<Finding>* out) {
   }
 }
 
+// The median as `gprof-run stats` computes it (SummarizeSamples), rounded to ns.
 uint64_t Median(std::vector<uint64_t> v) {
   if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  return static_cast<uint64_t>(SummarizeSamples(&v).median + 0.5);
 }
 
 void ShortKernelsFinding(Analysis& a, std::vector<Finding>* out) {
