@@ -20,7 +20,7 @@ constexpr char kEndMagic[8] = {'G', 'P', 'R', 'O', 'F', 'E', 'N', 'D'};
 enum SectionTag : uint32_t {
   kInfo = 1, kCounters, kStrings, kDomains, kThreads, kDevices, kRanges, kMarks, kApiCalls,
   kLaunchConfigs, kKernels, kMemcpys, kMemsets, kSyncs, kMemoryOps, kOverheads, kSteps, kApiNames,
-  kEnd = 0xffffffffu,
+  kCollectorCost, kEnd = 0xffffffffu,
 };
 
 // The section of each GPU record kind (GpuKind order); the values are part of the file format.
@@ -258,6 +258,7 @@ std::string WriteDump(const Profile& p, const std::string& path) {
   s.Pod(uint32_t{0});
   s.Blob(kInfo, EncodeInfo(p.info));
   s.Section(kCounters, std::vector<Counters>{p.counters});
+  s.Section(kCollectorCost, std::vector<CollectorCost>{p.collector_cost});
   s.Blob(kStrings, EncodeStrings(p.strings));
   s.Section(kDomains, p.domains);
   s.Section(kThreads, p.threads);
@@ -376,6 +377,12 @@ bool ReadDump(const std::string& path, Profile* p, std::string* error) {
         ok = TakeSection(payload, record_size, count, &counters, &why) && counters.size() == 1;
         if (ok) result.counters = counters[0];
         break;
+      case kCollectorCost: {
+        std::vector<CollectorCost> cost;
+        ok = TakeSection(payload, record_size, count, &cost, &why) && cost.size() == 1;
+        if (ok) result.collector_cost = cost[0];
+        break;
+      }
       case kDomains: ok = TakeSection(payload, record_size, count, &result.domains, &why); break;
       case kThreads: ok = TakeSection(payload, record_size, count, &result.threads, &why); break;
       case kDevices: ok = TakeSection(payload, record_size, count, &result.devices, &why); break;

@@ -34,6 +34,7 @@ Profile SampleProfile() {
   // Every counter a distinct value (1, 2, 3, ...), so a field read into its neighbour shows.
   uint64_t next = 1;
   ForEachCounter(p.counters, [&](const char*, uint64_t& v, const char*) { v = next++; });
+  p.collector_cost = {101, 102, 103, 104, 105, 106};
   const StringId fwd = p.strings.Intern("forward");
   const StringId dom = p.strings.Intern("my-domain");
   p.domains.push_back(dom);
@@ -77,6 +78,12 @@ TEST(Dump, RoundTripKeepsEveryField) {
   ForEachCounter(out.counters, [&](const char* name, uint64_t v, const char*) {
     EXPECT_EQ(v, want++) << name;
   });
+  EXPECT_EQ(out.collector_cost.api_samples, 101u);
+  EXPECT_EQ(out.collector_cost.api_sample_ns, 102u);
+  EXPECT_EQ(out.collector_cost.range_samples, 103u);
+  EXPECT_EQ(out.collector_cost.range_sample_ns, 104u);
+  EXPECT_EQ(out.collector_cost.activity_buffers, 105u);
+  EXPECT_EQ(out.collector_cost.activity_bytes, 106u);
   ASSERT_EQ(out.ranges.size(), 1u);
   EXPECT_EQ(out.strings.Get(out.ranges[0].name), "forward");
   EXPECT_EQ(out.ranges[0].flags, kRangeOpenAtEnd);

@@ -89,6 +89,28 @@ inline void AddCounters(Counters* into, const Counters& from) {
   ForEachCounter(*into, [&](const char*, uint64_t& v, const char*) { v += values[i++]; });
 }
 
+// What the collector itself cost on the program's threads while this profile was recorded
+// (collector/host/host_cost.h: sampled, 1 hot-path event in 64), and the CUPTI activity buffers
+// it was handed. Not a loss: the profiler_overhead finding reads it. 48 bytes.
+struct CollectorCost {
+  uint64_t api_samples = 0;       // CUDA API calls whose recording was timed
+  uint64_t api_sample_ns = 0;     // their recording time, summed
+  uint64_t range_samples = 0;     // NVTX / ITT range begins and ends timed
+  uint64_t range_sample_ns = 0;
+  uint64_t activity_buffers = 0;  // CUPTI activity buffers completed (full or flushed)
+  uint64_t activity_bytes = 0;    // the bytes of records in them
+};
+static_assert(sizeof(CollectorCost) == 48);
+
+inline void AddCollectorCost(CollectorCost* into, const CollectorCost& from) {
+  into->api_samples += from.api_samples;
+  into->api_sample_ns += from.api_sample_ns;
+  into->range_samples += from.range_samples;
+  into->range_sample_ns += from.range_sample_ns;
+  into->activity_buffers += from.activity_buffers;
+  into->activity_bytes += from.activity_bytes;
+}
+
 // What the profile covers and where it came from.
 struct ProfileInfo {
   uint32_t pid = 0;
@@ -132,6 +154,7 @@ inline constexpr uint64_t kLaunchSkewSlackNs = 5000;
 struct Profile : GpuRecords {
   ProfileInfo info;
   Counters counters;
+  CollectorCost collector_cost;
   StringTable strings;
   std::vector<StringId> domains;  // NVTX domain names; index 0 is the default domain ("")
   std::vector<ThreadInfo> threads;

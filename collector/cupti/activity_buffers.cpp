@@ -39,6 +39,7 @@ void ParserMain(Session* s) {
       GpuBatch batch;
       uint64_t errors = 0;
       DecodeBuffer(c.buffer, c.valid_size, s->api.ActivityGetNextRecord, &batch, &errors);
+      batch.buffer_bytes = c.valid_size;
       s->pool.Release(c.buffer, c.valid_size);
       if (errors != 0) g_cupti_errors.fetch_add(errors, std::memory_order_relaxed);
       {

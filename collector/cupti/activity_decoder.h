@@ -53,6 +53,7 @@ struct GpuBatch : GpuRecords {
   std::unordered_map<LaunchConfig, uint32_t, LaunchConfigHash, LaunchConfigEqual>
       launch_config_index;  // config -> index into launch_configs
   std::vector<DeviceInfo> devices;
+  uint64_t buffer_bytes = 0;           // valid bytes of the buffer this batch was decoded from
   uint64_t records_unknown_kind = 0;   // kinds we do not decode
   uint64_t records_uncorrelated = 0;   // GPU work records with correlation id 0
   uint64_t graph_traces = 0;           // GRAPH_TRACE records (graph-level; kernels carry graph ids)

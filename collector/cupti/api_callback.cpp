@@ -8,6 +8,7 @@
 #include "collector/host/api_records.h"
 #include "collector/host/host_clock.h"
 #include "collector/host/host_collection.h"
+#include "collector/host/host_cost.h"
 
 namespace gprof::collector::session {
 namespace {
@@ -72,6 +73,7 @@ void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   // The record has no tid: the thread is implied by the buffer it lands in.
   AppendApiRecord(start, end, cb->correlationId, static_cast<uint16_t>(cbid),
                   runtime ? ApiDomain::kRuntime : ApiDomain::kDriver, rc);
+  SampleHostCost(HostCostKind::kApiCall, end);
 }
 
 }  // namespace gprof::collector::session

@@ -70,6 +70,10 @@ void Drain(Profile* profile, bool forced) {
     std::lock_guard<std::mutex> lock(s->ready_mu);
     ready.swap(s->ready);
   }
+  for (const GpuBatch& b : ready) {  // one batch per completed buffer
+    ++profile->collector_cost.activity_buffers;
+    profile->collector_cost.activity_bytes += b.buffer_bytes;
+  }
   const MergeTotals totals = MergeGpuBatches(&ready, &s->devices, profile);
   // Records CUPTI delivered with broken timestamps were dropped by the decoder: a CUPTI-side
   // error, counted (and warned about) with the others.

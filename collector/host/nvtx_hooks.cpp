@@ -16,6 +16,7 @@
 
 #include "collector/host/host_clock.h"
 #include "collector/host/host_collection.h"
+#include "collector/host/host_cost.h"
 #include "collector/host/nvtx_records.h"
 #include "collector/host/nvtx_registry.h"
 #include "collector/host/thread_buffer.h"
@@ -70,7 +71,8 @@ inline void BeginUtf8(HostRecordType type, NvtxEventKind kind, uint16_t domain, 
     if (len < kShortName) [[likely]] {
       WriteNvtxBeginFixed(at, type, f, len);
       PublishHostRecord(at, HostRecordBytes(fixed + len));
-      return Notify(kind, domain, name, len, f.ts, id);
+      Notify(kind, domain, name, len, f.ts, id);
+      return SampleHostCost(HostCostKind::kRange, f.ts);
     }
     len = static_cast<uint32_t>(strnlen(name, kMaxNameBytes));  // a long name: the general path
   }
@@ -132,6 +134,7 @@ inline void End(NvtxEventKind kind, uint16_t domain, uint64_t id) {
   const uint64_t ts = HostTicks();
   AppendNvtxEnd<kType>(domain, ts, id);
   Notify(kind, domain, nullptr, 0, ts, id);
+  SampleHostCost(HostCostKind::kRange, ts);
 }
 
 inline uint64_t NewRangeId() { return g_next_range_id.fetch_add(1, std::memory_order_relaxed); }
@@ -324,6 +327,7 @@ void PushTorchOp(const NvtxStringEntry* name) noexcept {
   // The entry is immutable and never freed, so its text is safe to hand out here.
   Notify(NvtxEventKind::kPush, 0, name != nullptr ? name->text.data() : nullptr,
          name != nullptr ? static_cast<uint32_t>(name->text.size()) : 0, f.ts, 0);
+  SampleHostCost(HostCostKind::kRange, f.ts);
 }
 
 void PopTorchOp() noexcept {

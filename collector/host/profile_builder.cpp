@@ -2,6 +2,8 @@
 // a time (the runtime serializes them with its flush_mutex).
 #include "collector/host/profile_builder.h"
 
+#include "collector/host/host_cost.h"
+
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -235,6 +237,7 @@ void BuildHostProfile(Profile* profile, uint64_t end_ns) {
   // HostRecordsDropped() is a running total; each dump carries the drops since the previous one
   // (like the CUPTI counters), so that summing the window dumps does not count a drop twice.
   // The reported total lives here because builds are serialized (runtime's flush_mutex).
+  TakeHostCost(&profile->collector_cost);
   const uint64_t total = HostRecordsDropped();
   profile->counters.host_events_dropped = total - g_dropped_reported;
   g_dropped_reported = total;

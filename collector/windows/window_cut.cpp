@@ -140,6 +140,8 @@ void MoveGpuRecords(Profile* from, Profile* into) {
   from->launch_configs.clear();
   AddCounters(&into->counters, from->counters);
   from->counters = Counters{};
+  AddCollectorCost(&into->collector_cost, from->collector_cost);
+  from->collector_cost = CollectorCost{};
 }
 
 }  // namespace gprof::collector
