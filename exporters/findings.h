@@ -85,6 +85,18 @@ inline constexpr double kShortKernelsMinShare = 0.5;
 inline constexpr double kColdStartMinFactor = 2.0;
 inline constexpr uint64_t kColdStartMinExcessNs = 1'000'000;
 
+// serialized_copy: copies between host and device that overlap no kernel on another stream of
+// their device, reported when they take at least this share of the window (below it, overlapping
+// them saves too little to be worth a second stream), "warn" from kSerializedCopyWarnShare.
+inline constexpr double kSerializedCopyMinShare = 0.05;
+inline constexpr double kSerializedCopyWarnShare = 0.10;
+
+// profiler_overhead: reported when gprof-run and CUPTI lost records, or when their estimated cost
+// on the program's threads (CUPTI's overhead records there plus the collector's sampled recording
+// cost per API call) reaches this share of the window; "warn" from kProfilerOverheadWarnShare.
+inline constexpr double kProfilerOverheadMinShare = 0.01;
+inline constexpr double kProfilerOverheadWarnShare = 0.05;
+
 inline constexpr size_t kMaxPlaces = 3;
 inline constexpr size_t kMaxSpreadFindings = 3;
 
@@ -130,7 +142,8 @@ struct Finding {
 };
 
 // Every finding of `profile`, ordered by severity (high first), then id order (overhead_bound,
-// compute_bound, gpu_idle, sync, pageable_memcpy, kernel_spread), then subject. Deterministic.
+// compute_bound, gpu_idle, sync, pageable_memcpy, serialized_copy, kernel_spread, short_kernels,
+// cold_start, heavy_kernel, gemm_bias_copy, profiler_overhead), then subject. Deterministic.
 std::vector<Finding> FindFindings(const Profile& profile);
 
 // Outputs. JSON: {"findings": [{"id", "severity", "title", "evidence": {...}, "where": {...},

@@ -100,10 +100,7 @@ class Analysis {
     base_ = TraceOriginNs(p_);
     ComputeWindow();
     for (const Kernel& k : p.kernels) {
-      const uint32_t dev = k.launch_config < p.launch_configs.size()
-                               ? p.launch_configs[k.launch_config].device_id
-                               : 0;
-      device_work_[dev].emplace_back(k.start_ns, k.end_ns);
+      device_work_[KernelDevice(k)].emplace_back(k.start_ns, k.end_ns);
     }
     for (const Memcpy& m : p.memcpys) device_work_[m.device_id].emplace_back(m.start_ns, m.end_ns);
     for (const Memset& m : p.memsets) device_work_[m.device_id].emplace_back(m.start_ns, m.end_ns);
@@ -122,6 +119,18 @@ class Analysis {
   const std::vector<HostEvent>& host() const { return host_; }
   const std::vector<StepRow>& steps() const { return steps_; }
   int64_t ApiEvent(size_t api_index) const { return api_event_[api_index]; }
+
+  uint32_t KernelDevice(const Kernel& k) const {
+    return k.launch_config < p_.launch_configs.size() ? p_.launch_configs[k.launch_config].device_id
+                                                      : 0;
+  }
+  // The innermost range enclosing host event `i` (an index into host()), or -1.
+  int64_t InnermostRange(int64_t i) const {
+    for (int64_t e = i < 0 ? -1 : host_[i].parent; e >= 0; e = host_[e].parent) {
+      if (!host_[e].api) return e;
+    }
+    return -1;
+  }
 
   uint64_t Rel(uint64_t abs) const { return abs > base_ ? abs - base_ : 0; }
   std::optional<uint32_t> StepAt(uint64_t abs) const {
@@ -224,6 +233,12 @@ class Analysis {
   std::vector<int64_t> api_event_;  // api call index -> host_ index
 };
 
+// The median as `gprof-run stats` computes it (SummarizeSamples), rounded to ns.
+inline uint64_t Median(std::vector<uint64_t> v) {
+  if (v.empty()) return 0;
+  return static_cast<uint64_t>(SummarizeSamples(&v).median + 0.5);
+}
+
 // ---- Blocking synchronizations (shared by sync and the host-busy share) ----
 
 struct BlockingCall {
@@ -240,7 +255,6 @@ inline std::vector<BlockingCall> BlockingCalls(Analysis& a) {
   std::set<uint32_t> correlations;
   for (size_t i = 0; i < p.api_calls.size(); ++i) {
     const ApiCall& c = p.api_calls[i];
-    if (!a.InWindow(c.start_ns)) continue;
     const std::string& name = a.names().ApiCallName(c);
     const std::string_view base = BaseApiName(name);
     bool sync = IsSyncApi(base);
@@ -258,8 +272,12 @@ inline std::vector<BlockingCall> BlockingCalls(Analysis& a) {
       copy = (IsSyncCopyApi(base) || record_sync) && !device_side;
     }
     if (!sync && !copy) continue;
-    calls.push_back({c.start_ns, c.end_ns, c.tid, a.ApiEvent(i), name, copy});
+    // Every blocking call's id, in the window or not: CUPTI stamps a SYNCHRONIZATION record with
+    // its own clock, which may put it a little before its call, across the window's edge.
     if (c.correlation_id != 0) correlations.insert(c.correlation_id);
+    if (a.InWindow(c.start_ns)) {
+      calls.push_back({c.start_ns, c.end_ns, c.tid, a.ApiEvent(i), name, copy});
+    }
   }
   // CUPTI's SYNCHRONIZATION records whose call was not recorded (an API filter): time only.
   for (const Sync& s : p.syncs) {

@@ -10,76 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "exporters/findings_test_util.h"
 #include "exporters/trace_plan.h"
 
 namespace gprof {
 namespace {
 
-constexpr uint64_t t0 = 1'700'000'000'000'000'000ull;
-constexpr uint32_t kTid = 1;
-constexpr uint16_t kLaunch = 211, kStreamSync = 131, kDeviceSync = 165, kMemcpySync = 31,
-                   kMemcpyAsync = 41;
-
-// Times below are ns after t0; the profile's collection starts at t0 (the trace origin).
-Profile NewProfile() {
-  Profile p;
-  p.info.pid = 7;
-  p.info.start_ns = t0;
-  p.api_names.push_back({kLaunch, ApiDomain::kRuntime, 0, p.strings.Intern("cudaLaunchKernel")});
-  p.api_names.push_back(
-      {kStreamSync, ApiDomain::kRuntime, 0, p.strings.Intern("cudaStreamSynchronize")});
-  p.api_names.push_back(
-      {kDeviceSync, ApiDomain::kRuntime, 0, p.strings.Intern("cudaDeviceSynchronize")});
-  p.api_names.push_back({kMemcpySync, ApiDomain::kRuntime, 0, p.strings.Intern("cudaMemcpy")});
-  p.api_names.push_back(
-      {kMemcpyAsync, ApiDomain::kRuntime, 0, p.strings.Intern("cudaMemcpyAsync")});
-  LaunchConfig lc{};
-  lc.device_id = 0;
-  lc.context_id = 1;
-  p.launch_configs.push_back(lc);
-  return p;
-}
-void AddRange(Profile* p, uint64_t start, uint64_t end, const char* name) {
-  p->ranges.push_back({t0 + start, t0 + end, p->strings.Intern(name), kTid, 0, 0, 0});
-}
-void AddApi(Profile* p, uint64_t start, uint64_t end, uint32_t corr, uint16_t cbid) {
-  p->api_calls.push_back({t0 + start, t0 + end, corr, kTid, cbid, ApiDomain::kRuntime, 0, 0});
-}
-void AddKernel(Profile* p, uint64_t start, uint64_t end, uint32_t corr, const char* name) {
-  p->kernels.push_back({t0 + start, t0 + end, corr, p->strings.Intern(name), 0, 7});
-}
-void AddCopy(Profile* p, uint64_t start, uint64_t end, uint32_t corr, CopyKind kind, MemKind src,
-          MemKind dst, uint64_t bytes, bool async) {
-  Memcpy m{};
-  m.start_ns = t0 + start;
-  m.end_ns = t0 + end;
-  m.bytes = bytes;
-  m.correlation_id = corr;
-  m.stream_id = 7;
-  m.context_id = 1;
-  m.kind = kind;
-  m.src_kind = src;
-  m.dst_kind = dst;
-  m.is_async = async ? 1 : 0;
-  p->memcpys.push_back(m);
-}
-
-const Finding* Find(const std::vector<Finding>& fs, const std::string& id) {
-  for (const Finding& f : fs) {
-    if (f.id == id) return &f;
-  }
-  return nullptr;
-}
-uint64_t Ns(const Finding& f, const char* key) {
-  const Evidence* e = f.Get(key);
-  EXPECT_NE(e, nullptr) << f.id << " has no " << key;
-  return e ? e->n : 0;
-}
-double X(const Finding& f, const char* key) {
-  const Evidence* e = f.Get(key);
-  EXPECT_NE(e, nullptr) << f.id << " has no " << key;
-  return e ? e->x : 0;
-}
+using namespace findings_test;  // NOLINT: the tests' profile builders
 
 // The seeds' 64x64 matmul+add, five iterations of P = 400 us, each (us after t0 + 400 i):
 //   range matmul_add [0, 380); cudaLaunchKernel [100, 110) -> gemm [115, 117);
@@ -431,6 +368,25 @@ TEST(FindingsSync, SyncRecordsWithoutTheirCallsCountByTime) {
   EXPECT_EQ(Ns(*f, "host_blocked_us"), 50'000u);
   EXPECT_EQ(f->where->name, "Event Sync");
   EXPECT_FALSE(f->where->thread.has_value());
+}
+
+// Step 0 [0, 1000) us holds a launch, its kernel and nine 1 us cudaStreamSynchronize calls (9 <
+// kSyncManyCalls, 0.9 % < kSyncMinShare: no finding); after it, cudaDeviceSynchronize
+// [1000.2, 1001) (correlation 9). CUPTI's record of that sync, stamped by CUPTI's clock, starts
+// at 999.9 us, inside the step: it is the call's record, outside the window, not a tenth sync
+// (seen on the stand-in: its record's clock runs a fraction of a us ahead of the host's).
+TEST(FindingsSync, SyncRecordOfACallAfterTheWindowIsNotCounted) {
+  Profile p = NewProfile();
+  p.steps.push_back({t0, t0 + 1'000'000, 0, kTid});
+  AddApi(&p, 10'000, 20'000, 1, kLaunch);
+  AddKernel(&p, 30'000, 900'000, 1, "k");
+  for (uint32_t i = 0; i < 9; ++i) {
+    AddApi(&p, 100'000 + i * 50'000, 101'000 + i * 50'000, 20 + i, kStreamSync);
+  }
+  AddApi(&p, 1'000'200, 1'001'000, 9, kDeviceSync);
+  p.syncs.push_back({t0 + 999'900, t0 + 1'000'900, 9, 0xffffffffu, 1,
+                     SyncKind::kContextSynchronize, {}});
+  EXPECT_EQ(Find(FindFindings(p), "sync"), nullptr);
 }
 
 // An NVTX-only profile (no GPU data): no verdict about the GPU at all.

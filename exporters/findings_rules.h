@@ -1,0 +1,30 @@
+// The findings rules, one function per id (or pair of ids), each appending what it found to `out`
+// from the shared Analysis (findings_analysis.h). FindFindings (findings.cpp) runs them in this
+// order and sorts the result. Internal to the findings; rules, thresholds and evidence fields are
+// in docs/FINDINGS.md. Files: findings.cpp (bound), findings_host.cpp (gpu_idle, sync,
+// cold_start), findings_copies.cpp (pageable_memcpy, serialized_copy, gemm_bias_copy),
+// findings_kernels.cpp (kernel_spread, short_kernels, heavy_kernel), findings_overhead.cpp
+// (profiler_overhead).
+#pragma once
+
+#include <vector>
+
+#include "exporters/findings.h"
+#include "exporters/findings_analysis.h"
+
+namespace gprof::findings_internal {
+
+void BoundFindings(Analysis& a, const std::vector<BlockingCall>& blocking,
+                   std::vector<Finding>* out);  // overhead_bound | compute_bound
+void GpuIdleFindings(Analysis& a, std::vector<Finding>* out);
+void SyncFinding(Analysis& a, const std::vector<BlockingCall>& calls, std::vector<Finding>* out);
+void ColdStartFinding(Analysis& a, std::vector<Finding>* out);
+void PageableFinding(Analysis& a, std::vector<Finding>* out);
+void SerializedCopyFinding(Analysis& a, std::vector<Finding>* out);
+void GemmBiasCopyFinding(Analysis& a, std::vector<Finding>* out);
+void SpreadFindings(Analysis& a, std::vector<Finding>* out);
+void ShortKernelsFinding(Analysis& a, std::vector<Finding>* out);
+void HeavyKernelFinding(Analysis& a, std::vector<Finding>* out);
+void ProfilerOverheadFinding(Analysis& a, std::vector<Finding>* out);
+
+}  // namespace gprof::findings_internal
