@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "tests/collection/collection_util.h"
+#include "tests/support/gpu_available.h"
 
 namespace gprof::testing {
 namespace {
@@ -15,27 +16,6 @@ namespace {
 #ifndef GPROF_CUDA_LIBRARY_DIR
 #define GPROF_CUDA_LIBRARY_DIR "/usr/local/cuda/lib64"
 #endif
-
-// cuInit(0) through a dlopen'ed libcuda.so.1, so this binary needs no driver to start.
-bool GpuAvailable(std::string* why) {
-  void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (cuda == nullptr) {
-    *why = "no libcuda.so.1 (no NVIDIA driver)";
-    return false;
-  }
-  using CuInit = int (*)(unsigned int);
-  auto cu_init = reinterpret_cast<CuInit>(dlsym(cuda, "cuInit"));
-  if (cu_init == nullptr) {
-    *why = "libcuda.so.1 lacks cuInit";
-    return false;
-  }
-  int rc = cu_init(0);
-  if (rc != 0) {
-    *why = "cuInit failed with CUresult " + std::to_string(rc);
-    return false;
-  }
-  return true;
-}
 
 class GpuCollection : public ::testing::Test {
  protected:

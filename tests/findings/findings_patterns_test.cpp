@@ -1,0 +1,273 @@
+// Each findings pattern made by a real program run under `gprof-run` (docs/FINDINGS.md): the
+// modes of patterns.cu on the CUDA/CUPTI stand-in, whose timing knobs (CUDASIM_KERNEL_NS and
+// friends) set kernel and copy times, and NVTX-only programs. Each test asserts the finding, the
+// evidence numbers the knobs fix exactly (counts, bytes, kernel times), host-timed numbers with
+// the slack named in the test, and that the opposite findings are absent.
+//
+// What this proves: the collector, dump and findings agree with the stand-in's model of CUDA and
+// CUPTI (verified on the stand-in). The same modes on a real GPU, with only the ids asserted, are
+// findings_patterns_gpu_test's (label gpu).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/support/process.h"
+
+namespace gprof::testing {
+namespace {
+
+using Json = nlohmann::json;
+
+struct PatternRun {
+  ProcessResult process;
+  Json findings;  // findings.json of the run
+};
+
+PatternRun Profile(const std::string& mode, const std::map<std::string, std::string>& env,
+            const std::vector<std::string>& flags = {}) {
+  const std::string dir = MakeTempDir("patterns_" + mode) + "/out";
+  std::vector<std::string> argv = {LauncherPath(), "-q", "-o", dir, "--cupti-lib",
+                                   StandInLibDir() + "/libcupti.so.13"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {"--", GPROF_PATTERNS, mode});
+  ProcessOptions o;
+  o.set_env = env;
+  o.set_env["LD_LIBRARY_PATH"] = StandInLibDir();
+  PatternRun r;
+  r.process = RunProcess(argv, o);
+  EXPECT_EQ(r.process.exit_code, 0) << r.process.err;
+  EXPECT_NE(r.process.out.find("GPROF_EXAMPLE_DONE patterns " + mode), std::string::npos);
+  r.findings = Json::parse(ReadFile(dir + "/findings.json"));
+  return r;
+}
+
+const Json* Find(const PatternRun& r, const std::string& id) {
+  for (const Json& f : r.findings.at("findings")) {
+    if (f.at("id") == id) return &f;
+  }
+  return nullptr;
+}
+
+// Evidence durations are written in microseconds.
+double Ev(const Json& f, const char* key) { return f.at("evidence").at(key).get<double>(); }
+
+void ExpectAbsent(const PatternRun& r, std::initializer_list<const char*> ids) {
+  for (const char* id : ids) EXPECT_EQ(Find(r, id), nullptr) << id << " in\n" << r.findings.dump(2);
+}
+
+// 5 steps of two 20 ms kernels and a device sync: the GPU is busy but for the seams between
+// steps (tens of us on the stand-in; a few ms when the machine is loaded, of 40 ms steps). The
+// busy time in the window is exactly 10 x 20 ms: each step syncs, so its kernels are inside it.
+TEST(FindingsPatterns, LongKernelsAreComputeBoundNeverOverheadBound) {
+  const PatternRun r = Profile("compute", {{"CUDASIM_KERNEL_NS", "spin_kernel=20000000"}});
+  const Json* f = Find(r, "compute_bound");
+  ASSERT_NE(f, nullptr) << r.findings.dump(2);
+  EXPECT_EQ(Ev(*f, "kernels"), 10);
+  EXPECT_GE(Ev(*f, "gpu_busy_pct"), 80.0);
+  EXPECT_EQ(Ev(*f, "gpu_busy_us"), 10 * 20'000.0);
+  ExpectAbsent(r, {"overhead_bound", "short_kernels", "kernel_spread", "cold_start",
+                   "heavy_kernel", "gemm_bias_copy", "pageable_memcpy", "serialized_copy"});
+}
+
+// 20 steps of 200 us host work and two 2 us kernels, no sync: the GPU is busy 40 x 2 = 80 us
+// (the kernels never overlap) of a window of at least 20 x 200 us (under 2 %: high). Without a
+// sync, the last step may end before its second kernel does: busy is 78..80 us in the window.
+TEST(FindingsPatterns, HostWorkWithTinyKernelsIsOverheadBoundNeverComputeBound) {
+  const PatternRun r = Profile("overhead", {{"CUDASIM_KERNEL_NS", "tiny_kernel=2000"}});
+  const Json* f = Find(r, "overhead_bound");
+  ASSERT_NE(f, nullptr) << r.findings.dump(2);
+  EXPECT_EQ(f->at("severity"), "high");
+  EXPECT_EQ(Ev(*f, "kernels"), 40);
+  EXPECT_GE(Ev(*f, "gpu_busy_us"), 78.0);
+  EXPECT_LE(Ev(*f, "gpu_busy_us"), 80.0);
+  EXPECT_GE(Ev(*f, "window_us"), 20 * 200.0);
+  EXPECT_GE(Ev(*f, "host_busy_pct"), 90.0);  // the busy loops fill it, in host_work ranges
+  ExpectAbsent(r, {"compute_bound", "sync", "short_kernels", "heavy_kernel", "pageable_memcpy",
+                   "serialized_copy", "cold_start"});
+}
+
+// A 2 ms sleep in load_batch before each 1 ms kernel: the GPU waits about 2 ms in step 0 and
+// about 1 ms in each later step (the previous kernel runs during the sleep): 11 of ~20.5 ms, more
+// when sleep_for overshoots on a loaded machine (then the GPU is busy under a quarter of the
+// window and overhead_bound is right too: the sleeping range counts as host work).
+TEST(FindingsPatterns, GpuIdleWhileTheHostLoadsABatch) {
+  const PatternRun r = Profile("idle", {{"CUDASIM_KERNEL_NS", "spin_kernel=1000000"}});
+  const Json* f = Find(r, "gpu_idle");
+  ASSERT_NE(f, nullptr) << r.findings.dump(2);
+  EXPECT_GE(Ev(*f, "gaps"), 10);
+  EXPECT_GE(Ev(*f, "idle_pct"), 30.0);
+  EXPECT_GE(Ev(*f, "largest_gap_us"), 1900.0);  // step 0's: the whole 2 ms sleep but launch seams
+  const std::string host = f->at("where").at("context").at(0);
+  EXPECT_EQ(host.rfind("load_batch on thread ", 0), 0u) << host;
+  ExpectAbsent(r, {"sync", "compute_bound"});
+}
+
+// A synchronous 4-byte DtoH copy after each 1 ms kernel: 10 blocking copies, each waiting for
+// the kernel (launched a few us earlier), in range loss.item.
+TEST(FindingsPatterns, SynchronousCopyAfterEachKernelIsASync) {
+  const PatternRun r = Profile("sync", {{"CUDASIM_KERNEL_NS", "spin_kernel=1000000"}});
+  const Json* f = Find(r, "sync");
+  ASSERT_NE(f, nullptr) << r.findings.dump(2);
+  EXPECT_EQ(Ev(*f, "calls"), 10) << f->dump(2);
+  EXPECT_EQ(Ev(*f, "synchronous_copies"), 10);
+  EXPECT_EQ(Ev(*f, "synchronize_calls"), 0);
+  EXPECT_GE(Ev(*f, "host_blocked_us"), 10 * 950.0);  // 1 ms each less the launch's few us
+  EXPECT_EQ(f->at("where").at("context"), Json::array({"loss.item"}));
+  ExpectAbsent(r, {"pageable_memcpy", "overhead_bound"});
+}
+
+// 10 async HtoD copies of 8 MiB from pageable memory: 83,886,080 bytes; on the GPU each takes
+// 8,388,608 B / 12 GB/s (CUDASIM_BW_PAGEABLE_GBPS default) = 699.05 us.
+TEST(FindingsPatterns, AsyncCopiesFromPageableMemory) {
+  const PatternRun r = Profile("pageable", {{"CUDASIM_KERNEL_NS", "spin_kernel=300000"}});
+  const Json* f = Find(r, "pageable_memcpy");
+  ASSERT_NE(f, nullptr) << r.findings.dump(2);
+  EXPECT_EQ(Ev(*f, "copies"), 10);
+  EXPECT_EQ(Ev(*f, "bytes"), 83'886'080);
+  EXPECT_NEAR(Ev(*f, "copy_time_us"), 10 * 8'388'608 / 12e3, 0.01);  // ns rounding per copy
+  ExpectAbsent(r, {"serialized_copy"});  // pageable copies are pageable_memcpy's
+}
+
+// 10 pinned HtoD copies of 8 MiB (8,388,608 B / 25 GB/s = 335.54 us each) with only a kernel of
+// the same stream after each: none overlaps compute on another stream.
+TEST(FindingsPatterns, PinnedCopiesWithNothingToOverlapAreSerialized) {
+  const PatternRun r = Profile("serial", {{"CUDASIM_KERNEL_NS", "spin_kernel=300000"}});
+  const Json* f = Find(r, "serialized_copy");
+  ASSERT_NE(f, nullptr) << r.findings.dump(2);
+  EXPECT_EQ(Ev(*f, "copies"), 10);
+  EXPECT_EQ(Ev(*f, "serialized_copies"), 10);
+  EXPECT_EQ(Ev(*f, "serialized_bytes"), 83'886'080);
+  EXPECT_NEAR(Ev(*f, "serialized_time_us"), 10 * 8'388'608 / 25e3, 0.01);
+  ExpectAbsent(r, {"pageable_memcpy"});
+}
+
+// The same copies while a 1 ms kernel runs on another stream: each overlaps it.
+TEST(FindingsPatterns, CopiesOverlappingAKernelOnAnotherStreamAreNotSerialized) {
+  const PatternRun r = Profile("overlap", {{"CUDASIM_KERNEL_NS", "spin_kernel=1000000"}});
+  ExpectAbsent(r, {"serialized_copy", "pageable_memcpy"});
+}
+
+// spin_kernel without a fixed time: base 10,000 ns + threads x 1 ns. 29 instances of 256
+// threads (10,256 ns) and one of 128 x 256 = 32,768 threads (42,768 ns): the median 10,256, the
+// max 4.17x it and 32.5 us above it.
+TEST(FindingsPatterns, OneSlowInstanceIsAKernelSpread) {
+  const PatternRun r = Profile("spread", {{"CUDASIM_KERNEL_BASE_NS", "10000"},
+                                   {"CUDASIM_KERNEL_PS_PER_THREAD", "1000"}});
+  const Json* f = Find(r, "kernel_spread");
+  ASSERT_NE(f, nullptr) << r.findings.dump(2);
+  EXPECT_EQ(Ev(*f, "instances"), 30);
+  EXPECT_EQ(Ev(*f, "median_us"), 10.256);
+  EXPECT_EQ(Ev(*f, "min_us"), 10.256);
+  EXPECT_EQ(Ev(*f, "max_us"), 42.768);
+  EXPECT_EQ(f->at("where").at("step"), 7);
+}
+
+// 200 kernels of 2 us, each launched by a 4 us call (CUDASIM_LAUNCH_API_NS default 4,000). The
+// stand-in counts the 4 us from before the ENTER callback, the collector from its own stamp in
+// it: an ENTER callback that takes over 2 us (a host clock calibration) makes that call look
+// shorter than its kernel, hence at least 195 of 200 (seen: 199 or 200).
+TEST(FindingsPatterns, KernelsShorterThanTheirLaunchesAreShortKernels) {
+  const PatternRun r = Profile("short", {{"CUDASIM_KERNEL_NS", "tiny_kernel=2000"}});
+  const Json* f = Find(r, "short_kernels");
+  ASSERT_NE(f, nullptr) << r.findings.dump(2);
+  EXPECT_EQ(Ev(*f, "kernels"), 200);
+  EXPECT_GE(Ev(*f, "short_kernels"), 195);
+  EXPECT_EQ(Ev(*f, "median_kernel_us"), 2.0);
+  EXPECT_GE(Ev(*f, "median_launch_call_us"), 4.0);
+  ExpectAbsent(r, {"compute_bound", "kernel_spread"});
+}
+
+// Step 0 sleeps 30 ms before its first launch; the other five steps take about 0.5 ms.
+TEST(FindingsPatterns, SlowFirstStepIsAColdStart) {
+  const PatternRun r = Profile("cold", {{"CUDASIM_KERNEL_NS", "spin_kernel=500000"}});
+  const Json* f = Find(r, "cold_start");
+  ASSERT_NE(f, nullptr) << r.findings.dump(2);
+  EXPECT_EQ(Ev(*f, "step"), 0);
+  EXPECT_EQ(Ev(*f, "other_steps"), 5);
+  EXPECT_GE(Ev(*f, "dead_window_us"), 30'000.0);
+  EXPECT_GE(Ev(*f, "factor"), 2.0);
+}
+
+// aten::mm asks cudaOccupancyMaxActiveBlocksPerMultiprocessor before launching its 500 us GEMM;
+// aten::add launches a 2 us kernel without one: 10 of 20 launches heavy, 5 ms of GEMM.
+TEST(FindingsPatterns, OccupancyQueryBeforeTheLaunchMarksAHeavyKernel) {
+  const PatternRun r = Profile(
+      "heavy", {{"CUDASIM_KERNEL_NS", "heavy_gemm_kernel=500000,elementwise_kernel=2000"}});
+  const Json* f = Find(r, "heavy_kernel");
+  ASSERT_NE(f, nullptr) << r.findings.dump(2);
+  EXPECT_EQ(Ev(*f, "heavy_launches"), 10);
+  EXPECT_EQ(Ev(*f, "launches"), 20);
+  EXPECT_EQ(Ev(*f, "heavy_kernels"), 1);
+  EXPECT_EQ(Ev(*f, "top_kernel_time_us"), 5000.0);
+  EXPECT_EQ(f->at("evidence").at("top_op"), "aten::mm");
+  const std::string kernel = f->at("evidence").at("top_kernel");
+  EXPECT_NE(kernel.find("heavy_gemm_kernel"), std::string::npos) << kernel;
+  ExpectAbsent(r, {"gemm_bias_copy"});
+}
+
+// aten::addmm copies 4 MiB device-to-device (4,194,304 B / 2,000 GB/s = 2.097 us) into the
+// output, then launches the GEMM: 10 pairs, 41,943,040 bytes.
+TEST(FindingsPatterns, DeviceCopyBeforeTheGemmIsTheBiasCopy) {
+  const PatternRun r = Profile("addmm", {{"CUDASIM_KERNEL_NS", "heavy_gemm_kernel=500000"}});
+  const Json* f = Find(r, "gemm_bias_copy");
+  ASSERT_NE(f, nullptr) << r.findings.dump(2);
+  EXPECT_EQ(Ev(*f, "occurrences"), 10);
+  EXPECT_EQ(f->at("evidence").at("op"), "aten::addmm");
+  EXPECT_EQ(Ev(*f, "copy_bytes"), 41'943'040);
+  EXPECT_EQ(Ev(*f, "gemm_time_us"), 5000.0);
+  ExpectAbsent(r, {"heavy_kernel"});  // no occupancy query in this mode
+}
+
+// 2,000 tiny kernels with 64 KiB activity buffers and the stand-in dropping every 50th activity
+// record: records are lost (so the finding is a warning), buffers were requested on the program
+// thread, and the collector sampled its own recording (at least one event in 64 of the >2,000
+// API calls).
+TEST(FindingsPatterns, DroppedRecordsAndBufferRequestsAreTheProfilersOverhead) {
+  const PatternRun r = Profile("profiler",
+                        {{"CUDASIM_KERNEL_NS", "tiny_kernel=2000"}, {"CUDASIM_DROP_EVERY", "50"}},
+                        {"--activity-buffer-kib", "64"});
+  const Json* f = Find(r, "profiler_overhead");
+  ASSERT_NE(f, nullptr) << r.findings.dump(2);
+  EXPECT_EQ(f->at("severity"), "warn");
+  EXPECT_GE(Ev(*f, "gpu_records_lost"), 1);
+  EXPECT_GE(Ev(*f, "activity_buffers"), 2);
+  EXPECT_GE(Ev(*f, "cupti_buffer_requests"), 1);
+  EXPECT_GE(Ev(*f, "api_calls"), 2010);
+  EXPECT_GE(Ev(*f, "recording_samples"), 2010 / 64);
+  EXPECT_GT(Ev(*f, "recording_per_api_call_us"), 0.0);
+}
+
+// The same program without drops and with default buffers: CUPTI and the collector cost far
+// less than 1 % of the window and nothing is lost, so there is no profiler_overhead finding.
+TEST(FindingsPatterns, CheapLosslessProfilingHasNoProfilerOverheadFinding) {
+  const PatternRun r = Profile("compute", {{"CUDASIM_KERNEL_NS", "spin_kernel=20000000"}});
+  ExpectAbsent(r, {"profiler_overhead"});
+}
+
+// NVTX only, no CUDA: a Python program (PyPI's nvtx) whose first of five steps sleeps 40 ms.
+// cold_start from the steps alone; no GPU finding without GPU data.
+TEST(FindingsPatterns, NvtxOnlyProgramHasAColdStartAndNoGpuFindings) {
+  const std::string dir = MakeTempDir("patterns_nvtx");
+  const std::string script = dir + "/steps.py";
+  std::ofstream(script) << "import time, nvtx\n"
+                           "for step in range(5):\n"
+                           "    with nvtx.annotate(f'ProfilerStep#{step}'):\n"
+                           "        time.sleep(0.040 if step == 0 else 0.002)\n";
+  const ProcessResult p =
+      RunProcess({LauncherPath(), "-q", "-o", dir + "/out", "--", PythonPath(), script});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  PatternRun r;
+  r.findings = Json::parse(ReadFile(dir + "/out/findings.json"));
+  const Json* f = Find(r, "cold_start");
+  ASSERT_NE(f, nullptr) << r.findings.dump(2);
+  EXPECT_EQ(Ev(*f, "step"), 0);
+  EXPECT_GE(Ev(*f, "step_us"), 40'000.0);
+  EXPECT_EQ(r.findings.at("findings").size(), 1u) << r.findings.dump(2);
+}
+
+}  // namespace
+}  // namespace gprof::testing
