@@ -102,29 +102,10 @@ class TraceWriter {
     o.Raw("}},\n");
   }
 
-  // One "M" entry: {"ph":"M","name":...,"pid":P[,"tid":T],"args":{"<arg>":<text or number>}}.
-  void Meta(const char* name, uint32_t pid, const uint32_t* tid, const char* arg,
-            const std::string* text, uint64_t number) {
-    events_.Begin("M");
-    out_.Raw(",\"name\":\"").Raw(name).Raw("\",\"pid\":").Uint(pid);
-    if (tid) out_.Raw(",\"tid\":").Uint(*tid);
-    out_.Raw(",\"args\":{\"").Raw(arg).Raw("\":");
-    if (text) out_.String(*text);
-    else out_.Uint(number);
-    out_.Raw("}}");
-  }
-
   void WriteMetadata() {
-    for (const TraceProcess& proc : plan_.Processes()) {
-      Meta("process_name", proc.pid, nullptr, "name", &proc.name, 0);
-      Meta("process_labels", proc.pid, nullptr, "labels", &proc.labels, 0);
-      Meta("process_sort_index", proc.pid, nullptr, "sort_index", nullptr, proc.sort_index);
-    }
+    for (const TraceProcess& proc : plan_.Processes()) events_.WriteProcess(proc);
     // Every (pid, tid) that carries events gets a name.
-    for (const TraceTrack& track : plan_.Tracks()) {
-      Meta("thread_name", track.pid, &track.tid, "name", &track.name, 0);
-      Meta("thread_sort_index", track.pid, &track.tid, "sort_index", nullptr, track.sort_index);
-    }
+    for (const TraceTrack& track : plan_.Tracks()) events_.WriteTrack(track);
   }
 
   const TracePlan plan_;

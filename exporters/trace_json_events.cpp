@@ -27,8 +27,13 @@ void AppendToString(void* ctx, const char* data, size_t size) {
 }  // namespace
 
 TraceEventWriter::TraceEventWriter(const TracePlan& plan, JsonWriter* out)
-    : plan_(plan), p_(plan.profile()), names_(plan.profile()), out_(*out),
-      base_(plan.base_ns()), kernel_args_(plan.profile().launch_configs.size() + 1),
+    : TraceEventWriter(plan, out, TracePlacement{plan.base_ns(), 0, 0}, 0) {}
+
+TraceEventWriter::TraceEventWriter(const TracePlan& plan, JsonWriter* out,
+                                   const TracePlacement& placement, uint64_t entries_before)
+    : plan_(plan), p_(plan.profile()), names_(plan.profile()), out_(*out), placement_(placement),
+      host_pid_(plan.profile().info.pid), base_(placement.origin_ns), count_(entries_before),
+      kernel_args_(plan.profile().launch_configs.size() + 1),
       scratch_(JsonSink{&scratch_text_, AppendToString}) {}
 
 // ---- shared pieces, through the JsonWriter -------------------------------------------------
@@ -37,9 +42,31 @@ void TraceEventWriter::Begin(const char* ph) {
   out_.Raw(count_++ ? ",\n{\"ph\":\"" : "{\"ph\":\"").Raw(ph).Raw("\"");
 }
 
+void TraceEventWriter::Meta(const char* name, uint32_t pid, const uint32_t* tid, const char* arg,
+                            const std::string* text, uint64_t number) {
+  Begin("M");
+  out_.Raw(",\"name\":\"").Raw(name).Raw("\",\"pid\":").Uint(Pid(pid));
+  if (tid) out_.Raw(",\"tid\":").Uint(*tid);
+  out_.Raw(",\"args\":{\"").Raw(arg).Raw("\":");
+  if (text) out_.String(*text);
+  else out_.Uint(number);
+  out_.Raw("}}");
+}
+
+void TraceEventWriter::WriteProcess(const TraceProcess& proc) {
+  Meta("process_name", proc.pid, nullptr, "name", &proc.name, 0);
+  Meta("process_labels", proc.pid, nullptr, "labels", &proc.labels, 0);
+  Meta("process_sort_index", proc.pid, nullptr, "sort_index", nullptr, proc.sort_index);
+}
+
+void TraceEventWriter::WriteTrack(const TraceTrack& track) {
+  Meta("thread_name", track.pid, &track.tid, "name", &track.name, 0);
+  Meta("thread_sort_index", track.pid, &track.tid, "sort_index", nullptr, track.sort_index);
+}
+
 void TraceEventWriter::Common(const char* cat, std::string_view name, const PlannedEvent& e) {
   out_.Raw(",\"cat\":\"").Raw(cat).Raw("\",\"name\":").String(name);
-  out_.Raw(",\"pid\":").Uint(e.pid).Raw(",\"tid\":").Uint(e.tid);
+  out_.Raw(",\"pid\":").Uint(Pid(e.pid)).Raw(",\"tid\":").Uint(e.tid);
   out_.Raw(",\"ts\":").Micros(e.ts - base_);
 }
 
@@ -98,7 +125,7 @@ char* TraceEventWriter::BeginAt(char* p, char ph) {
 
 char* TraceEventWriter::PidTidTsAt(char* p, const PlannedEvent& e) {
   p = PutRaw(p, ",\"pid\":");
-  p = PutUint(p, e.pid);
+  p = PutUint(p, Pid(e.pid));
   p = PutRaw(p, ",\"tid\":");
   p = PutUint(p, e.tid);
   p = PutRaw(p, ",\"ts\":");
@@ -217,7 +244,7 @@ void TraceEventWriter::WriteFlow(const PlannedEvent& e) {
   const bool start = e.kind == Ev::kFlowStart;
   char* p = BeginAt(out_.Reserve(kEventSlack), start ? 's' : 'f');
   p = PutRaw(p, ",\"id\":");
-  p = PutUint(p, e.index);
+  p = PutUint(p, placement_.flow_id_base + e.index);
   p = PutRaw(p, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"");
   p = PidTidTsAt(p, e);
   p = PutRaw(p, start ? "}" : ",\"bp\":\"e\"}");

@@ -22,10 +22,24 @@
 
 namespace gprof {
 
+// Where the writer puts a profile's events. A trace of one profile (the default) keeps the plan's
+// origin, pids and correlation ids. A trace of several profiles (merge.h) gives every profile its
+// own pids and flow ids (OS pids, device ids and correlation ids repeat across processes) and one
+// time origin for all of them.
+struct TracePlacement {
+  uint64_t origin_ns = 0;     // "ts" = time - origin_ns; at most the plan's base_ns()
+  uint32_t pid_base = 0;      // 0: the plan's pids; else host -> pid_base, device d -> pid_base+1+d
+  uint64_t flow_id_base = 0;  // added to every flow id (the correlation id)
+};
+
 class TraceEventWriter {
  public:
-  // Writes to `out`; `plan` and `out` must outlive the writer.
+  // Writes to `out`; `plan` and `out` must outlive the writer. One profile's trace.
   TraceEventWriter(const TracePlan& plan, JsonWriter* out);
+  // `entries_before`: entries already in the array (another profile's), so that the first entry
+  // of this writer is preceded by a comma.
+  TraceEventWriter(const TracePlan& plan, JsonWriter* out, const TracePlacement& placement,
+                   uint64_t entries_before);
   TraceEventWriter(const TraceEventWriter&) = delete;
   TraceEventWriter& operator=(const TraceEventWriter&) = delete;
 
@@ -33,6 +47,10 @@ class TraceEventWriter {
   void Begin(const char* ph);
   // Writes one planned event as one entry.
   void Write(const PlannedEvent& e);
+  // The metadata entries of a process (process_name, process_labels, process_sort_index) and of
+  // a track (thread_name, thread_sort_index), at their placed pid.
+  void WriteProcess(const TraceProcess& process);
+  void WriteTrack(const TraceTrack& track);
   // Entries started so far (metadata included).
   uint64_t count() const { return count_; }
 
@@ -43,6 +61,14 @@ class TraceEventWriter {
     std::string tail;  // ,"registers per thread":...,"block":[x,y,z]}}
   };
 
+  // The pid an event or track of the plan has in the trace.
+  uint32_t Pid(uint32_t pid) const {
+    if (placement_.pid_base == 0) return pid;
+    return pid == host_pid_ ? placement_.pid_base : placement_.pid_base + 1 + pid;
+  }
+  // {"ph":"M","name":...,"pid":P[,"tid":T],"args":{"<arg>":<text or number>}}.
+  void Meta(const char* name, uint32_t pid, const uint32_t* tid, const char* arg,
+            const std::string* text, uint64_t number);
   void Common(const char* cat, std::string_view name, const PlannedEvent& e);
   void Slice(const char* cat, std::string_view name, const PlannedEvent& e);
   // `torch`: the range whose torch op details (kRangeTorch) to add, or nullptr.
@@ -64,7 +90,9 @@ class TraceEventWriter {
   const Profile& p_;
   NameCache names_;
   JsonWriter& out_;
-  const uint64_t base_;
+  const TracePlacement placement_;
+  const uint32_t host_pid_;
+  const uint64_t base_;  // placement_.origin_ns
   uint64_t count_ = 0;
   std::vector<std::string> kernel_json_;    // by StringId
   // By launch config; the last slot is the empty configuration (an index past the table).

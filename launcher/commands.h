@@ -4,6 +4,7 @@
 //   CheckCommand   gprof-run check TRACE.json...
 //   StatsCommand   gprof-run stats PATH [--report NAME]... [--format table|csv|json] [--by-step]
 //   DiffCommand    gprof-run diff A B [--format table|csv|json] [--by kernel|op|range|all]
+//   MergeCommand   gprof-run merge DIR... [-o OUTDIR] [--row-limit N] [--quiet]
 #pragma once
 
 #include <string>
@@ -20,5 +21,6 @@ int ReportCommand(const std::vector<std::string>& args);
 int CheckCommand(const std::vector<std::string>& args);
 int StatsCommand(const std::vector<std::string>& args);  // stats_command.cpp
 int DiffCommand(const std::vector<std::string>& args);   // diff_command.cpp
+int MergeCommand(const std::vector<std::string>& args);  // merge_command.cpp
 
 }  // namespace gprof::launcher

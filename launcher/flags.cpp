@@ -252,6 +252,7 @@ std::string HelpText() {
       "       gprof-run check TRACE.json...\n"
       "       gprof-run stats PATH [--report NAME]... [--format table|csv|json] [--by-step]\n"
       "       gprof-run diff A B [--format table|csv|json] [--by kernel|op|range|all]\n"
+      "       gprof-run merge DIR... [-o OUTDIR] [--row-limit N] [--quiet]\n"
       "\n"
       "Runs program with the gprof injection library (CUDA_INJECTION64_PATH and\n"
       "NVTX_INJECTION64_PATH), then writes <outdir>/table.txt (also printed on stderr),\n"

@@ -1,5 +1,5 @@
-// gprof-run: entry point. Dispatches to the report/check/stats/diff commands or profiles a
-// program. A program named "report", "check", "stats" or "diff" is profiled with
+// gprof-run: entry point. Dispatches to the report/check/stats/diff/merge commands or profiles a
+// program. A program named "report", "check", "stats", "diff" or "merge" is profiled with
 // `gprof-run -- report ...`.
 #include <cstdio>
 #include <exception>
@@ -22,6 +22,9 @@ int main(int argc, char** argv) {
     }
     if (!args.empty() && args[0] == "diff") {
       return gprof::launcher::DiffCommand({args.begin() + 1, args.end()});
+    }
+    if (!args.empty() && args[0] == "merge") {
+      return gprof::launcher::MergeCommand({args.begin() + 1, args.end()});
     }
     return gprof::launcher::RunCommand(args);
   } catch (const std::exception& e) {

@@ -151,8 +151,7 @@ bool ParseDumpName(const std::string& file_name, DumpName* name) {
   return true;
 }
 
-// The dump files directly in `dir`, unordered.
-static std::vector<DumpName> DumpsIn(const std::string& dir) {
+std::vector<DumpName> DumpsIn(const std::string& dir) {
   namespace fs = std::filesystem;
   std::vector<DumpName> dumps;
   std::error_code ec;
@@ -219,6 +218,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
   }
 
   Totals totals;
+  std::set<long> ranked_pids;
   std::string main_table, main_table_source, main_table_path, main_trace_path, main_pftrace_path,
       cupti_text, main_findings, main_findings_path;
   for (const DumpName& d : dumps) {
@@ -234,6 +234,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
       ++summary.failed;
       continue;
     }
+    if (profile.info.rank >= 0) ranked_pids.insert(d.pid);
     try {
       const std::string table = RenderTable(profile, table_options);
       if (!WriteText(table_path, table)) throw std::runtime_error("cannot write " + table_path);
@@ -303,14 +304,15 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
   if (const std::string torch = TorchProfilerText(totals, cupti_text); !torch.empty()) {
     cupti_text += "; " + torch;
   }
-  std::fprintf(err, "gprof-run: recorded %s: %s, %s, %s, %s, %s; %s; %s; %s\n",
-               Plural(totals.pids.size(), "process", "processes").c_str(),
-               Plural(totals.ranges, "range", "ranges").c_str(),
-               Plural(totals.api_calls, "API call", "API calls").c_str(),
-               Plural(totals.kernels, "kernel", "kernels").c_str(),
-               Plural(totals.copies, "copy", "copies").c_str(),
-               Plural(totals.memsets, "memset", "memsets").c_str(),
-               LossText(totals.counters).c_str(), cupti_text.c_str(), where.c_str());
+  summary.closing_line = "gprof-run: recorded " +
+                         Plural(totals.pids.size(), "process", "processes") + ": " +
+                         Plural(totals.ranges, "range", "ranges") + ", " +
+                         Plural(totals.api_calls, "API call", "API calls") + ", " +
+                         Plural(totals.kernels, "kernel", "kernels") + ", " +
+                         Plural(totals.copies, "copy", "copies") + ", " +
+                         Plural(totals.memsets, "memset", "memsets") + "; " +
+                         LossText(totals.counters) + "; " + cupti_text + "; " + where;
+  summary.ranked_processes = static_cast<int>(ranked_pids.size());
   return summary;
 }
 

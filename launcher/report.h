@@ -34,6 +34,9 @@ struct DumpName {
 // False when `file_name` is not a dump name.
 bool ParseDumpName(const std::string& file_name, DumpName* name);
 
+// The dump files directly in `dir` (not in subdirectories), unordered.
+std::vector<DumpName> DumpsIn(const std::string& dir);
+
 // The dumps of output directory `dir` that count for its processes: per process its whole-run
 // dump, else (a process that saved only windows) all its window dumps. Paths, ordered by pid,
 // then cycle, then name. What `stats` sums and `diff` compares.
@@ -43,11 +46,14 @@ struct RenderSummary {
   int dumps = 0;     // dump files found
   int rendered = 0;  // dumps turned into table + trace
   int failed = 0;    // corrupt or unrenderable dumps (each reported)
+  int ranked_processes = 0;  // processes whose dumps carry a rank (ProfileInfo::rank >= 0)
   std::vector<std::string> outputs;  // files written
+  // "gprof-run: recorded ...", without the newline: the caller prints it last (the end of a run
+  // adds the merged view to it). "" when nothing was rendered (the messages say why).
+  std::string closing_line;
 };
 
-// Renders every dump in `dir`; writes messages, the main table (unless `quiet`) and the closing
-// line to `err`.
+// Renders every dump in `dir`; writes messages and the main table (unless `quiet`) to `err`.
 RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table, bool quiet,
                               std::FILE* err);
 

@@ -66,6 +66,7 @@ int ReportCommand(const std::vector<std::string>& args) {
     return Usage(kReportUsage, dir + " is not a directory");
   }
   const RenderSummary s = RenderDirectory(dir, table, quiet, stderr);
+  if (!s.closing_line.empty()) std::fprintf(stderr, "%s\n", s.closing_line.c_str());
   return s.dumps > 0 && s.failed == 0 ? 0 : 1;
 }
 

@@ -21,6 +21,7 @@
 #include "launcher/flags.h"
 #include "launcher/inject_lib.h"
 #include "launcher/manifest.h"
+#include "launcher/merged_view.h"
 #include "launcher/output_dir.h"
 #include "launcher/python_program.h"
 #include "launcher/report.h"
@@ -56,6 +57,22 @@ std::string HostName() {
 std::string Basename(const std::string& path) {
   const size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The run directory holds dumps of several ranks: their merged view into <dir>/merged (its
+// table on stderr unless quiet). Returns what the closing line adds ("; merged view: ...").
+std::string MergeRanks(const std::string& dir, const LaunchOptions& o, std::FILE* err) {
+  std::string error;
+  const std::vector<MergeGroup> groups = FindMergeGroups({dir}, &error);
+  if (!error.empty() || groups.empty()) return "";
+  const MergeResult r = WriteMergedView(groups, dir + "/merged", o.row_limit);
+  if (!r.error.empty()) {
+    std::fprintf(err, "gprof-run: warning: no merged view of the ranks: %s (retry with gprof-run "
+                      "merge %s)\n", r.error.c_str(), dir.c_str());
+    return "";
+  }
+  if (!o.quiet) std::fputs(r.groups.front().table.c_str(), err);
+  return "; " + MergedViewText(r);
 }
 
 }  // namespace
@@ -242,7 +259,10 @@ int RunCommand(const std::vector<std::string>& args) {
     TableOptions table;
     table.sort_by = o.sort_by;
     table.row_limit = o.row_limit;
-    RenderDirectory(abs_dir, table, o.quiet, stderr);
+    const RenderSummary s = RenderDirectory(abs_dir, table, o.quiet, stderr);
+    std::string closing = s.closing_line;
+    if (s.ranked_processes >= 2 && !closing.empty()) closing += MergeRanks(abs_dir, o, stderr);
+    if (!closing.empty()) std::fprintf(stderr, "%s\n", closing.c_str());
   } catch (const std::exception& ex) {
     Error(std::string("rendering ") + out_dir + " failed: " + ex.what() +
           " (the dumps are kept; retry with gprof-run report " + out_dir + ")");

@@ -11,6 +11,9 @@
 //   probe dump [LOSSES]     write a sample dump into $GPROF_OUTPUT_DIR as the injection library
 //                           would (<program>.<pid>.gpdump); LOSSES sets cupti_dropped_records
 //   probe corrupt-dump      write a corrupt <program>.<pid>.gpdump into $GPROF_OUTPUT_DIR
+//   probe ranks N           write the whole-run dumps N ranks of a distributed run would: rank r
+//                           as pid <pid> + r (rank 0 is this process), starting r ms after the
+//                           sample profile's start (sample_profile.h)
 #include <signal.h>
 #include <unistd.h>
 
@@ -28,9 +31,9 @@ namespace {
 volatile sig_atomic_t g_signal = 0;
 void OnSignal(int sig) { g_signal = sig; }
 
-std::string DumpPath() {
+std::string DumpPath(long pid = ::getpid()) {
   const char* dir = std::getenv("GPROF_OUTPUT_DIR");
-  return std::string(dir != nullptr ? dir : ".") + "/probe." + std::to_string(::getpid()) +
+  return std::string(dir != nullptr ? dir : ".") + "/probe." + std::to_string(pid) +
          gprof::kDumpExtension;
 }
 
@@ -81,6 +84,19 @@ int main(int argc, char** argv) {
     if (!error.empty()) {
       std::fprintf(stderr, "probe: %s\n", error.c_str());
       return 65;
+    }
+    return 0;
+  }
+  if (mode == "ranks" && argc == 3) {
+    const int n = std::atoi(argv[2]);
+    for (int r = 0; r < n; ++r) {
+      const uint32_t pid = static_cast<uint32_t>(::getpid() + r);
+      gprof::Profile p = gprof::testing::RankedSampleProfile(pid, "probe", r, n);
+      const std::string error = gprof::WriteDump(p, DumpPath(pid));
+      if (!error.empty()) {
+        std::fprintf(stderr, "probe: %s\n", error.c_str());
+        return 65;
+      }
     }
     return 0;
   }

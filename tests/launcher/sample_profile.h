@@ -55,4 +55,22 @@ inline Profile SampleProfile(uint32_t pid, const std::string& program) {
   return p;
 }
 
+// SampleProfile as rank `rank` of `world_size`, shifted `rank` ms later (every time in it, start
+// included), as the ranks of one job start a little apart.
+inline Profile RankedSampleProfile(uint32_t pid, const std::string& program, int32_t rank,
+                                   int32_t world_size) {
+  Profile p = SampleProfile(pid, program);
+  p.info.rank = rank;
+  p.info.world_size = world_size;
+  const uint64_t shift = static_cast<uint64_t>(rank) * 1'000'000;
+  p.info.start_ns += shift;
+  p.info.end_ns += shift;
+  for (HostRange& r : p.ranges) r.start_ns += shift, r.end_ns += shift;
+  for (HostMark& m : p.marks) m.ts_ns += shift;
+  for (ApiCall& c : p.api_calls) c.start_ns += shift, c.end_ns += shift;
+  for (Kernel& k : p.kernels) k.start_ns += shift, k.end_ns += shift;
+  for (Memcpy& m : p.memcpys) m.start_ns += shift, m.end_ns += shift;
+  return p;
+}
+
 }  // namespace gprof::testing

@@ -1,0 +1,109 @@
+// Merge: the profiles of several processes (the ranks of a distributed run, or any processes of
+// one run) as one trace and one table, for `gprof-run merge` and the end of a multi-rank run.
+// Launcher process and benchmarks only. Pure: profiles come in through a loader the caller
+// passes, text goes out through a JsonSink or as a string; no file access here.
+//
+// Data flow, never more than one profile in memory (a rank's profile can be 1 GB):
+//   1. survey   for each input: the caller loads it, SummarizeForMerge keeps what the merge
+//               needs (identity, time origin, counters, the table's KeyAverages rows), the
+//               profile is dropped;
+//   2. order    SortMergeInputs: by rank, then processes without a rank (host, pid); the common
+//               origin is the earliest absolute time of all inputs (all dumps carry
+//               CLOCK_REALTIME ns);
+//   3. trace    WriteMergedTrace loads the inputs again one at a time through the loader, plans
+//               each (TracePlan) and writes its events with trace_json_events' writer, placed
+//               at the common origin with pids and flow ids of its own, then drops it;
+//   4. table    FormatMergedTable combines the small per-input row vectors: per row min /
+//               median / max across the inputs.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "exporters/exporters.h"
+#include "exporters/json_writer.h"
+#include "exporters/key_averages.h"
+#include "model/profile.h"
+
+namespace gprof {
+
+// What the merge keeps of one input after the survey.
+struct MergeInput {
+  std::string file;            // where it came from (shown in the trace's metadata)
+  ProfileInfo info;            // rank, host, pid, program, start, window
+  uint64_t origin_ns = 0;      // TraceOriginNs: its own trace's baseTimeNanoseconds
+  uint64_t events = 0;         // records in the profile (host and GPU)
+  bool gpu = false;            // Profile::HasGpuData
+  Counters counters;
+  std::vector<EventStats> rows;  // KeyAverages(profile)
+};
+
+MergeInput SummarizeForMerge(const Profile& profile, std::string file);
+
+// By rank; processes without a rank after all ranked ones, by (host, pid); ties by program, file.
+void SortMergeInputs(std::vector<MergeInput>* inputs);
+
+// "rank 3 (node1:4242)"; without a rank "train (node1:4242)" (the program's name).
+std::string MergeInputLabel(const MergeInput& input);
+
+// The earliest origin_ns of `inputs` (0 when empty): every merged "ts" is relative to it.
+uint64_t MergedOriginNs(const std::vector<MergeInput>& inputs);
+
+// Pids in the merged trace: input k (in sorted order) gets host pid kMergePidStride * (k + 1)
+// and its device d pid kMergePidStride * (k + 1) + 1 + d (OS pids and device ids repeat across
+// processes and hosts; the process names carry the real ones). Its flow ids are its correlation
+// ids plus k << 32 (correlation ids are 32-bit).
+inline constexpr uint32_t kMergePidStride = 1000;
+
+// What hosts' clocks mean for the merged times (written into the trace's metadata).
+extern const char* const kMergeClockNote;
+
+// Fills `profile` with input `inputs[index]`; throws std::runtime_error when it cannot.
+using MergeLoader = std::function<void(size_t index, Profile* profile)>;
+
+// Writes the merged trace of `inputs` (sorted with SortMergeInputs) into `sink`, loading each
+// input through `load` once, in order. The document: baseTimeNanoseconds = the common origin, a
+// "gprof" block listing the inputs (label, rank, host, pid, program, file, start and base time,
+// trace pid, window, counters) with kMergeClockNote, then every input's process and track
+// metadata and events. The host process of input k is named MergeInputLabel, its GPUs
+// "<label> GPU d <name>"; process_sort_index keeps each input's processes together in rank
+// order. Throws what `load` or the sink throws.
+TraceStats WriteMergedTrace(const std::vector<MergeInput>& inputs, const MergeLoader& load,
+                            const std::string& trace_name, JsonSink sink);
+
+// ---- the merged table (merge_table.cpp) -----------------------------------------------------
+
+// A value across the inputs: min, median (SummarizeSamples' median: the mean of the two middle
+// values for an even count) and max, and the input (index into the sorted inputs) with the max,
+// the first one on a tie.
+struct AcrossInputs {
+  uint64_t min = 0;
+  double median = 0;
+  uint64_t max = 0;
+  size_t max_input = 0;
+};
+
+// One row of the merged table: a KeyAverages key (name and device/host kind). An input without
+// the row counts 0 (it did none of that work), so every statistic is over all inputs; `inputs`
+// says how many have the row.
+struct MergedRow {
+  std::string name;
+  bool device = false;
+  size_t inputs = 0;
+  AcrossInputs calls, self_cuda, self_cpu, cpu_total;
+  uint64_t self_cuda_sum = 0, self_cpu_sum = 0;  // over all inputs (the sort keys)
+};
+
+// The rows, by Self CUDA summed over the inputs (when some input has GPU data), then Self CPU
+// summed, descending, then by name, host rows before device rows.
+std::vector<MergedRow> MergeRows(const std::vector<MergeInput>& inputs);
+
+// Fixed-width text: a title naming the inputs and the window, one line per row (at most
+// `row_limit`, -1 = all) with Calls, Self CUDA, Self CPU and CPU total as min / median / max and
+// the rank (or host:pid) of the max, then the sum of each column's totals.
+std::string FormatMergedTable(const std::vector<MergeInput>& inputs, const std::string& title,
+                              int row_limit);
+
+}  // namespace gprof

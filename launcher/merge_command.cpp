@@ -1,0 +1,93 @@
+// `gprof-run merge DIR... [-o OUTDIR]`: the merged view (launcher/merged_view.h) of the dumps in
+// one or more output directories. Launcher process only.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "launcher/commands.h"
+#include "launcher/flags.h"
+#include "launcher/merged_view.h"
+#include "launcher/subcommand_args.h"
+
+namespace gprof::launcher {
+namespace {
+
+constexpr const char* kMergeUsage =
+    "Usage: gprof-run merge DIR... [-o OUTDIR] [--row-limit N] [--quiet]\n"
+    "Merges the dumps of the processes in DIR... (the ranks of a distributed run; one directory\n"
+    "per host, or one shared one) into one trace, a process group per rank named\n"
+    "\"rank N (host:pid)\" on one time origin, and one table with min / median / max across the\n"
+    "processes per row: OUTDIR/trace.json and OUTDIR/table.txt from the whole-run dumps,\n"
+    "OUTDIR/cycle<C>.trace.json and cycle<C>.table.txt per schedule cycle. OUTDIR defaults to\n"
+    "the first DIR's merged/. The whole run's table is also printed on stderr unless --quiet.\n"
+    "Exit: 0 merged, 1 an output could not be written, 2 usage error or bad input (a missing\n"
+    "directory, no dump, an unreadable dump: nothing is written then).\n";
+
+int Usage(const std::string& message) {
+  std::fprintf(stderr, "gprof-run: error: %s\n%s", message.c_str(), kMergeUsage);
+  return kExitUsage;
+}
+
+int BadInput(const std::string& message) {
+  std::fprintf(stderr, "gprof-run: error: %s; nothing was merged\n", message.c_str());
+  return kExitUsage;
+}
+
+}  // namespace
+
+int MergeCommand(const std::vector<std::string>& args) {
+  std::vector<std::string> dirs;
+  std::string out_dir;
+  int row_limit = -1;
+  bool quiet = false;
+  SubcommandArgs a(args);
+  while (a.Next()) {
+    const std::string& arg = a.arg();
+    const std::string& value = a.value();
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kMergeUsage, stdout);
+      return 0;
+    } else if (arg == "-o" || arg == "--output") {
+      if (!a.TakeValue()) return Usage(arg + " needs a directory");
+      out_dir = value;
+    } else if (arg.rfind("-o", 0) == 0 && arg.size() > 2 && arg[2] != '-') {
+      out_dir = arg.substr(2);  // -oDIR
+    } else if (arg == "--row-limit") {
+      if (!a.TakeValue()) return Usage("--row-limit needs a value");
+      if (!ParseRowLimit(value, &row_limit)) {
+        return Usage("--row-limit " + value + ": expected -1 (all rows) or a whole number >= 0");
+      }
+    } else if ((arg == "--quiet" || arg == "-q") && !a.has_inline_value()) {
+      quiet = true;
+    } else if (!arg.empty() && arg[0] == '-') {
+      return Usage("unknown flag " + arg + (a.has_inline_value() ? "=" + value : ""));
+    } else {
+      dirs.push_back(arg);
+    }
+  }
+  if (dirs.empty()) return Usage("no directory given");
+  if (out_dir.empty()) out_dir = dirs[0] + "/merged";
+
+  std::string error;
+  const std::vector<MergeGroup> groups = FindMergeGroups(dirs, &error);
+  if (!error.empty()) return BadInput(error);
+  if (groups.empty()) {
+    std::string list;
+    for (const std::string& d : dirs) list += (list.empty() ? "" : ", ") + d;
+    return BadInput("no dump in " + list);
+  }
+  const MergeResult r = WriteMergedView(groups, out_dir, row_limit);
+  if (!r.error.empty()) {
+    if (r.bad_input) return BadInput(r.error);
+    std::fprintf(stderr, "gprof-run: error: %s; no merged output was written\n", r.error.c_str());
+    return kExitInternal;
+  }
+  if (!quiet) {
+    // The whole run's table when there is one (groups come whole run first).
+    std::fputs(r.groups.front().table.c_str(), stderr);
+  }
+  std::fprintf(stderr, "gprof-run: %s\n", MergedViewText(r).c_str());
+  return 0;
+}
+
+}  // namespace gprof::launcher

@@ -1,0 +1,173 @@
+// The merged view's groups and files (see merged_view.h). Launcher process only. This is where the
+// merge touches files: it reads the dumps for exporters/merge.h (twice: the survey, then the
+// trace) and writes the outputs through temporary files.
+#include "launcher/merged_view.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <system_error>
+#include <utility>
+
+#include "exporters/merge.h"
+#include "launcher/report.h"
+#include "model/dump.h"
+
+namespace gprof::launcher {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A file written under a temporary name, renamed by Commit; removed unless committed.
+class PendingFile {
+ public:
+  explicit PendingFile(std::string path)
+      : path_(std::move(path)), tmp_(path_ + ".tmp." + std::to_string(::getpid())) {
+    file_ = std::fopen(tmp_.c_str(), "wb");
+    if (file_ == nullptr) throw std::runtime_error("cannot create " + tmp_);
+  }
+  ~PendingFile() {
+    if (file_ != nullptr) std::fclose(file_);
+    if (!committed_) std::remove(tmp_.c_str());
+  }
+  PendingFile(const PendingFile&) = delete;
+  PendingFile& operator=(const PendingFile&) = delete;
+
+  void Write(const char* data, size_t size) {
+    if (std::fwrite(data, 1, size, file_) != size) throw std::runtime_error("cannot write " + tmp_);
+  }
+  JsonSink Sink() {
+    return JsonSink{this, [](void* ctx, const char* data, size_t size) {
+                      static_cast<PendingFile*>(ctx)->Write(data, size);
+                    }};
+  }
+  void Close() {
+    const bool ok = std::fflush(file_) == 0 && std::ferror(file_) == 0;
+    std::fclose(file_);
+    file_ = nullptr;
+    if (!ok) throw std::runtime_error("cannot write " + tmp_);
+  }
+  void Commit() {
+    if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+      throw std::runtime_error("cannot rename " + tmp_ + " to " + path_);
+    }
+    committed_ = true;
+  }
+
+ private:
+  std::string path_, tmp_;
+  std::FILE* file_ = nullptr;
+  bool committed_ = false;
+};
+
+std::string GroupTitle(const MergeGroup& g, const std::vector<MergeInput>& inputs) {
+  if (!g.window) return "whole run";
+  uint32_t first = UINT32_MAX, last = 0;
+  for (const MergeInput& in : inputs) {
+    first = std::min(first, in.info.first_step);
+    last = std::max(last, in.info.last_step);
+  }
+  return "cycle " + std::to_string(g.cycle) + ", steps " + std::to_string(first) + "-" +
+         std::to_string(last);
+}
+
+}  // namespace
+
+std::vector<MergeGroup> FindMergeGroups(const std::vector<std::string>& dirs, std::string* error) {
+  std::map<std::pair<bool, uint32_t>, MergeGroup> groups;  // (window, cycle): whole run first
+  for (const std::string& dir : dirs) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) {
+      *error = dir + " is not a directory";
+      return {};
+    }
+    std::vector<DumpName> dumps = DumpsIn(dir);
+    std::sort(dumps.begin(), dumps.end(),
+              [](const DumpName& a, const DumpName& b) { return a.stem < b.stem; });
+    for (const DumpName& d : dumps) {
+      MergeGroup& g = groups[{d.window, d.window ? d.cycle : 0}];
+      g.window = d.window;
+      g.cycle = d.window ? d.cycle : 0;
+      g.prefix = d.window ? "cycle" + std::to_string(d.cycle) + "." : "";
+      g.dumps.push_back(dir + "/" + d.stem + kDumpExtension);
+    }
+  }
+  std::vector<MergeGroup> out;
+  for (auto& [key, g] : groups) out.push_back(std::move(g));
+  return out;
+}
+
+MergeResult WriteMergedView(const std::vector<MergeGroup>& groups, const std::string& out_dir,
+                            int row_limit) {
+  MergeResult result;
+  // 1. The survey of every group: a dump that cannot be read stops the merge before any output.
+  std::vector<std::vector<MergeInput>> surveyed;
+  for (const MergeGroup& g : groups) {
+    std::vector<MergeInput> inputs;
+    for (const std::string& path : g.dumps) {
+      Profile profile;
+      std::string error;
+      if (!ReadDump(path, &profile, &error)) {
+        result.error = error;
+        result.bad_input = true;
+        return result;
+      }
+      inputs.push_back(SummarizeForMerge(profile, path));
+      result.events += inputs.back().events;
+    }
+    SortMergeInputs(&inputs);
+    surveyed.push_back(std::move(inputs));
+  }
+  // 2. Every output into a temporary file; renamed only when all are complete.
+  try {
+    std::error_code ec;
+    fs::create_directories(out_dir, ec);
+    if (ec) throw std::runtime_error("cannot create " + out_dir + ": " + ec.message());
+    std::vector<std::unique_ptr<PendingFile>> files;
+    for (size_t i = 0; i < groups.size(); ++i) {
+      const std::vector<MergeInput>& inputs = surveyed[i];
+      MergedGroupOutput out;
+      out.title = GroupTitle(groups[i], inputs);
+      out.processes = inputs.size();
+      out.trace_path = out_dir + "/" + groups[i].prefix + "trace.json";
+      out.table_path = out_dir + "/" + groups[i].prefix + "table.txt";
+      auto& trace = files.emplace_back(std::make_unique<PendingFile>(out.trace_path));
+      const auto load = [&inputs](size_t k, Profile* profile) {
+        std::string error;
+        if (!ReadDump(inputs[k].file, profile, &error)) throw std::runtime_error(error);
+      };
+      WriteMergedTrace(inputs, load, fs::path(out.trace_path).filename().string(), trace->Sink());
+      trace->Close();
+      out.table = FormatMergedTable(inputs, "Merged table: " + out.title, row_limit);
+      auto& table = files.emplace_back(std::make_unique<PendingFile>(out.table_path));
+      table->Write(out.table.data(), out.table.size());
+      table->Close();
+      result.groups.push_back(std::move(out));
+    }
+    for (auto& f : files) f->Commit();
+  } catch (const std::exception& e) {
+    // Files renamed before a failed rename stay: they are complete, only the set is not.
+    result.error = e.what();
+    result.groups.clear();
+  }
+  return result;
+}
+
+std::string MergedViewText(const MergeResult& r) {
+  std::string out;
+  for (const MergedGroupOutput& g : r.groups) {
+    if (!out.empty()) out += "; ";
+    out += g.title + " of " + std::to_string(g.processes) +
+           (g.processes == 1 ? " process" : " processes") + ": trace " + g.trace_path +
+           ", table " + g.table_path;
+  }
+  return "merged view: " + out;
+}
+
+}  // namespace gprof::launcher

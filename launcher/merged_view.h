@@ -1,0 +1,55 @@
+// The merged view of the dumps in one or more output directories (exporters/merge.h): which dumps
+// are merged together, and the files it writes. Shared by `gprof-run merge DIR...` and the end of
+// a run whose directory holds dumps of several ranks. Launcher process only.
+//
+// Groups: the whole-run dumps (<program>.<pid>.gpdump) of all the directories form one group;
+// window dumps (<program>.<pid>.cycle<C>.steps<A>-<B>.gpdump) form one group per cycle C. Each
+// group gives <out>/<prefix>trace.json and <out>/<prefix>table.txt, prefix "" for the whole run
+// and "cycle<C>." for a cycle.
+//
+// All or nothing: every dump of every group is read (surveyed) before anything is written, and
+// the outputs go to temporary files renamed into place only when all of them are complete.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gprof::launcher {
+
+struct MergeGroup {
+  bool window = false;
+  uint32_t cycle = 0;
+  std::string prefix;               // of its output files: "" or "cycle3."
+  std::vector<std::string> dumps;   // paths, ordered by directory, then name
+};
+
+// The groups of the dumps directly in `dirs` (whole run first, then cycles ascending); `error`
+// names a path that is not a directory. A directory without dumps adds nothing.
+std::vector<MergeGroup> FindMergeGroups(const std::vector<std::string>& dirs, std::string* error);
+
+struct MergedGroupOutput {
+  std::string title;       // "whole run", "cycle 3, steps 4-5"
+  std::string trace_path;
+  std::string table_path;
+  std::string table;       // the table's text
+  size_t processes = 0;
+};
+
+struct MergeResult {
+  std::string error;        // "" when everything was written; else nothing was
+  bool bad_input = false;   // the error is an unreadable dump (not an output failure)
+  std::vector<MergedGroupOutput> groups;
+  uint64_t events = 0;      // records merged, all groups
+};
+
+// Merges every group into `out_dir` (created when missing); tables show at most `row_limit`
+// rows (-1 = all).
+MergeResult WriteMergedView(const std::vector<MergeGroup>& groups, const std::string& out_dir,
+                            int row_limit);
+
+// "merged 4 processes (whole run): trace OUT/trace.json, table OUT/table.txt; cycle 1: ..."
+// for the closing lines.
+std::string MergedViewText(const MergeResult& result);
+
+}  // namespace gprof::launcher
