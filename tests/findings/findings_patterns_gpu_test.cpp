@@ -22,11 +22,13 @@ class FindingsPatternsGpu : public ::testing::Test {
     std::string why;
     if (!GpuAvailable(&why)) GTEST_SKIP() << "no usable GPU: " << why;
   }
-  // The ids of the findings of one run of `mode`.
-  Json Run(const std::string& mode) {
+  // The findings of one run of `mode` (patterns MODE, or `program`).
+  Json Run(const std::string& mode, std::vector<std::string> program = {}) {
+    if (program.empty()) program = {GPROF_PATTERNS, mode};
     const std::string dir = MakeTempDir("gpu_patterns_" + mode) + "/out";
-    const ProcessResult p =
-        RunProcess({LauncherPath(), "-q", "-o", dir, "--", GPROF_PATTERNS, mode});
+    std::vector<std::string> argv = {LauncherPath(), "-q", "-o", dir, "--"};
+    argv.insert(argv.end(), program.begin(), program.end());
+    const ProcessResult p = RunProcess(argv);
     EXPECT_EQ(p.exit_code, 0) << p.err;
     return Json::parse(ReadFile(dir + "/findings.json")).at("findings");
   }
@@ -47,6 +49,16 @@ TEST_F(FindingsPatternsGpu, ComputeAndOverheadModesGetOppositeVerdicts) {
   ASSERT_NE(Find(overhead, "overhead_bound"), nullptr) << overhead.dump(2);
   EXPECT_EQ(Find(overhead, "compute_bound"), nullptr);
   EXPECT_EQ(Find(overhead, "sync"), nullptr);
+}
+
+// The seeds' verdicts: matmul + bias at 64 is overhead-bound, at 4096 compute-bound.
+TEST_F(FindingsPatternsGpu, SeedsMatmulIsOverheadBoundAt64AndComputeBoundAt4096) {
+  const Json small = Run("matmul64", {GPROF_MATMUL_BIAS, "64", "10"});
+  ASSERT_NE(Find(small, "overhead_bound"), nullptr) << small.dump(2);
+  EXPECT_EQ(Find(small, "compute_bound"), nullptr);
+  const Json large = Run("matmul4096", {GPROF_MATMUL_BIAS, "4096", "10"});
+  ASSERT_NE(Find(large, "compute_bound"), nullptr) << large.dump(2);
+  EXPECT_EQ(Find(large, "overhead_bound"), nullptr);
 }
 
 TEST_F(FindingsPatternsGpu, HostPatternsAreNamed) {

@@ -27,20 +27,24 @@ struct PatternRun {
   Json findings;  // findings.json of the run
 };
 
+// `gprof-run` on the stand-in: `program` (patterns MODE unless given) with the knobs in `env`.
 PatternRun Profile(const std::string& mode, const std::map<std::string, std::string>& env,
-            const std::vector<std::string>& flags = {}) {
+                   const std::vector<std::string>& flags = {},
+                   std::vector<std::string> program = {}) {
+  if (program.empty()) program = {GPROF_PATTERNS, mode};
   const std::string dir = MakeTempDir("patterns_" + mode) + "/out";
   std::vector<std::string> argv = {LauncherPath(), "-q", "-o", dir, "--cupti-lib",
                                    StandInLibDir() + "/libcupti.so.13"};
   argv.insert(argv.end(), flags.begin(), flags.end());
-  argv.insert(argv.end(), {"--", GPROF_PATTERNS, mode});
+  argv.push_back("--");
+  argv.insert(argv.end(), program.begin(), program.end());
   ProcessOptions o;
   o.set_env = env;
   o.set_env["LD_LIBRARY_PATH"] = StandInLibDir();
   PatternRun r;
   r.process = RunProcess(argv, o);
   EXPECT_EQ(r.process.exit_code, 0) << r.process.err;
-  EXPECT_NE(r.process.out.find("GPROF_EXAMPLE_DONE patterns " + mode), std::string::npos);
+  EXPECT_NE(r.process.out.find("GPROF_EXAMPLE_DONE"), std::string::npos) << r.process.out;
   r.findings = Json::parse(ReadFile(dir + "/findings.json"));
   return r;
 }
@@ -71,6 +75,25 @@ TEST(FindingsPatterns, LongKernelsAreComputeBoundNeverOverheadBound) {
   EXPECT_EQ(Ev(*f, "gpu_busy_us"), 10 * 20'000.0);
   ExpectAbsent(r, {"overhead_bound", "short_kernels", "kernel_spread", "cold_start",
                    "heavy_kernel", "gemm_bias_copy", "pageable_memcpy", "serialized_copy"});
+}
+
+// The seeds' matmul + bias (examples/cuda/matmul_bias.cu) with the stand-in's default knobs: at
+// 64, two 1.7 us kernels per step against 4 us launch calls and a sync, the GPU busy about a
+// quarter of the window (23-24 % here); at 4096 each kernel takes 839 us (16.7 M threads x 50 ps
+// + 1.5 us) and the GPU is busy nearly all of it. Exactly one verdict each, never the other.
+TEST(FindingsPatterns, SeedsMatmulIsOverheadBoundAt64AndComputeBoundAt4096) {
+  const PatternRun small = Profile("matmul64", {}, {}, {GPROF_MATMUL_BIAS, "64", "10"});
+  const Json* f = Find(small, "overhead_bound");
+  ASSERT_NE(f, nullptr) << small.findings.dump(2);
+  EXPECT_EQ(Ev(*f, "kernels"), 20);
+  EXPECT_LT(Ev(*f, "gpu_busy_pct"), 25.0);
+  ExpectAbsent(small, {"compute_bound"});
+  const PatternRun large = Profile("matmul4096", {}, {}, {GPROF_MATMUL_BIAS, "4096", "10"});
+  f = Find(large, "compute_bound");
+  ASSERT_NE(f, nullptr) << large.findings.dump(2);
+  EXPECT_EQ(Ev(*f, "kernels"), 20);
+  EXPECT_GE(Ev(*f, "gpu_busy_pct"), 80.0);
+  ExpectAbsent(large, {"overhead_bound"});
 }
 
 // 20 steps of 200 us host work and two 2 us kernels, no sync: the GPU is busy 40 x 2 = 80 us
