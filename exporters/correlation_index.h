@@ -1,6 +1,8 @@
 // CorrelationIndex: links CUDA API calls and the GPU work they launched through CUPTI's
-// correlation id (launcher process only). Used by the table (a CPU op's CUDA total) and by the
-// trace (ac2g flows, gpu_user_annotation spans).
+// correlation id (launcher process only). Used by the table (a CPU op's CUDA total), the trace
+// (ac2g flows, gpu_user_annotation spans) and the findings. Lookups are O(1) through a direct
+// table when the ids are dense (CUPTI numbers calls consecutively: the usual case), else a
+// binary search.
 #pragma once
 
 #include <cstdint>
@@ -42,8 +44,20 @@ class CorrelationIndex {
   void ForEachLaunch(F&& f) const;
 
  private:
+  // For the ids base..base+size-2 of a sorted id sequence: starts[id - base] is the position of
+  // the first element with that id or more, so [starts[i], starts[i + 1]) holds id base + i.
+  // Empty (binary search instead) when the ids span more than a few times their count.
+  struct Dense {
+    uint32_t base = 0;
+    std::vector<uint32_t> starts;
+    template <typename Id>
+    void Build(size_t count, Id id_at);
+    bool Covers(uint32_t id) const { return id >= base && id - base + 1 < starts.size(); }
+  };
+
   std::vector<GpuRef> gpu_;                          // sorted by (correlation, start)
   std::vector<std::pair<uint32_t, uint32_t>> api_;  // (correlation, index), sorted
+  Dense gpu_dense_, api_dense_;
 };
 
 template <typename F>
