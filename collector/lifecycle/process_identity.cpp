@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "config/rank_env.h"
 #include "model/dump.h"
 #include "support/clock.h"
 #include "support/proc_self.h"
@@ -78,26 +79,6 @@ std::string ProgramNameFrom(const std::string& exe_path, const std::vector<std::
     return script.empty() ? exe : script;
   }
   return exe;
-}
-
-void RankFromEnv(const std::map<std::string, std::string>& env, int32_t* rank, int32_t* world) {
-  auto number = [&](const char* key, int32_t* out) {
-    auto it = env.find(key);
-    if (it == env.end() || it->second.empty()) return false;
-    char* end = nullptr;
-    const long v = std::strtol(it->second.c_str(), &end, 10);
-    if (end == nullptr || *end != '\0' || v < 0 || v > INT32_MAX) return false;
-    *out = static_cast<int32_t>(v);
-    return true;
-  };
-  *rank = -1;
-  *world = -1;
-  for (const char* key : {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
-    if (number(key, rank)) break;
-  }
-  for (const char* key : {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}) {
-    if (number(key, world)) break;
-  }
 }
 
 }  // namespace gprof::collector

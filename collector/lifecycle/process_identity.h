@@ -21,11 +21,7 @@ std::string WindowDumpPath(const std::string& dir, const ProfileInfo& info);
 // Program name for dump names: basename of the executable, or for a Python interpreter the
 // script's basename (`python train.py` -> "train.py"), the module for `-m mod`, "python" for -c.
 std::string ProgramNameFrom(const std::string& exe_path, const std::vector<std::string>& argv);
-// Rank and world size from RANK/WORLD_SIZE, OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/PMIX_RANK
-// (PMI_SIZE), SLURM_PROCID/SLURM_NTASKS, first match wins; -1 when unknown.
-void RankFromEnv(const std::map<std::string, std::string>& env, int32_t* rank, int32_t* world);
-
-// The process's environment as a map (for ParseConfig and RankFromEnv).
+// The process's environment as a map (for ParseConfig and RankFromEnv, config/rank_env.h).
 std::map<std::string, std::string> ReadEnvironment();
 // This process's ProfileInfo at init: pid, parent pid, program, command line, host, rank, start
 // time; gpu_status "not started" until GPU collection starts.

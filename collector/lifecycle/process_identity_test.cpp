@@ -22,25 +22,6 @@ TEST(ProgramNameFrom, PythonIsNamedAfterWhatItRuns) {
   EXPECT_EQ(ProgramNameFrom("/usr/bin/python3", {"python3"}), "python3");
 }
 
-TEST(RankFromEnv, FirstKnownLauncherVariableWins) {
-  int32_t rank = 0, world = 0;
-  RankFromEnv({}, &rank, &world);
-  EXPECT_EQ(rank, -1);
-  EXPECT_EQ(world, -1);
-  RankFromEnv({{"RANK", "3"}, {"WORLD_SIZE", "8"}, {"OMPI_COMM_WORLD_RANK", "5"}}, &rank, &world);
-  EXPECT_EQ(rank, 3);
-  EXPECT_EQ(world, 8);
-  RankFromEnv({{"OMPI_COMM_WORLD_RANK", "5"}, {"OMPI_COMM_WORLD_SIZE", "16"}}, &rank, &world);
-  EXPECT_EQ(rank, 5);
-  EXPECT_EQ(world, 16);
-  RankFromEnv({{"SLURM_PROCID", "2"}, {"SLURM_NTASKS", "4"}}, &rank, &world);
-  EXPECT_EQ(rank, 2);
-  EXPECT_EQ(world, 4);
-  RankFromEnv({{"RANK", "x1"}, {"PMI_RANK", "7"}, {"PMI_SIZE", "9"}}, &rank, &world);
-  EXPECT_EQ(rank, 7);  // a malformed RANK is skipped
-  EXPECT_EQ(world, 9);
-}
-
 TEST(DumpPaths, WholeRunAndWindowNames) {
   ProfileInfo info;
   info.program = "train.py";
