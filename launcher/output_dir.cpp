@@ -6,9 +6,29 @@
 #include <filesystem>
 #include <system_error>
 
+#include "config/rank_env.h"
 #include "model/dump.h"
 
 namespace gprof::launcher {
+
+std::string RankOf(const TemplateValues& values) {
+  int32_t rank = -1, world = -1;
+  RankFromEnv(values.env, &rank, &world);
+  return RankLabel(rank, world);
+}
+
+std::string JobOf(const TemplateValues& values) {
+  for (const char* key :
+       {"SLURM_JOB_ID", "TORCHELASTIC_RUN_ID", "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid"}) {
+    auto it = values.env.find(key);
+    if (it != values.env.end() && !it->second.empty()) return it->second;
+  }
+  return "ppid" + std::to_string(values.parent_pid);
+}
+
+const char* DefaultOutputTemplate(const TemplateValues& values) {
+  return RankOf(values).empty() ? kDefaultOutputTemplate : kDefaultRankOutputTemplate;
+}
 
 std::string ExpandOutputTemplate(const std::string& templ, const TemplateValues& values,
                                  std::string* out) {
@@ -26,6 +46,10 @@ std::string ExpandOutputTemplate(const std::string& templ, const TemplateValues&
       result += values.host;
     } else if (c == 'n') {
       result += values.program;
+    } else if (c == 'r') {
+      result += RankOf(values);
+    } else if (c == 'j') {
+      result += JobOf(values);
     } else if (c == '%') {
       result += '%';
     } else if (c == 'q') {
@@ -40,7 +64,7 @@ std::string ExpandOutputTemplate(const std::string& templ, const TemplateValues&
       i = close;
     } else {
       return "output template '" + templ + "': unknown %" + std::string(1, c) +
-             " (allowed: %p %h %n %q{VAR} %%)";
+             " (allowed: %p %h %n %r %j %q{VAR} %%)";
     }
   }
   if (result.empty()) return "output template '" + templ + "' expands to an empty path";

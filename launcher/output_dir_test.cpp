@@ -36,6 +36,29 @@ TEST(OutputTemplate, Expands) {
   EXPECT_EQ(Expand("50%%-%n"), "50%-python3");
 }
 
+// RANK=3 without WORLD_SIZE: "3"; with OMPI_COMM_WORLD_SIZE=16 (ranks 0..15): "03".
+TEST(OutputTemplate, RankAndJob) {
+  TemplateValues v = Values();
+  v.parent_pid = 99;
+  std::string out;
+  ASSERT_EQ(ExpandOutputTemplate("r%r.%j", v, &out), "");
+  EXPECT_EQ(out, "r3.ppid99");
+  v.env = {{"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "16"},
+           {"OMPI_MCA_ess_base_jobid", "2417"}};
+  ASSERT_EQ(ExpandOutputTemplate("r%r.%j", v, &out), "");
+  EXPECT_EQ(out, "r03.2417");
+  v.env["SLURM_JOB_ID"] = "777";  // Slurm's id wins over Open MPI's
+  ASSERT_EQ(ExpandOutputTemplate("%j", v, &out), "");
+  EXPECT_EQ(out, "777");
+  EXPECT_STREQ(DefaultOutputTemplate(v), kDefaultRankOutputTemplate);
+  ASSERT_EQ(ExpandOutputTemplate(DefaultOutputTemplate(v), v, &out), "");
+  EXPECT_EQ(out, "./gprof_traces/python3.777/rank03");
+  v.env.clear();  // not a rank: %r is empty, the usual default
+  ASSERT_EQ(ExpandOutputTemplate("a%rb", v, &out), "");
+  EXPECT_EQ(out, "ab");
+  EXPECT_STREQ(DefaultOutputTemplate(v), kDefaultOutputTemplate);
+}
+
 TEST(OutputTemplate, RejectsBadTemplates) {
   std::string out;
   for (const char* bad : {"out%", "out.%x", "%q", "%qRANK", "%q{RANK", "%q{}", ""}) {

@@ -137,12 +137,13 @@ int RunCommand(const std::vector<std::string>& args) {
   log::SetLevel(parsed.config.log_level);
   for (const std::string& w : parsed.warnings) log::Warn(w);
 
-  std::string templ = parsed.config.output_dir.empty() ? kDefaultOutputTemplate
-                                                       : parsed.config.output_dir;
   TemplateValues values;
+  values.parent_pid = static_cast<long>(::getppid());
   values.host = HostName();
   values.program = Basename(o.program[0]);
   values.env = env;
+  std::string templ = parsed.config.output_dir.empty() ? DefaultOutputTemplate(values)
+                                                       : parsed.config.output_dir;
   std::string expanded;
   if (std::string e = ExpandOutputTemplate(templ, values, &expanded); !e.empty()) {
     Error("GPROF_OUTPUT_DIR=" + templ + ": " + e +
