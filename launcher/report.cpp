@@ -151,6 +151,45 @@ bool ParseDumpName(const std::string& file_name, DumpName* name) {
   return true;
 }
 
+namespace {
+
+// "" or "2 forked processes did not exec and were not profiled (pids 5, 6)": the fork markers
+// (model/dump.h) of processes without a dump of their own.
+std::string ForkedWithoutExecText(const std::string& dir, const std::vector<DumpName>& dumps) {
+  namespace fs = std::filesystem;
+  std::set<long> with_dump;
+  for (const DumpName& d : dumps) with_dump.insert(d.pid);
+  std::set<long> forked;
+  const std::string ext = kForkMarkerExtension;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() <= ext.size() || !name.ends_with(ext)) continue;
+    const std::string stem = name.substr(0, name.size() - ext.size());
+    const size_t dot = stem.rfind('.');
+    if (dot == std::string::npos) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(stem.c_str() + dot + 1, &end, 10);
+    if (end == nullptr || *end != '\0' || pid <= 0 || with_dump.count(pid)) continue;
+    forked.insert(pid);
+  }
+  if (forked.empty()) return "";
+  std::string pids;
+  size_t shown = 0;
+  for (long pid : forked) {
+    if (shown++ == 8) {
+      pids += ", ...";
+      break;
+    }
+    pids += (pids.empty() ? "" : ", ") + std::to_string(pid);
+  }
+  return Plural(forked.size(), "forked process", "forked processes") +
+         " did not exec and were not profiled (pid" + (forked.size() == 1 ? " " : "s ") + pids +
+         "; docs/LAUNCHER.md, Processes)";
+}
+
+}  // namespace
+
 std::vector<DumpName> DumpsIn(const std::string& dir) {
   namespace fs = std::filesystem;
   std::vector<DumpName> dumps;
@@ -303,6 +342,9 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
   if (others > 0) where += "; " + std::to_string(others) + " more table/trace pair(s) in " + dir;
   if (const std::string torch = TorchProfilerText(totals, cupti_text); !torch.empty()) {
     cupti_text += "; " + torch;
+  }
+  if (const std::string forked = ForkedWithoutExecText(dir, dumps); !forked.empty()) {
+    where += "; " + forked;
   }
   summary.closing_line = "gprof-run: recorded " +
                          Plural(totals.pids.size(), "process", "processes") + ": " +

@@ -23,6 +23,10 @@ namespace gprof {
 
 inline constexpr uint32_t kDumpFormatVersion = 5;
 inline constexpr const char* kDumpExtension = ".gpdump";
+// `<dir>/<program>.<pid>.forked`: left by a process forked from a profiled one (it stays inert
+// and is not profiled unless it execs); holds the parent's pid. The launcher lists those that
+// never wrote a dump (a fork that execs keeps its pid and writes a dump of its own).
+inline constexpr const char* kForkMarkerExtension = ".forked";
 
 // Writes `profile` to `path` atomically: into `path.tmp.<pid>`, then rename(). Returns "" on
 // success, otherwise a one-line description of what failed (errno text included).

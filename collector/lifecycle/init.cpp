@@ -3,15 +3,18 @@
 //
 // Rules (in-process code): everything here is cold. Init runs exactly once per process, on
 // whichever application thread first calls CUDA or NVTX; concurrent callers wait for it. The
-// pthread_atfork child handler takes no lock and frees nothing: it flips two atomics and resets
-// our signal handlers. State is built at init and deliberately never freed.
+// pthread_atfork child handler takes no lock and frees nothing: it flips two atomics, resets our
+// signal handlers and writes a fork marker (open/write/close only). State is built at init and
+// deliberately never freed.
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "collector/cupti/gpu_collector.h"
@@ -25,6 +28,7 @@
 #include "collector/lifecycle/signals.h"
 #include "collector/windows/window_thread.h"
 #include "config/config.h"
+#include "model/dump.h"
 #include "support/log.h"
 
 namespace gprof::collector::lifecycle {
@@ -46,12 +50,57 @@ void AtExit() { FlushAtExit(); }
 
 // ---- Fork -----------------------------------------------------------------------------------
 
+// "<output dir>/<program>." for the fork markers (model/dump.h kForkMarkerExtension), built at
+// init so that the fork child only appends digits; empty: no markers.
+char g_fork_marker_prefix[2048];
+size_t g_fork_marker_len = 0;
+
+void PrepareForkMarker(const std::string& dir, const std::string& program) {
+  const std::string prefix = (dir.empty() ? std::string(".") : dir) + "/" + program + ".";
+  if (prefix.size() + 32 > sizeof g_fork_marker_prefix) return;  // no room for pid + extension
+  std::memcpy(g_fork_marker_prefix, prefix.data(), prefix.size());
+  g_fork_marker_len = prefix.size();
+}
+
+// Appends the decimal digits of `v` at `out`; returns the end.
+char* AppendDigits(char* out, uint64_t v) {
+  char digits[24];
+  int n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  while (n > 0) *out++ = digits[--n];
+  return out;
+}
+
+// The fork child's marker: async-signal-safe calls only (open, write, close), no allocation.
+// Failure (no output directory) is ignored: the marker only makes the launcher's list complete.
+void WriteForkMarker() {
+  if (g_fork_marker_len == 0) return;
+  char path[sizeof g_fork_marker_prefix + 16];
+  std::memcpy(path, g_fork_marker_prefix, g_fork_marker_len);
+  char* end = AppendDigits(path + g_fork_marker_len, static_cast<uint64_t>(::getpid()));
+  const char* ext = kForkMarkerExtension;
+  while (*ext != '\0') *end++ = *ext++;
+  *end = '\0';
+  const int fd = ::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  char text[24];
+  char* t = AppendDigits(text, static_cast<uint64_t>(::getppid()));
+  *t++ = '\n';
+  ssize_t ignored = ::write(fd, text, static_cast<size_t>(t - text));
+  (void)ignored;
+  ::close(fd);
+}
+
 // Runs in the child right after fork() (one thread, locks possibly held by vanished threads):
-// go inert for good, take no lock, free nothing.
+// go inert for good, take no lock, free nothing; leave a marker so the launcher can list it.
 void AtForkChild() {
   g_host_inert.store(true, std::memory_order_relaxed);
   SetHostCollectionEnabled(false);
   ResetSignalsInForkChild();
+  WriteForkMarker();
 }
 
 // ---- Python ---------------------------------------------------------------------------------
@@ -91,6 +140,7 @@ bool InitOnce() {
   }
   g_pid = ::getpid();
   g_rt = rt;
+  PrepareForkMarker(rt->config.output_dir, rt->info.program);
   if (pthread_atfork(nullptr, nullptr, &AtForkChild) != 0) {
     log::Warn("pthread_atfork failed; forked children could write profiles of their own");
   }
