@@ -5,12 +5,16 @@
 // from spin_kernel's clock64() loop on a real GPU (its `us` argument), so that the same binary
 // makes the same patterns on both.
 // Usage: patterns MODE   (compute overhead idle sync pageable serial overlap spread short cold
-//                          heavy addmm profiler)
+//                          heavy addmm profiler rank)
+// Mode rank is one rank of a distributed job (RANK, or OMPI_COMM_WORLD_RANK): 8 steps of a 1 ms
+// kernel; the rank named by PATTERNS_SLOW_RANK also computes 4 ms on the host in each step; the
+// exit status is PATTERNS_EXIT_CODE (default 0) on the rank named by PATTERNS_EXIT_RANK.
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -187,6 +191,28 @@ int main(int argc, char** argv) {
       Step step(s);
       for (int k = 0; k < 200; ++k) tiny_kernel<<<1, 32>>>(scratch);
       EXAMPLE_CHECK(cudaDeviceSynchronize());
+    }
+  } else if (mode == "rank") {
+    const char* rank_env = std::getenv("RANK") ? std::getenv("RANK")
+                                               : std::getenv("OMPI_COMM_WORLD_RANK");
+    const int rank = rank_env != nullptr ? std::atoi(rank_env) : -1;
+    const char* slow = std::getenv("PATTERNS_SLOW_RANK");
+    const bool is_slow = slow != nullptr && std::atoi(slow) == rank;
+    for (int s = 0; s < 8; ++s) {
+      Step step(s);
+      if (is_slow) {
+        Range r("extra_host_work");
+        BusyHost(4000);
+      }
+      spin_kernel<<<1, 32>>>(1000);
+      EXAMPLE_CHECK(cudaDeviceSynchronize());
+    }
+    const char* exit_rank = std::getenv("PATTERNS_EXIT_RANK");
+    const char* exit_code = std::getenv("PATTERNS_EXIT_CODE");
+    if (exit_rank != nullptr && exit_code != nullptr && std::atoi(exit_rank) == rank) {
+      std::printf("GPROF_EXAMPLE_DONE patterns rank %d exits %s\n", rank, exit_code);
+      std::fflush(stdout);
+      std::exit(std::atoi(exit_code));
     }
   } else {
     std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
