@@ -77,6 +77,7 @@ class TraceWriter {
     o.Raw(", \"command_line\": ").String(i.command_line);
     o.Raw(", \"pid\": ").Uint(i.pid).Raw(", \"parent_pid\": ").Uint(i.parent_pid);
     o.Raw(", \"hostname\": ").String(i.hostname);
+    o.Raw(", \"rank\": ").Int(i.rank).Raw(", \"world_size\": ").Int(i.world_size);
     o.Raw(", \"start_ns\": ").Uint(i.start_ns).Raw(", \"end_ns\": ").Uint(i.end_ns);
     o.Raw(", \"cycle\": ").Uint(i.cycle).Raw(", \"first_step\": ").Uint(i.first_step);
     o.Raw(", \"last_step\": ").Uint(i.last_step);

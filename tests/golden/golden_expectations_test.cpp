@@ -553,6 +553,8 @@ TEST(GoldenExpectations, ScheduleWindowSteps) {
     EXPECT_EQ(FlowIds(t, "s"), (std::set<uint32_t>{1, 2, 11, 12, 21, 22}));
     EXPECT_EQ(t["distributedInfo"]["rank"], 1);
     EXPECT_EQ(t["distributedInfo"]["world_size"], 2);
+    EXPECT_EQ(t["gprof"]["rank"], 1);
+    EXPECT_EQ(t["gprof"]["world_size"], 2);
     EXPECT_EQ(t["gprof"]["cycle"], 1);
     EXPECT_EQ(t["gprof"]["first_step"], 3);
     EXPECT_EQ(t["gprof"]["last_step"], 5);
