@@ -1,6 +1,7 @@
 """gprof-run on unmodified PyTorch programs, checked against torch.profiler run on the same code.
 
-Real processes: `gprof-run python train_loop.py` (no code change) and, in a separate process,
+Real processes: `gprof-run python train_loop.py` (no code change), `gprof-run torchrun ... ddp_train.py`
+(two gloo ranks: each profiled by rank, merged) and, in a separate process,
 torch_reference.py, which profiles the same train_loop.run() with torch.profiler (CPU activity).
 What a torch.profiler user checks: the same op names with the same call counts in the table,
 Self <= total, steps from the optimizer that drive the schedule, shapes grouping, backward ops,
@@ -82,6 +83,42 @@ class TorchEndToEnd(unittest.TestCase):
         self.assertEqual(len(files), 1, os.listdir(out))
         with open(files[0]) as f:
             return parse_table(f.read()), files[0]
+
+    def test_torchrun_ranks_are_profiled_named_and_merged(self):
+        # `gprof-run torchrun --standalone --nproc-per-node 2 ddp_train.py`, torchrun as the
+        # torch wheel installs it (torch.distributed.run): every worker is profiled with its rank
+        # (RANK, WORLD_SIZE from torchrun), each trace has distributedInfo, and the merged view
+        # has one group per rank and passes gprof-run check.
+        out = os.path.join(self.tmp, "torchrun")
+        cmd = [GPROF_RUN, "-q", "-o", out, TORCH_PYTHON, "-m", "torch.distributed.run",
+               "--standalone", "--nproc-per-node", "2", os.path.join(HERE, "ddp_train.py"), "3"]
+        p = subprocess.run(cmd, cwd=HERE, capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(sorted(l for l in p.stdout.splitlines() if l.startswith("DDP_DONE")),
+                         ["DDP_DONE 0", "DDP_DONE 1"])
+        ranks = {}
+        for path in glob.glob(os.path.join(out, "*.trace.json")) + [os.path.join(out, "trace.json")]:
+            if not os.path.exists(path):
+                continue
+            with open(path) as f:
+                t = json.load(f)
+            if "distributedInfo" in t:
+                ranks[t["distributedInfo"]["rank"]] = t
+        self.assertEqual(sorted(ranks), [0, 1], os.listdir(out))
+        for rank, t in ranks.items():
+            self.assertEqual(t["distributedInfo"]["world_size"], 2)
+            self.assertEqual(t["gprof"]["rank"], rank)
+            names = {e.get("name") for e in t["traceEvents"] if e.get("cat") == "cpu_op"}
+            self.assertIn("aten::addmm", names)  # torch's own op names in each rank
+        merged = os.path.join(out, "merged", "trace.json")
+        with open(merged) as f:
+            groups = {e["args"]["name"] for e in json.load(f)["traceEvents"]
+                      if e.get("ph") == "M" and e.get("name") == "process_name"
+                      and e["args"]["name"].startswith("rank ")
+                      and " GPU " not in e["args"]["name"]}
+        self.assertEqual(len(groups), 2, groups)
+        check = subprocess.run([GPROF_RUN, "check", merged], capture_output=True, text=True)
+        self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
 
     def test_op_names_and_counts_equal_torch_profilers(self):
         theirs = {cut(r["name"]): r["count"] for r in self.reference(str(STEPS))}
