@@ -1,7 +1,7 @@
 """gprof-run on unmodified PyTorch programs, checked against torch.profiler run on the same code.
 
-Real processes: `gprof-run python train_loop.py` (no code change), `gprof-run torchrun ... ddp_train.py`
-(two gloo ranks: each profiled by rank, merged) and, in a separate process,
+Real processes: `gprof-run python train_loop.py` (no code change), `gprof-run torchrun ...
+ddp_train.py` (two gloo ranks: each profiled by rank, merged) and, in a separate process,
 torch_reference.py, which profiles the same train_loop.run() with torch.profiler (CPU activity).
 What a torch.profiler user checks: the same op names with the same call counts in the table,
 Self <= total, steps from the optimizer that drive the schedule, shapes grouping, backward ops,
