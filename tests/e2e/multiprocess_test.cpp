@@ -136,7 +136,8 @@ TEST(Multiprocess, SpawnWorkersAreProfiledForkWorkersListedAsInert) {
 }
 
 // The mpirun form: a parent (standing in for mpirun) runs one gprof-run per rank with Open MPI's
-// variables; the default output template puts each under one run directory,
+// variables (rank 2's program exits 5, and so does its gprof-run); the default output template
+// puts each under one run directory,
 // ./gprof_traces/patterns.<job>/rank<r>; `gprof-run merge` of the four gives four groups.
 TEST(Multiprocess, OneGprofRunPerRankSharesTheRunDirectoryAndMerges) {
   const std::string dir = MakeTempDir("mp_mpirun");
@@ -149,12 +150,16 @@ TEST(Multiprocess, OneGprofRunPerRankSharesTheRunDirectoryAndMerges) {
       "         OMPI_MCA_ess_base_jobid='4242')) for r in range(4)]\n"
       "sys.exit(max(p.wait() for p in procs))\n");
   ProcessOptions o;
-  o.set_env = {{"LD_LIBRARY_PATH", StandInLibDir()}, {"CUDASIM_KERNEL_NS", "spin_kernel=1000000"}};
+  o.set_env = {{"LD_LIBRARY_PATH", StandInLibDir()},
+               {"CUDASIM_KERNEL_NS", "spin_kernel=1000000"},
+               {"PATTERNS_EXIT_RANK", "2"},
+               {"PATTERNS_EXIT_CODE", "5"}};
   o.cwd = dir;
   const ProcessResult r = RunProcess({PythonPath(), script, LauncherPath(),
                                       StandInLibDir() + "/libcupti.so.13", GPROF_PATTERNS},
                                      o);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Rank 2's program exits 5; its gprof-run passes that on (the parent returns the largest).
+  ASSERT_EQ(r.exit_code, 5) << r.err;
   const std::string run = dir + "/gprof_traces/patterns.4242";
   std::vector<std::string> argv = {LauncherPath(), "merge", "-q"};
   for (int rank = 0; rank < 4; ++rank) {
