@@ -56,5 +56,7 @@ struct TraceViolation {
 // Reads a trace JSON file and reports every violation of REFERENCE.md §4. An unreadable or
 // unparsable file is reported as a violation too.
 std::vector<TraceViolation> CheckTrace(const std::string& path);
+// The same for a trace already in memory (fuzz/trace_check_fuzz.cpp feeds it arbitrary bytes).
+std::vector<TraceViolation> CheckTraceText(const std::string& text);
 
 }  // namespace gprof

@@ -148,7 +148,11 @@ std::vector<TraceViolation> CheckTrace(const std::string& path) {
   if (!in) return {{"unreadable", "cannot read '" + path + "'"}};
   std::stringstream buf;
   buf << in.rdbuf();
-  Scan scan = ScanBytes(buf.str());
+  return CheckTraceText(buf.str());
+}
+
+std::vector<TraceViolation> CheckTraceText(const std::string& text) {
+  Scan scan = ScanBytes(text);
   std::vector<TraceViolation> v = std::move(scan.violations);
 
   json doc;

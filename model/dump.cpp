@@ -116,11 +116,17 @@ class Xxh64 {
   size_t pending_size_ = 0;
 };
 
-uint64_t Checksum(const void* data, size_t n) {
+}  // namespace
+
+uint64_t DumpChecksum(const void* data, size_t n) {
   Xxh64 h;
   h.Update(data, n);
   return h.Digest();
 }
+
+namespace {
+
+uint64_t Checksum(const void* data, size_t n) { return DumpChecksum(data, n); }
 
 // Appends to a FILE* while hashing. Errors are sticky and reported once at the end.
 class Sink {
@@ -309,14 +315,22 @@ bool TakeSection(const char* payload, uint32_t record_size, uint64_t count, std:
 }  // namespace
 
 bool ReadDump(const std::string& path, Profile* p, std::string* error) {
-  auto fail = [&](const std::string& why) {
-    *error = path + ": " + why;
-    return false;
-  };
   std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(std::string("cannot open: ") + std::strerror(errno));
+  if (!in) {
+    *error = path + ": cannot open: " + std::strerror(errno);
+    return false;
+  }
   const std::vector<char> data((std::istreambuf_iterator<char>(in)),
                                std::istreambuf_iterator<char>());
+  return ParseDump(data, path, p, error);
+}
+
+bool ParseDump(std::span<const char> data, const std::string& name, Profile* p,
+               std::string* error) {
+  auto fail = [&](const std::string& why) {
+    *error = name + ": " + why;
+    return false;
+  };
   constexpr size_t kHeader = sizeof kMagic + 8;
   constexpr size_t kTrailer = 16 + sizeof kEndMagic;
   if (data.size() < kHeader || std::memcmp(data.data(), kMagic, sizeof kMagic) != 0)

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "model/profile.h"
@@ -35,5 +36,11 @@ std::string WriteDump(const Profile& profile, const std::string& path);
 // Reads a dump. On failure returns false and sets `error` to a one-line message that names the
 // file and says what is wrong with it (truncated, corrupt, newer version, ...).
 bool ReadDump(const std::string& path, Profile* profile, std::string* error);
+// The same for a dump already in memory; `name` prefixes the error message.
+bool ParseDump(std::span<const char> data, const std::string& name, Profile* profile,
+               std::string* error);
+// The dump's checksum (XXH64, seed 0) of `n` bytes: the trailer holds it over the header and
+// every section. For tools that build or mutate dumps (fuzz/dump_fuzz.cpp).
+uint64_t DumpChecksum(const void* data, size_t n);
 
 }  // namespace gprof
