@@ -157,6 +157,8 @@ void SortFindings(std::vector<Finding>* findings);
 // one line per finding (or "Findings: none ...").
 std::string FormatFindingsJson(const std::vector<Finding>& findings);
 std::string FormatFindingsText(const std::vector<Finding>& findings);
-std::string FormatFindingsSummary(const std::vector<Finding>& findings);
+// `heading` starts the section ("Merged findings" for the merged view's).
+std::string FormatFindingsSummary(const std::vector<Finding>& findings,
+                                  std::string_view heading = "Findings");
 
 }  // namespace gprof
