@@ -108,7 +108,7 @@ int IdOrder(const std::string& id) {
   static constexpr std::string_view kOrder[] = {
       "overhead_bound", "compute_bound", "gpu_idle",     "sync",           "pageable_memcpy",
       "serialized_copy", "kernel_spread", "short_kernels", "cold_start",   "heavy_kernel",
-      "gemm_bias_copy",  "profiler_overhead"};
+      "gemm_bias_copy",  "profiler_overhead", "straggler",   "imbalance",      "comm_overlap"};
   for (size_t i = 0; i < std::size(kOrder); ++i) {
     if (kOrder[i] == id) return static_cast<int>(i);
   }
@@ -148,11 +148,15 @@ std::vector<Finding> FindFindings(const Profile& profile) {
   ShortKernelsFinding(a, &out);
   HeavyKernelFinding(a, &out);
   ProfilerOverheadFinding(a, &out);
-  std::stable_sort(out.begin(), out.end(), [](const Finding& x, const Finding& y) {
+  SortFindings(&out);
+  return out;
+}
+
+void SortFindings(std::vector<Finding>* findings) {
+  std::stable_sort(findings->begin(), findings->end(), [](const Finding& x, const Finding& y) {
     if (x.severity != y.severity) return x.severity > y.severity;
     return IdOrder(x.id) < IdOrder(y.id);
   });
-  return out;
 }
 
 }  // namespace gprof

@@ -143,8 +143,13 @@ struct Finding {
 
 // Every finding of `profile`, ordered by severity (high first), then id order (overhead_bound,
 // compute_bound, gpu_idle, sync, pageable_memcpy, serialized_copy, kernel_spread, short_kernels,
-// cold_start, heavy_kernel, gemm_bias_copy, profiler_overhead), then subject. Deterministic.
+// cold_start, heavy_kernel, gemm_bias_copy, profiler_overhead; then the distributed ids of
+// merge_findings.h: straggler, imbalance, comm_overlap), then subject. Deterministic.
 std::vector<Finding> FindFindings(const Profile& profile);
+
+// That order: by severity (high first), then id order; stable, so findings of one id keep the
+// order they were found in (their subject order).
+void SortFindings(std::vector<Finding>* findings);
 
 // Outputs. JSON: {"findings": [{"id", "severity", "title", "evidence": {...}, "where": {...},
 // "places": [...], "advice"}]} ("where" and "places" left out when there is no place). Text: one
@@ -152,6 +157,8 @@ std::vector<Finding> FindFindings(const Profile& profile);
 // one line per finding (or "Findings: none ...").
 std::string FormatFindingsJson(const std::vector<Finding>& findings);
 std::string FormatFindingsText(const std::vector<Finding>& findings);
-std::string FormatFindingsSummary(const std::vector<Finding>& findings);
+// `heading` starts the section ("Merged findings" for the merged view's).
+std::string FormatFindingsSummary(const std::vector<Finding>& findings,
+                                  std::string_view heading = "Findings");
 
 }  // namespace gprof

@@ -1,6 +1,7 @@
 // What the findings rules share (findings.cpp), computed once per profile: the window, each
 // device's merged GPU work, the host events nested per thread, the blocking synchronizations, and
-// the evidence helpers. Internal to the findings; launcher process only.
+// the evidence helpers. Internal to the findings (and the distributed findings' survey of one
+// profile, merge_findings.cpp, which takes its window from here); launcher process only.
 #pragma once
 
 #include <algorithm>

@@ -100,9 +100,9 @@ std::string FormatFindingsText(const std::vector<Finding>& findings) {
   return out;
 }
 
-std::string FormatFindingsSummary(const std::vector<Finding>& findings) {
-  if (findings.empty()) return "Findings: none\n";
-  std::string out = "Findings:\n";
+std::string FormatFindingsSummary(const std::vector<Finding>& findings, std::string_view heading) {
+  if (findings.empty()) return std::string(heading) + ": none\n";
+  std::string out = std::string(heading) + ":\n";
   for (const Finding& f : findings) {
     out += "  " + std::string(SeverityName(f.severity)) + "  " + f.id + ": " + f.title + "\n";
   }

@@ -9,6 +9,7 @@
 #include <tuple>
 #include <utility>
 
+#include "exporters/merge_findings.h"
 #include "exporters/trace_json_events.h"
 #include "exporters/trace_plan.h"
 
@@ -80,6 +81,7 @@ MergeInput SummarizeForMerge(const Profile& profile, std::string file) {
   in.gpu = profile.HasGpuData();
   in.counters = profile.counters;
   in.rows = KeyAverages(profile);
+  in.dist = SummarizeDistributed(profile);
   return in;
 }
 

@@ -5,8 +5,9 @@
 //
 // Data flow, never more than one profile in memory (a rank's profile can be 1 GB):
 //   1. survey   for each input: the caller loads it, SummarizeForMerge keeps what the merge
-//               needs (identity, time origin, counters, the table's KeyAverages rows), the
-//               profile is dropped;
+//               needs (identity, time origin, counters, the table's KeyAverages rows, the
+//               distributed findings' per step numbers: MergeDistSummary), the profile is
+//               dropped;
 //   2. order    SortMergeInputs: by rank, then processes without a rank (host, pid); the common
 //               origin is the earliest absolute time of all inputs (all dumps carry
 //               CLOCK_REALTIME ns);
@@ -14,11 +15,15 @@
 //               each (TracePlan) and writes its events with trace_json_events' writer, placed
 //               at the common origin with pids and flow ids of its own, then drops it;
 //   4. table    FormatMergedTable combines the small per-input row vectors: per row min /
-//               median / max across the inputs.
+//               median / max across the inputs;
+//   5. findings MergedFindings (merge_findings.h) compares the inputs' per step numbers and
+//               GPU shares the survey kept (MergeDistSummary): straggler, imbalance,
+//               comm_overlap.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +34,38 @@
 
 namespace gprof {
 
+// One step of an input, kept for the distributed findings (merge_findings.h). Steps are
+// StepRows of the input's own profile (Profile::steps and ProfilerStep#N ranges), times on its
+// own clock.
+struct MergeStep {
+  uint32_t number = 0;       // N of ProfilerStep#N: the same iteration on every rank
+  uint64_t start_ns = 0;     // absolute
+  uint64_t wall_ns = 0;
+  uint64_t gpu_busy_ns = 0;  // StepRow::gpu_busy_ns: all of its GPU work, clipped to the step
+  // Time before the collective: from the step's start to the start of the first communication
+  // kernel (IsCommunicationKernel) that starts in the step; none without one.
+  std::optional<uint64_t> before_collective_ns;
+};
+
+// What the distributed findings need of one input: per step numbers and a few per-input sums,
+// never events (merge_findings.cpp: SummarizeDistributed).
+struct MergeDistSummary {
+  // The findings' window (findings_analysis.h): the steps' span, else the active part of the run.
+  uint64_t window_start_ns = 0;  // absolute
+  uint64_t window_ns = 0;
+  bool gpu_work = false;           // some kernel, copy or memset on some device
+  uint32_t busiest_device = 0;     // the device with the most busy time in the window
+  uint64_t gpu_busy_ns = 0;        // its busy time (union of its kernels, copies, memsets)
+  // Kernels starting in the window, split the way HTA splits them: communication (NCCL) and
+  // compute (every other kernel; copies and memsets are neither). Per device the union of each
+  // kind clipped to the window, and the time both ran at once, summed over the devices.
+  uint64_t comm_kernels = 0;
+  uint64_t comm_ns = 0;
+  uint64_t compute_ns = 0;
+  uint64_t overlap_ns = 0;
+  std::vector<MergeStep> steps;  // by number, the first of a repeated number
+};
+
 // What the merge keeps of one input after the survey.
 struct MergeInput {
   std::string file;            // where it came from (shown in the trace's metadata)
@@ -38,6 +75,7 @@ struct MergeInput {
   bool gpu = false;            // Profile::HasGpuData
   Counters counters;
   std::vector<EventStats> rows;  // KeyAverages(profile)
+  MergeDistSummary dist;         // for the distributed findings
 };
 
 MergeInput SummarizeForMerge(const Profile& profile, std::string file);

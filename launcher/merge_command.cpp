@@ -17,9 +17,11 @@ constexpr const char* kMergeUsage =
     "Merges the dumps of the processes in DIR... (the ranks of a distributed run; one directory\n"
     "per host, or one shared one) into one trace, a process group per rank named\n"
     "\"rank N (host:pid)\" on one time origin, and one table with min / median / max across the\n"
-    "processes per row: OUTDIR/trace.json and OUTDIR/table.txt from the whole-run dumps,\n"
-    "OUTDIR/cycle<C>.trace.json and cycle<C>.table.txt per schedule cycle. OUTDIR defaults to\n"
-    "the first DIR's merged/. The whole run's table is also printed on stderr unless --quiet.\n"
+    "processes per row, and the distributed findings (straggler, imbalance, comm_overlap:\n"
+    "docs/FINDINGS.md): OUTDIR/trace.json, table.txt, findings.json and findings.txt from the\n"
+    "whole-run dumps, OUTDIR/cycle<C>.trace.json, ... per schedule cycle. OUTDIR defaults to the\n"
+    "first DIR's merged/. The whole run's table and findings are also printed on stderr unless\n"
+    "--quiet.\n"
     "Exit: 0 merged, 1 an output could not be written, 2 usage error or bad input (a missing\n"
     "directory, no dump, an unreadable dump: nothing is written then).\n";
 
@@ -83,7 +85,7 @@ int MergeCommand(const std::vector<std::string>& args) {
     return kExitInternal;
   }
   if (!quiet) {
-    // The whole run's table when there is one (groups come whole run first).
+    // The whole run's table and findings when there is one (groups come whole run first).
     std::fputs(r.groups.front().table.c_str(), stderr);
   }
   std::fprintf(stderr, "gprof-run: %s\n", MergedViewText(r).c_str());

@@ -15,7 +15,9 @@
 #include <system_error>
 #include <utility>
 
+#include "exporters/findings.h"
 #include "exporters/merge.h"
+#include "exporters/merge_findings.h"
 #include "launcher/report.h"
 #include "model/dump.h"
 
@@ -144,10 +146,23 @@ MergeResult WriteMergedView(const std::vector<MergeGroup>& groups, const std::st
       };
       WriteMergedTrace(inputs, load, fs::path(out.trace_path).filename().string(), trace->Sink());
       trace->Close();
-      out.table = FormatMergedTable(inputs, "Merged table: " + out.title, row_limit);
+      const std::string table_text =
+          FormatMergedTable(inputs, "Merged table: " + out.title, row_limit);
       auto& table = files.emplace_back(std::make_unique<PendingFile>(out.table_path));
-      table->Write(out.table.data(), out.table.size());
+      table->Write(table_text.data(), table_text.size());
       table->Close();
+      // The distributed findings, from the survey alone.
+      const std::vector<Finding> findings = MergedFindings(inputs);
+      const std::string json_path = out_dir + "/" + groups[i].prefix + "findings.json";
+      out.findings_path = out_dir + "/" + groups[i].prefix + "findings.txt";
+      for (const auto& [path, text] :
+           {std::pair{json_path, FormatFindingsJson(findings)},
+            std::pair{out.findings_path, FormatFindingsText(findings)}}) {
+        auto& file = files.emplace_back(std::make_unique<PendingFile>(path));
+        file->Write(text.data(), text.size());
+        file->Close();
+      }
+      out.table = table_text + FormatFindingsSummary(findings, "Merged findings");
       result.groups.push_back(std::move(out));
     }
     for (auto& f : files) f->Commit();
@@ -165,7 +180,7 @@ std::string MergedViewText(const MergeResult& r) {
     if (!out.empty()) out += "; ";
     out += g.title + " of " + std::to_string(g.processes) +
            (g.processes == 1 ? " process" : " processes") + ": trace " + g.trace_path +
-           ", table " + g.table_path;
+           ", table " + g.table_path + ", findings " + g.findings_path;
   }
   return "merged view: " + out;
 }

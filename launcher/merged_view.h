@@ -4,8 +4,9 @@
 //
 // Groups: the whole-run dumps (<program>.<pid>.gpdump) of all the directories form one group;
 // window dumps (<program>.<pid>.cycle<C>.steps<A>-<B>.gpdump) form one group per cycle C. Each
-// group gives <out>/<prefix>trace.json and <out>/<prefix>table.txt, prefix "" for the whole run
-// and "cycle<C>." for a cycle.
+// group gives <out>/<prefix>trace.json, <out>/<prefix>table.txt and the distributed findings
+// (exporters/merge_findings.h) as <out>/<prefix>findings.json and <out>/<prefix>findings.txt,
+// prefix "" for the whole run and "cycle<C>." for a cycle.
 //
 // All or nothing: every dump of every group is read (surveyed) before anything is written, and
 // the outputs go to temporary files renamed into place only when all of them are complete.
@@ -32,7 +33,11 @@ struct MergedGroupOutput {
   std::string title;       // "whole run", "cycle 3, steps 4-5"
   std::string trace_path;
   std::string table_path;
-  std::string table;       // the table's text
+  std::string findings_path;  // findings.txt (findings.json beside it)
+  // What stderr shows of the group: the table's text (table.txt), then the findings' short
+  // section (FormatFindingsSummary). One string, so that every caller that prints the table
+  // prints the findings after it.
+  std::string table;
   size_t processes = 0;
 };
 
@@ -48,8 +53,8 @@ struct MergeResult {
 MergeResult WriteMergedView(const std::vector<MergeGroup>& groups, const std::string& out_dir,
                             int row_limit);
 
-// "merged 4 processes (whole run): trace OUT/trace.json, table OUT/table.txt; cycle 1: ..."
-// for the closing lines.
+// "merged view: whole run of 4 processes: trace OUT/trace.json, table OUT/table.txt, findings
+// OUT/findings.txt; cycle 1, ..." for the closing lines.
 std::string MergedViewText(const MergeResult& result);
 
 }  // namespace gprof::launcher

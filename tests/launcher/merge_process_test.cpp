@@ -83,7 +83,8 @@ TEST_F(MergeCommandTest, ThreeRanksGiveOneTraceThatCheckAcceptsAndATableAcrossRa
   ASSERT_TRUE(fs::exists(trace_path));
   ASSERT_TRUE(fs::exists(table_path));
   EXPECT_THAT(r.err, HasSubstr("gprof-run: merged view: whole run of 3 processes: trace " +
-                               trace_path + ", table " + table_path + "\n"));
+                               trace_path + ", table " + table_path + ", findings " + dir_ +
+                               "/merged/findings.txt\n"));
 
   const json trace = json::parse(ReadFile(trace_path));
   EXPECT_EQ(trace["baseTimeNanoseconds"], SampleProfile(1, "x").info.start_ns);
@@ -114,6 +115,50 @@ TEST_F(MergeCommandTest, ThreeRanksGiveOneTraceThatCheckAcceptsAndATableAcrossRa
                                       "600.000us", "600.000us", "0", "600.000us", "600.000us",
                                       "600.000us", "0", "1.000ms", "1.000ms", "1.000ms", "0"}));
   EXPECT_THAT(r.err, HasSubstr(table));  // printed on stderr too
+  // No steps: nothing to compare between the ranks; the findings say so.
+  EXPECT_EQ(json::parse(ReadFile(dir_ + "/merged/findings.json")),
+            json::parse(R"({"findings": []})"));
+  EXPECT_THAT(r.err, HasSubstr(table + "Merged findings: none\n"));
+}
+
+// Four ranks of SampleProfile with three steps each (AddSampleSteps): 10 ms, rank 2's 16 ms.
+// Per step rank 2 is 6 ms (1.60x) over the other ranks' median 10 ms: the slowest in 3 of 3
+// steps, high (1.60 >= 1.5). Its step 1 starts at its shift (2 ms) + 1 ms: ts 3000 us, 16 ms
+// long (equal excess in every step: the first step is the first place). GPU busy: the sample's
+// kernel and copy, 600 us of 30 ms (2 %) and of rank 2's 48 ms (1.25 %): no imbalance.
+TEST_F(MergeCommandTest, FindingsNameTheSlowRankAndByHowMuch) {
+  fs::create_directories(dir_);
+  for (int r = 0; r < 4; ++r) {
+    Profile p = RankedSampleProfile(500 + r, "app", r, 4);
+    AddSampleSteps(&p, r == 2);
+    ASSERT_EQ(WriteDump(p, dir_ + "/app." + std::to_string(500 + r) + ".gpdump"), "");
+  }
+  const ProcessResult r = Merge({dir_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json doc = json::parse(ReadFile(dir_ + "/merged/findings.json"));
+  ASSERT_EQ(doc["findings"].size(), 1u) << doc.dump(2);
+  const json& f = doc["findings"][0];
+  EXPECT_EQ(f["id"], "straggler");
+  EXPECT_EQ(f["severity"], "high");
+  EXPECT_EQ(f["evidence"]["rank"], 2);
+  EXPECT_EQ(f["evidence"]["process"], "rank 2 (testhost:502)");
+  EXPECT_EQ(f["evidence"]["metric"], "step_time");
+  EXPECT_EQ(f["evidence"]["steps"], 3);
+  EXPECT_EQ(f["evidence"]["slow_steps"], 3);
+  EXPECT_EQ(f["evidence"]["median_excess_us"].get<double>(), 6000.0);
+  EXPECT_EQ(f["evidence"]["median_factor"].get<double>(), 1.6);
+  EXPECT_EQ(f["evidence"]["rank_median_us"].get<double>(), 16000.0);
+  EXPECT_EQ(f["evidence"]["others_median_us"].get<double>(), 10000.0);
+  EXPECT_EQ(f["where"]["step"], 1);
+  EXPECT_EQ(f["where"]["ts_us"].get<double>(), 3000.0);
+  EXPECT_EQ(f["where"]["dur_us"].get<double>(), 16000.0);
+  EXPECT_EQ(f["where"]["context"][0], "rank 2 (testhost:502)");
+  const std::string text = ReadFile(dir_ + "/merged/findings.txt");
+  EXPECT_THAT(text, HasSubstr("[high] straggler: Straggler: rank 2 (testhost:502) has the "
+                              "longest step in 3 of 3 steps, by 6.000ms (1.60x)"));
+  // On stderr: the short section right after the merged table.
+  EXPECT_THAT(r.err, HasSubstr(ReadFile(dir_ + "/merged/table.txt") +
+                               "Merged findings:\n  high  straggler: Straggler: rank 2"));
 }
 
 TEST_F(MergeCommandTest, WindowsAreMergedPerCycleAndTheWholeRunApart) {
@@ -129,6 +174,10 @@ TEST_F(MergeCommandTest, WindowsAreMergedPerCycleAndTheWholeRunApart) {
     const json trace = json::parse(ReadFile(trace_path));
     ASSERT_EQ(trace["gprof"]["inputs"].size(), 2u) << prefix;
     EXPECT_EQ(RunProcess({LauncherPath(), "check", trace_path}).exit_code, 0) << prefix;
+    // Findings per group too (none here: the sample has no steps).
+    EXPECT_EQ(json::parse(ReadFile(dir_ + "/merged/" + prefix + "findings.json"))["findings"],
+              json::array()) << prefix;
+    EXPECT_TRUE(fs::exists(dir_ + "/merged/" + prefix + "findings.txt")) << prefix;
   }
   // The window's info is SampleProfile's (cycle 0): the group is the file name's cycle.
   EXPECT_EQ(json::parse(ReadFile(dir_ + "/merged/cycle2.trace.json"))["gprof"]["inputs"][1]["file"],
@@ -222,9 +271,28 @@ TEST_F(MergeAfterRunTest, ARunWithSeveralRanksGetsTheMergedViewInItsDirectory) {
   const std::string last = r.err.substr(r.err.rfind("gprof-run: recorded "));
   EXPECT_THAT(last, ::testing::StartsWith("gprof-run: recorded 3 processes:"));
   EXPECT_THAT(last, HasSubstr("; merged view: whole run of 3 processes: trace " + out +
-                              "/merged/trace.json, table " + out + "/merged/table.txt\n"));
+                              "/merged/trace.json, table " + out + "/merged/table.txt, findings " +
+                              out + "/merged/findings.txt\n"));
   EXPECT_EQ(std::count(last.begin(), last.end(), '\n'), 1);
   EXPECT_THAT(r.err, HasSubstr("Merged table: whole run\n3 processes: ranks 0-2;"));
+}
+
+// probe ranks 3 1: three ranks with three steps each, rank 1's 16 ms against 10 ms (the numbers
+// of FindingsNameTheSlowRankAndByHowMuch): the run's merged findings name rank 1.
+TEST_F(MergeAfterRunTest, TheMergedFindingsOfARunNameTheSlowRank) {
+  const ProcessResult r = Run({"-o", "out", kProbe, "ranks", "3", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json doc = json::parse(ReadFile(dir_ + "/out/merged/findings.json"));
+  ASSERT_EQ(doc["findings"].size(), 1u) << doc.dump(2);
+  EXPECT_EQ(doc["findings"][0]["id"], "straggler");
+  EXPECT_EQ(doc["findings"][0]["evidence"]["rank"], 1);
+  EXPECT_EQ(doc["findings"][0]["evidence"]["median_excess_us"].get<double>(), 6000.0);
+  EXPECT_THAT(r.err, HasSubstr("Merged findings:\n  high  straggler: Straggler: rank 1"));
+  // -q: the files, not the section.
+  const ProcessResult quiet = Run({"-q", "-o", "out2", kProbe, "ranks", "3", "1"});
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_TRUE(fs::exists(dir_ + "/out2/merged/findings.txt"));
+  EXPECT_THAT(quiet.err, Not(HasSubstr("Merged findings")));
 }
 
 TEST_F(MergeAfterRunTest, ASingleProcessRunHasNoMergedView) {

@@ -11,9 +11,10 @@
 //   probe dump [LOSSES]     write a sample dump into $GPROF_OUTPUT_DIR as the injection library
 //                           would (<program>.<pid>.gpdump); LOSSES sets cupti_dropped_records
 //   probe corrupt-dump      write a corrupt <program>.<pid>.gpdump into $GPROF_OUTPUT_DIR
-//   probe ranks N           write the whole-run dumps N ranks of a distributed run would: rank r
+//   probe ranks N [SLOW]    write the whole-run dumps N ranks of a distributed run would: rank r
 //                           as pid <pid> + r (rank 0 is this process), starting r ms after the
-//                           sample profile's start (sample_profile.h)
+//                           sample profile's start (sample_profile.h); with SLOW, every rank
+//                           gets three steps (AddSampleSteps), rank SLOW's longer
 #include <signal.h>
 #include <unistd.h>
 
@@ -87,11 +88,13 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  if (mode == "ranks" && argc == 3) {
+  if (mode == "ranks" && (argc == 3 || argc == 4)) {
     const int n = std::atoi(argv[2]);
+    const int slow = argc == 4 ? std::atoi(argv[3]) : -1;
     for (int r = 0; r < n; ++r) {
       const uint32_t pid = static_cast<uint32_t>(::getpid() + r);
       gprof::Profile p = gprof::testing::RankedSampleProfile(pid, "probe", r, n);
+      if (slow >= 0) gprof::testing::AddSampleSteps(&p, r == slow);
       const std::string error = gprof::WriteDump(p, DumpPath(pid));
       if (!error.empty()) {
         std::fprintf(stderr, "probe: %s\n", error.c_str());

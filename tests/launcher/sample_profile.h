@@ -3,6 +3,7 @@
 // library. Test-only.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -71,6 +72,21 @@ inline Profile RankedSampleProfile(uint32_t pid, const std::string& program, int
   for (Kernel& k : p.kernels) k.start_ns += shift, k.end_ns += shift;
   for (Memcpy& m : p.memcpys) m.start_ns += shift, m.end_ns += shift;
   return p;
+}
+
+// Three consecutive steps (Profile::steps, ProfilerStep#1-3) from 1 ms after the profile's start,
+// 10 ms each, or kSlowStepNs each when `slow`: with RankedSampleProfile, rank r's step 1 starts
+// r + 1 ms after rank 0's start. The sample's kernel and copy (2.25-2.9 ms) fall in step 1.
+inline constexpr uint64_t kSampleStepNs = 10'000'000;
+inline constexpr uint64_t kSlowStepNs = 16'000'000;
+inline void AddSampleSteps(Profile* p, bool slow) {
+  const uint64_t dur = slow ? kSlowStepNs : kSampleStepNs;
+  const uint32_t tid = p->info.pid;
+  for (uint32_t n = 1; n <= 3; ++n) {
+    const uint64_t start = p->info.start_ns + 1'000'000 + (n - 1) * dur;
+    p->steps.push_back({start, start + dur, n, tid});
+  }
+  p->info.end_ns = std::max(p->info.end_ns, p->steps.back().end_ns);
 }
 
 }  // namespace gprof::testing
