@@ -54,7 +54,8 @@ constexpr const char* kLauncherPy =
 
 // 4 ranks, rank 2 doing 4 ms of extra host work in each of its 8 steps (1 ms kernels), rank 1
 // exiting with status 7: the launcher exits 7, every rank leaves a profile with its rank and a
-// trace with distributedInfo, and the merged view has one process group per rank.
+// trace with distributedInfo, the merged view has one process group per rank, and its findings
+// name rank 2 the straggler.
 TEST(Multiprocess, TorchrunStyleWorkersAreProfiledByRankAndMerged) {
   const std::string dir = MakeTempDir("mp_torchrun");
   const std::string launcher = Script(dir, "launch.py", kLauncherPy);
@@ -98,6 +99,18 @@ TEST(Multiprocess, TorchrunStyleWorkersAreProfiledByRankAndMerged) {
   const ProcessResult check = RunProcess({LauncherPath(), "check", merged});
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
   EXPECT_NE(r.err.find("merged view"), std::string::npos) << r.err;
+  // The straggler: rank 2, by about its 4 ms of extra work per step. Four ranks share this
+  // machine's cores, so other ranks' steps stretch too: at least half the steps and 1 ms more
+  // than the others' median (seen: 6-8 of 8 steps, 3.4-4.1 ms).
+  const Json findings = Json::parse(ReadFile(dir + "/out/merged/findings.json")).at("findings");
+  const Json* straggler = nullptr;
+  for (const Json& f : findings) {
+    if (f.at("id") == "straggler") straggler = &f;
+  }
+  ASSERT_NE(straggler, nullptr) << findings.dump(2);
+  EXPECT_EQ(straggler->at("evidence").at("rank"), 2);
+  EXPECT_GE(straggler->at("evidence").at("slow_steps").get<int>(), 4);
+  EXPECT_GE(straggler->at("evidence").at("median_excess_us").get<double>(), 1000.0);
 }
 
 // multiprocessing: two spawn workers (a fresh interpreter each: profiled) and one fork worker
