@@ -1,11 +1,34 @@
 #include "config/config.h"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <regex>
 
 namespace gprof {
 namespace {
+
+// std::regex (libstdc++) recurses once per alternative while compiling, and a repetition count
+// past INT_MAX overflows inside it (undefined behaviour; fuzz/config_fuzz found it): the pattern
+// is compiled inside the profiled program too, so it is bounded before it is compiled.
+constexpr size_t kMaxStepRegexBytes = 512;
+constexpr size_t kMaxRepeatDigits = 4;  // {9999} at most
+
+std::string RegexLimitProblem(const std::string& re) {
+  if (re.size() > kMaxStepRegexBytes) {
+    return "is longer than " + std::to_string(kMaxStepRegexBytes) + " bytes";
+  }
+  for (size_t i = 0; i < re.size(); ++i) {
+    if (re[i] != '{' || (i > 0 && re[i - 1] == '\\')) continue;
+    size_t digits = 0;
+    for (size_t j = i + 1; j < re.size() && (std::isdigit(static_cast<unsigned char>(re[j])) ||
+                                             re[j] == ','); ++j) {
+      digits = re[j] == ',' ? 0 : digits + 1;
+      if (digits > kMaxRepeatDigits) return "has a repetition count over 9999";
+    }
+  }
+  return "";
+}
 
 // Built on first use and never destroyed: this file is linked into the injection library, which
 // must have no global constructors or destructors (it may be preloaded).
@@ -204,6 +227,10 @@ struct Parser {
       s.kind = StepSource::Kind::kNvtx;
     } else if (kind == "kernel") {
       s.kind = StepSource::Kind::kKernel;
+      if (const std::string bad = RegexLimitProblem(arg); !bad.empty()) {
+        Error("GPROF_STEP", *v, "kernel pattern " + bad);
+        return;
+      }
       try {
         std::regex re(arg);
       } catch (const std::regex_error& e) {

@@ -76,6 +76,21 @@ TEST(Config, StepSources) {
   EXPECT_FALSE(step("ProfilerStep").ok());
 }
 
+// Kernel patterns are bounded before std::regex compiles them (fuzz/config_fuzz found libstdc++
+// overflowing a signed int on a{1111111111111111111}): 512 bytes, repetition counts of 4 digits.
+TEST(Config, KernelStepPatternsAreBoundedBeforeCompiling) {
+  auto step = [](const std::string& v) { return ParseConfig({{"GPROF_STEP", v}}); };
+  EXPECT_TRUE(step("kernel:a{9999}").ok());
+  EXPECT_TRUE(step("kernel:a{2,9999}").ok());
+  EXPECT_TRUE(step("kernel:a\\{123456}").ok());  // an escaped brace is a literal
+  const ParseResult r = step("kernel:a{1111111111111111111}");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(FormatError(r.errors[0]).find("repetition count over 9999"), std::string::npos);
+  EXPECT_FALSE(step("kernel:a{1,10000}").ok());
+  EXPECT_TRUE(step("kernel:" + std::string(512, 'a')).ok());
+  EXPECT_FALSE(step("kernel:" + std::string(513, 'a')).ok());
+}
+
 TEST(Config, CaptureRange) {
   const ParseResult r = ParseConfig({{"GPROF_CAPTURE_RANGE", "nvtx"},
                                      {"GPROF_NVTX_CAPTURE", "train@mydomain"},

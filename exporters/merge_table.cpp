@@ -134,7 +134,10 @@ std::vector<MergedRow> MergeRows(const std::vector<MergeInput>& inputs) {
   for (const MergeInput& in : inputs) gpu = gpu || in.gpu;
   std::vector<MergedRow> rows;
   rows.reserve(by_key.size());
-  for (const auto& [key, per_input] : by_key) {
+  for (const auto& entry : by_key) {
+    // Not a structured binding: clang 14 (the fuzz build) cannot capture one in the lambda.
+    const auto& key = entry.first;
+    const auto& per_input = entry.second;
     MergedRow r;
     r.name = key.first;
     r.device = key.second;

@@ -417,6 +417,9 @@ bool ParseDump(std::span<const char> data, const std::string& name, Profile* p,
                   ")");
     }
   }
+  if (const std::string why = CheckProfileReferences(result); !why.empty()) {
+    return fail("corrupt (" + why + ")");
+  }
   *p = std::move(result);
   return true;
 }

@@ -227,6 +227,31 @@ TEST(Dump, RejectsMissingFile) {
   EXPECT_NE(ReadError("/nonexistent.gpdump").find("cannot open"), std::string::npos);
 }
 
+// A dump whose checksum is right but whose records point past its string table (a hand-made or
+// buggy dump; the fuzzer's first find: the table then sized a name cache by the bad id) is
+// rejected by name, and so is a range in a domain the dump does not have.
+TEST(Dump, RejectsRecordsPointingPastTheirTables) {
+  const std::string path = TempPath("badref");
+  Profile p;
+  const StringId name = p.strings.Intern("forward");
+  p.ranges.push_back({1, 2, name, 1, 0, 0, 0});
+  p.ranges.push_back({3, 4, name + 1000, 1, 0, 0, 0});
+  ASSERT_EQ(WriteDump(p, path), "");
+  EXPECT_NE(ReadError(path).find("corrupt (range 1 refers to something the profile does not have)"),
+            std::string::npos)
+      << ReadError(path);
+  p.ranges.pop_back();
+  p.marks.push_back({5, name, 1, 7, 0, 0});  // domain 7 of 1
+  ASSERT_EQ(WriteDump(p, path), "");
+  EXPECT_NE(ReadError(path).find("corrupt (mark 0 refers"), std::string::npos) << ReadError(path);
+  p.marks.clear();
+  ASSERT_EQ(WriteDump(p, path), "");
+  Profile back;
+  std::string error;
+  EXPECT_TRUE(ReadDump(path, &back, &error)) << error;
+  std::remove(path.c_str());
+}
+
 }  // namespace
 }  // namespace gprof
 

@@ -172,4 +172,9 @@ struct Profile : GpuRecords {
   }
 };
 
+// "" when every string id and domain index in `p` points at something `p` holds (kNoString
+// always does), else which record does not. The dump reader rejects a profile that fails this: a
+// corrupt or hand-made dump must not make the exporters index past their tables.
+std::string CheckProfileReferences(const Profile& p);
+
 }  // namespace gprof
