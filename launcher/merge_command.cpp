@@ -1,6 +1,7 @@
 // `gprof-run merge DIR... [-o OUTDIR]`: the merged view (launcher/merged_view.h) of the dumps in
 // one or more output directories. Launcher process only.
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -19,11 +20,24 @@ constexpr const char* kMergeUsage =
     "\"rank N (host:pid)\" on one time origin, and one table with min / median / max across the\n"
     "processes per row, and the distributed findings (straggler, imbalance, comm_overlap:\n"
     "docs/FINDINGS.md): OUTDIR/trace.json, table.txt, findings.json and findings.txt from the\n"
-    "whole-run dumps, OUTDIR/cycle<C>.trace.json, ... per schedule cycle. OUTDIR defaults to the\n"
-    "first DIR's merged/. The whole run's table and findings are also printed on stderr unless\n"
+    "whole-run dumps, OUTDIR/cycle<C>.trace.json, ... per schedule cycle. OUTDIR defaults to\n"
+    "PARENT/merged/ when every DIR is in the same PARENT (one gprof-run per rank:\n"
+    "gprof_traces/app.<job>/rank*), else the first DIR's merged/. The whole run's table and findings are also printed on stderr unless\n"
     "--quiet.\n"
     "Exit: 0 merged, 1 an output could not be written, 2 usage error or bad input (a missing\n"
     "directory, no dump, an unreadable dump: nothing is written then).\n";
+
+// Several directories side by side (gprof_traces/app.<job>/rank0, rank1, ...: one gprof-run
+// per rank): their parent's merged/; else the first directory's.
+std::string DefaultMergeDir(const std::vector<std::string>& dirs) {
+  namespace fs = std::filesystem;
+  const fs::path parent = fs::path(dirs[0]).lexically_normal().parent_path();
+  bool siblings = dirs.size() > 1 && !parent.empty();
+  for (const std::string& d : dirs) {
+    siblings = siblings && fs::path(d).lexically_normal().parent_path() == parent;
+  }
+  return (siblings ? parent.string() : dirs[0]) + "/merged";
+}
 
 int Usage(const std::string& message) {
   std::fprintf(stderr, "gprof-run: error: %s\n%s", message.c_str(), kMergeUsage);
@@ -68,7 +82,7 @@ int MergeCommand(const std::vector<std::string>& args) {
     }
   }
   if (dirs.empty()) return Usage("no directory given");
-  if (out_dir.empty()) out_dir = dirs[0] + "/merged";
+  if (out_dir.empty()) out_dir = DefaultMergeDir(dirs);
 
   std::string error;
   const std::vector<MergeGroup> groups = FindMergeGroups(dirs, &error);

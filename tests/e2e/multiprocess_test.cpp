@@ -183,7 +183,7 @@ TEST(Multiprocess, OneGprofRunPerRankSharesTheRunDirectoryAndMerges) {
     EXPECT_EQ(ranks.count(rank), 1u) << rank_dir;
     argv.push_back(rank_dir);
   }
-  argv.insert(argv.end(), {"-o", run + "/merged"});
+  // No -o: ranks side by side in one run directory merge into its merged/.
   const ProcessResult merge = RunProcess(argv);
   ASSERT_EQ(merge.exit_code, 0) << merge.err;
   const ProcessResult check = RunProcess({LauncherPath(), "check", run + "/merged/trace.json"});
