@@ -3,20 +3,48 @@
 // gemm_bias_copy (a device-to-device copy right before a GEMM in the same op: addmm's bias).
 // Rules and thresholds: docs/FINDINGS.md.
 #include <algorithm>
-#include <map>
-#include <string>
-#include <utility>
-#include <vector>
-
 #include <cctype>
+#include <map>
 #include <set>
 #include <span>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "exporters/findings_analysis.h"
 #include "exporters/findings_rules.h"
 
 namespace gprof::findings_internal {
+namespace {
+
+// The places of the kMaxPlaces longest of `copies` (Profile::memcpys indices), longest first
+// (the earlier first among equals): the copy with its stream and device, and its call's thread
+// and enclosing ranges when the call was recorded.
+std::vector<Place> LongestCopies(Analysis& a, std::vector<size_t> copies) {
+  const Profile& p = a.p();
+  std::stable_sort(copies.begin(), copies.end(), [&](size_t x, size_t y) {
+    return Dur(p.memcpys[x].start_ns, p.memcpys[x].end_ns) >
+           Dur(p.memcpys[y].start_ns, p.memcpys[y].end_ns);
+  });
+  std::vector<Place> places;
+  for (size_t i = 0; i < copies.size() && i < kMaxPlaces; ++i) {
+    const Memcpy& m = p.memcpys[copies[i]];
+    Place pl = a.PlaceAt(m.start_ns, m.end_ns);
+    pl.stream = m.stream_id;
+    pl.device = m.device_id;
+    pl.name = MemcpyName(m);
+    const int64_t call = a.corr().ApiCall(m.correlation_id);
+    if (call >= 0) {
+      pl.thread = p.api_calls[call].tid;
+      pl.context = a.EnclosingRanges(a.ApiEvent(static_cast<size_t>(call)));
+    }
+    places.push_back(std::move(pl));
+  }
+  return places;
+}
+
+}  // namespace
 
 void PageableFinding(Analysis& a, std::vector<Finding>* out) {
   const Profile& p = a.p();
@@ -33,29 +61,13 @@ void PageableFinding(Analysis& a, std::vector<Finding>* out) {
     if (call >= 0) host += Dur(p.api_calls[call].start_ns, p.api_calls[call].end_ns);
   }
   if (copies.empty()) return;
-  std::stable_sort(copies.begin(), copies.end(), [&](size_t x, size_t y) {
-    return Dur(p.memcpys[x].start_ns, p.memcpys[x].end_ns) >
-           Dur(p.memcpys[y].start_ns, p.memcpys[y].end_ns);
-  });
   const double share = Share(time, a.window());
   Finding f;
   f.id = "pageable_memcpy";
   f.severity = share >= kPageableWarnShare || copies.size() >= kPageableWarnCount
                    ? Severity::kWarn
                    : Severity::kInfo;
-  for (size_t i = 0; i < copies.size() && i < kMaxPlaces; ++i) {
-    const Memcpy& m = p.memcpys[copies[i]];
-    Place pl = a.PlaceAt(m.start_ns, m.end_ns);
-    pl.stream = m.stream_id;
-    pl.device = m.device_id;
-    pl.name = MemcpyName(m);
-    const int64_t call = a.corr().ApiCall(m.correlation_id);
-    if (call >= 0) {
-      pl.thread = p.api_calls[call].tid;
-      pl.context = a.EnclosingRanges(a.ApiEvent(static_cast<size_t>(call)));
-    }
-    f.places.push_back(std::move(pl));
-  }
+  f.places = LongestCopies(a, copies);
   f.where = f.places.front();
   f.evidence = {Count("copies", copies.size()), Bytes("bytes", bytes),
                 Duration("copy_time_us", time), Pct("copy_time_pct", share),
@@ -130,26 +142,10 @@ void SerializedCopyFinding(Analysis& a, std::vector<Finding>* out) {
   for (const Kernel& k : p.kernels) compute |= a.InWindow(k.start_ns);
   const double share = Share(serial_time, a.window());
   if (!compute || serial.empty() || share < kSerializedCopyMinShare) return;
-  std::stable_sort(serial.begin(), serial.end(), [&](size_t x, size_t y) {
-    return Dur(p.memcpys[x].start_ns, p.memcpys[x].end_ns) >
-           Dur(p.memcpys[y].start_ns, p.memcpys[y].end_ns);
-  });
   Finding f;
   f.id = "serialized_copy";
   f.severity = share >= kSerializedCopyWarnShare ? Severity::kWarn : Severity::kInfo;
-  for (size_t i = 0; i < serial.size() && i < kMaxPlaces; ++i) {
-    const Memcpy& m = p.memcpys[serial[i]];
-    Place pl = a.PlaceAt(m.start_ns, m.end_ns);
-    pl.stream = m.stream_id;
-    pl.device = m.device_id;
-    pl.name = MemcpyName(m);
-    const int64_t call = a.corr().ApiCall(m.correlation_id);
-    if (call >= 0) {
-      pl.thread = p.api_calls[call].tid;
-      pl.context = a.EnclosingRanges(a.ApiEvent(static_cast<size_t>(call)));
-    }
-    f.places.push_back(std::move(pl));
-  }
+  f.places = LongestCopies(a, serial);
   f.where = f.places.front();
   f.evidence = {Count("copies", copies),
                 Count("serialized_copies", serial.size()),
@@ -198,7 +194,8 @@ void GemmBiasCopyFinding(Analysis& a, std::vector<Finding>* out) {
       if (g.kind == GpuKind::kMemcpy && p.memcpys[g.index].kind == CopyKind::kDtoD) copy = g.index;
     }
     for (const GpuRef& g : gpu) {
-      if (g.kind == GpuKind::kKernel && IsGemmKernel(a.names().KernelName(p.kernels[g.index].name))) {
+      if (g.kind == GpuKind::kKernel &&
+          IsGemmKernel(a.names().KernelName(p.kernels[g.index].name))) {
         gemm = g.index;
       }
     }

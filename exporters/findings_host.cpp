@@ -120,7 +120,8 @@ void SyncFinding(Analysis& a, const std::vector<BlockingCall>& calls, std::vecto
     copies += c.copy ? 1 : 0;
     spans.emplace_back(c.start, c.end);
   }
-  const double share = Share(CoveredIn(MergeIntervals(std::move(spans)), a.ws(), a.we()), a.window());
+  const double share =
+      Share(CoveredIn(MergeIntervals(std::move(spans)), a.ws(), a.we()), a.window());
   if (share < kSyncMinShare && calls.size() < kSyncManyCalls) return;
   std::vector<size_t> order(calls.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;

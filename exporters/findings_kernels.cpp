@@ -166,7 +166,9 @@ void HeavyKernelFinding(Analysis& a, std::vector<Finding>* out) {
     }
     std::vector<size_t> ks;
     for (const GpuRef& g : a.corr().Gpu(c.correlation_id)) {
-      if (g.kind == GpuKind::kKernel && a.InWindow(p.kernels[g.index].start_ns)) ks.push_back(g.index);
+      if (g.kind == GpuKind::kKernel && a.InWindow(p.kernels[g.index].start_ns)) {
+        ks.push_back(g.index);
+      }
     }
     // "The same op": the query's innermost range is the launch's; without a range, the query must
     // be the call just before the launch.

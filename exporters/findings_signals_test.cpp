@@ -135,7 +135,8 @@ TEST(FindingsGemmBiasCopy, NoFindingWithoutADeviceCopyBeforeTheGemm) {
 // Four iterations, b = 0, 200, 400, 600 us:
 //   range aten::mm [b, b+50): cudaOccupancyMaxActiveBlocksPerMultiprocessor [b+5, b+6),
 //     cudaLaunchKernel [b+10, b+15) -> ampere_sgemm_128x64_nn [b+20, b+120);
-//   range aten::add [b+60, b+80): cudaLaunchKernel [b+65, b+70) -> vectorized_elementwise [b+120, b+122).
+//   range aten::add [b+60, b+80): cudaLaunchKernel [b+65, b+70) -> vectorized_elementwise
+//     [b+120, b+122).
 // Near miss: range aten::mm [800, 810) with a query but no launch; its next launch is in range
 // aten::add [820, 840) (launch [825, 830) -> elementwise [830, 832)): a different op, not heavy.
 // Without ranges: a query [1000, 1001) right before cudaLaunchKernel [1002, 1005) ->
@@ -205,10 +206,12 @@ Profile Overheads() {
   }
   AddRange(&p, 0, 1000 * us, "loop");
   AddRange(&p, 0, 500 * us, "inner");
-  p.overheads.push_back({t0 + 200 * us, t0 + 250 * us, kTid, OverheadKind::kActivityBufferRequest});
-  p.overheads.push_back({t0 + 500 * us, t0 + 550 * us, kTid, OverheadKind::kActivityBufferRequest});
-  p.overheads.push_back({t0 + 700 * us, t0 + 730 * us, kTid, OverheadKind::kActivityBuffer});
-  p.overheads.push_back({t0 + 100 * us, t0 + 900 * us, 0, OverheadKind::kInstrumentation});
+  p.overheads.push_back(
+      {t0 + 200 * us, t0 + 250 * us, kTid, OverheadKind::kActivityBufferRequest, {}});
+  p.overheads.push_back(
+      {t0 + 500 * us, t0 + 550 * us, kTid, OverheadKind::kActivityBufferRequest, {}});
+  p.overheads.push_back({t0 + 700 * us, t0 + 730 * us, kTid, OverheadKind::kActivityBuffer, {}});
+  p.overheads.push_back({t0 + 100 * us, t0 + 900 * us, 0, OverheadKind::kInstrumentation, {}});
   p.collector_cost.api_samples = 10;
   p.collector_cost.api_sample_ns = 1000;
   p.collector_cost.range_samples = 4;
@@ -278,7 +281,8 @@ TEST(FindingsGpuIdle, GapNamesTheCuptiBufferRequestOnTheProgramThread) {
   Profile p = NewProfile();
   AddApi(&p, 0, 10 * us, 1, kLaunch);
   AddKernel(&p, 15 * us, 20 * us, 1, "k");
-  p.overheads.push_back({t0 + 30 * us, t0 + 330 * us, kTid, OverheadKind::kActivityBufferRequest});
+  p.overheads.push_back(
+      {t0 + 30 * us, t0 + 330 * us, kTid, OverheadKind::kActivityBufferRequest, {}});
   AddApi(&p, 340 * us, 350 * us, 2, kLaunch);
   AddKernel(&p, 355 * us, 360 * us, 2, "k");
   const std::vector<Finding> fs = FindFindings(p);
