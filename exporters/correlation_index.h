@@ -52,7 +52,9 @@ class CorrelationIndex {
     std::vector<uint32_t> starts;
     template <typename Id>
     void Build(size_t count, Id id_at);
-    bool Covers(uint32_t id) const { return id >= base && id - base + 1 < starts.size(); }
+    bool Covers(uint32_t id) const {
+      return id >= base && static_cast<uint64_t>(id - base) + 1 < starts.size();
+    }
   };
 
   std::vector<GpuRef> gpu_;                          // sorted by (correlation, start)

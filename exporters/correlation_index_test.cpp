@@ -46,6 +46,16 @@ void ExpectLookups(uint32_t spread) {
 }
 
 TEST(CorrelationIndex, DenseIdsLookUpThroughTheTable) { ExpectLookups(1); }
+
+// Records with id 0 (CUPTI's "none") start the table at 0: the largest id must still be outside
+// it (fuzz/dump_fuzz found id - base + 1 wrapping to 0 for 2^32 - 1).
+TEST(CorrelationIndex, TableStartingAtIdZeroStillBoundsTheLargestId) {
+  const CorrelationIndex index(WithIds({0, 3, 4}, {0, 3}));
+  EXPECT_EQ(index.Gpu(3).size(), 1u);
+  EXPECT_EQ(index.Gpu(UINT32_MAX).size(), 0u);
+  EXPECT_EQ(index.ApiCall(UINT32_MAX), -1);
+  EXPECT_EQ(index.ApiCall(3), 1);
+}
 TEST(CorrelationIndex, SpreadIdsLookUpThroughBinarySearch) { ExpectLookups(1'000'000); }
 
 }  // namespace
