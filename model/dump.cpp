@@ -417,7 +417,7 @@ bool ParseDump(std::span<const char> data, const std::string& name, Profile* p,
                   ")");
     }
   }
-  if (const std::string why = CheckProfileReferences(result); !why.empty()) {
+  if (const std::string why = CheckProfile(result); !why.empty()) {
     return fail("corrupt (" + why + ")");
   }
   *p = std::move(result);

@@ -229,7 +229,8 @@ TEST(Dump, RejectsMissingFile) {
 
 // A dump whose checksum is right but whose records point past its string table (a hand-made or
 // buggy dump; the fuzzer's first find: the table then sized a name cache by the bad id) is
-// rejected by name, and so is a range in a domain the dump does not have.
+// rejected by name, and so are a range in a domain the dump does not have and a timestamp past
+// 2^62 ns (the fuzzer's third: gap arithmetic in the findings overflowed).
 TEST(Dump, RejectsRecordsPointingPastTheirTables) {
   const std::string path = TempPath("badref");
   Profile p;
@@ -245,6 +246,12 @@ TEST(Dump, RejectsRecordsPointingPastTheirTables) {
   ASSERT_EQ(WriteDump(p, path), "");
   EXPECT_NE(ReadError(path).find("corrupt (mark 0 refers"), std::string::npos) << ReadError(path);
   p.marks.clear();
+  p.kernels.push_back({kMaxProfileTimeNs, kMaxProfileTimeNs + 5, 1, 0, 0, 7});  // past 2116
+  ASSERT_EQ(WriteDump(p, path), "");
+  EXPECT_NE(ReadError(path).find("corrupt (GPU record 0 has a timestamp past the year 2116)"),
+            std::string::npos)
+      << ReadError(path);
+  p.kernels.clear();
   ASSERT_EQ(WriteDump(p, path), "");
   Profile back;
   std::string error;

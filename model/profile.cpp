@@ -7,13 +7,44 @@ namespace gprof {
 
 Profile::Profile() { domains.push_back(kNoString); }
 
-std::string CheckProfileReferences(const Profile& p) {
+std::string CheckProfile(const Profile& p) {
   const size_t strings = p.strings.size();
   const auto bad_string = [&](StringId id) { return id != kNoString && id >= strings; };
   const auto fail = [](const char* what, size_t i) {
     return std::string(what) + " " + std::to_string(i) + " refers to something the profile does "
            "not have";
   };
+  const auto bad_time = [](uint64_t t) { return t >= kMaxProfileTimeNs; };
+  const auto late = [](const char* what, size_t i) {
+    return std::string(what) + " " + std::to_string(i) + " has a timestamp past the year 2116";
+  };
+  if (bad_time(p.info.start_ns) || bad_time(p.info.end_ns)) return late("profile", 0);
+  for (size_t i = 0; i < p.ranges.size(); ++i) {
+    if (bad_time(p.ranges[i].start_ns) || bad_time(p.ranges[i].end_ns)) return late("range", i);
+  }
+  for (size_t i = 0; i < p.marks.size(); ++i) {
+    if (bad_time(p.marks[i].ts_ns)) return late("mark", i);
+  }
+  for (size_t i = 0; i < p.api_calls.size(); ++i) {
+    if (bad_time(p.api_calls[i].start_ns) || bad_time(p.api_calls[i].end_ns)) {
+      return late("API call", i);
+    }
+  }
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    if (bad_time(p.steps[i].start_ns) || bad_time(p.steps[i].end_ns)) return late("step", i);
+  }
+  std::string gpu_late;
+  ForEachGpuKind(p, [&](GpuKind, const auto& records) {
+    for (size_t i = 0; i < records.size() && gpu_late.empty(); ++i) {
+      const auto& r = records[i];
+      if constexpr (requires { r.start_ns; }) {
+        if (bad_time(r.start_ns) || bad_time(r.end_ns)) gpu_late = late("GPU record", i);
+      } else {
+        if (bad_time(r.ts_ns)) gpu_late = late("GPU record", i);
+      }
+    }
+  });
+  if (!gpu_late.empty()) return gpu_late;
   for (size_t i = 0; i < p.domains.size(); ++i) {
     if (bad_string(p.domains[i])) return fail("domain", i);
   }

@@ -173,8 +173,10 @@ struct Profile : GpuRecords {
 };
 
 // "" when every string id and domain index in `p` points at something `p` holds (kNoString
-// always does), else which record does not. The dump reader rejects a profile that fails this: a
-// corrupt or hand-made dump must not make the exporters index past their tables.
-std::string CheckProfileReferences(const Profile& p);
+// always does) and every timestamp is below kMaxProfileTimeNs, else which record does not. The
+// dump reader rejects a profile that fails this: a corrupt or hand-made dump must not make the
+// exporters index past their tables or overflow their time arithmetic.
+inline constexpr uint64_t kMaxProfileTimeNs = uint64_t{1} << 62;  // CLOCK_REALTIME in year 2116
+std::string CheckProfile(const Profile& p);
 
 }  // namespace gprof
