@@ -1,5 +1,6 @@
 #include "config/config.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -12,19 +13,34 @@ namespace {
 // past INT_MAX overflows inside it (undefined behaviour; fuzz/config_fuzz found it): the pattern
 // is compiled inside the profiled program too, so it is bounded before it is compiled.
 constexpr size_t kMaxStepRegexBytes = 512;
-constexpr size_t kMaxRepeatDigits = 4;  // {9999} at most
+constexpr size_t kMaxRepeatDigits = 4;  // {9999} and \9999 at most
 
 std::string RegexLimitProblem(const std::string& re) {
   if (re.size() > kMaxStepRegexBytes) {
     return "is longer than " + std::to_string(kMaxStepRegexBytes) + " bytes";
   }
+  // The longest run of digits from `from` on (commas allowed between counts: {2,5}).
+  const auto digits_from = [&](size_t from, bool commas) {
+    size_t run = 0, longest = 0;
+    for (size_t j = from; j < re.size(); ++j) {
+      if (std::isdigit(static_cast<unsigned char>(re[j]))) {
+        longest = std::max(longest, ++run);
+      } else if (commas && re[j] == ',') {
+        run = 0;
+      } else {
+        break;
+      }
+    }
+    return longest;
+  };
   for (size_t i = 0; i < re.size(); ++i) {
-    if (re[i] != '{' || (i > 0 && re[i - 1] == '\\')) continue;
-    size_t digits = 0;
-    for (size_t j = i + 1; j < re.size() && (std::isdigit(static_cast<unsigned char>(re[j])) ||
-                                             re[j] == ','); ++j) {
-      digits = re[j] == ',' ? 0 : digits + 1;
-      if (digits > kMaxRepeatDigits) return "has a repetition count over 9999";
+    if (re[i] == '\\') {  // an escape: a back-reference \N, or a literal (skipped)
+      if (digits_from(i + 1, false) > kMaxRepeatDigits) {
+        return "has a back-reference number over 9999";
+      }
+      ++i;
+    } else if (re[i] == '{' && digits_from(i + 1, true) > kMaxRepeatDigits) {
+      return "has a repetition count over 9999";
     }
   }
   return "";

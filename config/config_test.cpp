@@ -77,7 +77,8 @@ TEST(Config, StepSources) {
 }
 
 // Kernel patterns are bounded before std::regex compiles them (fuzz/config_fuzz found libstdc++
-// overflowing a signed int on a{1111111111111111111}): 512 bytes, repetition counts of 4 digits.
+// overflowing a signed int on a{1111111111111111111} and on a back-reference \6666666666666666666):
+// 512 bytes, repetition counts and back-reference numbers of 4 digits.
 TEST(Config, KernelStepPatternsAreBoundedBeforeCompiling) {
   auto step = [](const std::string& v) { return ParseConfig({{"GPROF_STEP", v}}); };
   EXPECT_TRUE(step("kernel:a{9999}").ok());
@@ -87,6 +88,9 @@ TEST(Config, KernelStepPatternsAreBoundedBeforeCompiling) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(FormatError(r.errors[0]).find("repetition count over 9999"), std::string::npos);
   EXPECT_FALSE(step("kernel:a{1,10000}").ok());
+  EXPECT_FALSE(step("kernel:(a)\\66666666666666666666").ok());  // back-reference: same overflow
+  EXPECT_TRUE(step("kernel:\\\\66666666666666666666").ok());  // an escaped \ then digits
+  EXPECT_TRUE(step("kernel:gemm_66666666666666666666").ok());  // digits in a literal name
   EXPECT_TRUE(step("kernel:" + std::string(512, 'a')).ok());
   EXPECT_FALSE(step("kernel:" + std::string(513, 'a')).ok());
 }
