@@ -26,9 +26,8 @@ CorrelationIndex::CorrelationIndex(const Profile& p) {
   gpu_.reserve(p.kernels.size() + p.memcpys.size() + p.memsets.size());
   for (uint32_t i = 0; i < p.kernels.size(); ++i) {
     const Kernel& k = p.kernels[i];
-    const uint32_t device =
-        k.launch_config < p.launch_configs.size() ? p.launch_configs[k.launch_config].device_id : 0;
-    gpu_.push_back({k.start_ns, k.end_ns, k.correlation_id, i, device, k.stream_id, GpuKind::kKernel});
+    gpu_.push_back({k.start_ns, k.end_ns, k.correlation_id, i, KernelDeviceId(p, k), k.stream_id,
+                    GpuKind::kKernel});
   }
   for (uint32_t i = 0; i < p.memcpys.size(); ++i) {
     const Memcpy& m = p.memcpys[i];

@@ -121,10 +121,7 @@ class Analysis {
   const std::vector<StepRow>& steps() const { return steps_; }
   int64_t ApiEvent(size_t api_index) const { return api_event_[api_index]; }
 
-  uint32_t KernelDevice(const Kernel& k) const {
-    return k.launch_config < p_.launch_configs.size() ? p_.launch_configs[k.launch_config].device_id
-                                                      : 0;
-  }
+  uint32_t KernelDevice(const Kernel& k) const { return KernelDeviceId(p_, k); }
   // The innermost range enclosing host event `i` (an index into host()), or -1.
   int64_t InnermostRange(int64_t i) const {
     for (int64_t e = i < 0 ? -1 : host_[i].parent; e >= 0; e = host_[e].parent) {

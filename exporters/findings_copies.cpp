@@ -44,6 +44,19 @@ std::vector<Place> LongestCopies(Analysis& a, std::vector<size_t> copies) {
   return places;
 }
 
+bool HostDeviceCopy(CopyKind k) {
+  return k == CopyKind::kHtoD || k == CopyKind::kDtoH || k == CopyKind::kHtoA ||
+         k == CopyKind::kAtoH;
+}
+
+// A GEMM by its demangled name: cuBLAS's and CUTLASS's kernels say "gemm" (sm90_xmma_gemm_...,
+// ampere_sgemm_..., cutlass_..._gemm_...), hand-written and Triton ones usually "matmul"/"mm_".
+bool IsGemmKernel(std::string_view name) {
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower.find("gemm") != std::string::npos || lower.find("matmul") != std::string::npos;
+}
+
 }  // namespace
 
 void PageableFinding(Analysis& a, std::vector<Finding>* out) {
@@ -83,23 +96,6 @@ void PageableFinding(Analysis& a, std::vector<Finding>* out) {
       "cudaMallocHost / cudaHostAlloc) and copy with non_blocking=True / cudaMemcpyAsync.";
   out->push_back(std::move(f));
 }
-
-namespace {
-
-bool HostDeviceCopy(CopyKind k) {
-  return k == CopyKind::kHtoD || k == CopyKind::kDtoH || k == CopyKind::kHtoA ||
-         k == CopyKind::kAtoH;
-}
-
-// A GEMM by its demangled name: cuBLAS's and CUTLASS's kernels say "gemm" (sm90_xmma_gemm_...,
-// ampere_sgemm_..., cutlass_..._gemm_...), hand-written and Triton ones usually "matmul"/"mm_".
-bool IsGemmKernel(std::string_view name) {
-  std::string lower(name);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return lower.find("gemm") != std::string::npos || lower.find("matmul") != std::string::npos;
-}
-
-}  // namespace
 
 void SerializedCopyFinding(Analysis& a, std::vector<Finding>* out) {
   const Profile& p = a.p();

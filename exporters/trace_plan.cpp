@@ -72,10 +72,7 @@ uint32_t TracePlan::DeviceOfContext(uint32_t context) const {
   return 0;
 }
 
-uint32_t TracePlan::KernelDevice(const Kernel& k) const {
-  return k.launch_config < p_.launch_configs.size() ? p_.launch_configs[k.launch_config].device_id
-                                                    : 0;
-}
+uint32_t TracePlan::KernelDevice(const Kernel& k) const { return KernelDeviceId(p_, k); }
 
 void TracePlan::Add(TraceEventKind kind, uint64_t ts, uint64_t end, uint32_t pid, uint32_t tid,
                     uint32_t index, uint8_t group) {

@@ -172,6 +172,13 @@ struct Profile : GpuRecords {
   }
 };
 
+// The device a kernel ran on, from its launch config; 0 when the config is unknown (the exporters
+// show such a kernel on device 0).
+inline uint32_t KernelDeviceId(const Profile& p, const Kernel& k) {
+  return k.launch_config < p.launch_configs.size() ? p.launch_configs[k.launch_config].device_id
+                                                   : 0;
+}
+
 // "" when every string id and domain index in `p` points at something `p` holds (kNoString
 // always does) and every timestamp is below kMaxProfileTimeNs, else which record does not. The
 // dump reader rejects a profile that fails this: a corrupt or hand-made dump must not make the
