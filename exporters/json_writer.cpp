@@ -13,24 +13,22 @@
 
 namespace gprof {
 
-JsonWriter::JsonWriter(const std::string& path) : path_(path), buf_(kBufferSize) {
-  file_ = std::fopen(path.c_str(), "wb");
-  if (file_ == nullptr) {
-    throw std::runtime_error("cannot write trace '" + path + "': " + std::strerror(errno));
+JsonWriter::JsonWriter(const std::string& path)
+    : path_(path), file_(std::make_unique<OutputFile>()), buf_(kBufferSize) {
+  if (std::string e = file_->Open(path, /*create_dirs=*/false); !e.empty()) {
+    throw std::runtime_error("cannot write trace '" + path + "': " + e);
   }
 }
 
 JsonWriter::JsonWriter(JsonSink sink) : path_("<memory>"), sink_(sink), buf_(kBufferSize) {}
 
-JsonWriter::~JsonWriter() {
-  if (file_ != nullptr) std::fclose(file_);
-}
+JsonWriter::~JsonWriter() = default;
 
 void JsonWriter::Emit(const char* data, size_t size) {
   if (file_ == nullptr) {
     if (sink_.write != nullptr) sink_.write(sink_.ctx, data, size);
-  } else if (std::fwrite(data, 1, size, file_) != size) {
-    throw std::runtime_error("cannot write trace '" + path_ + "': " + std::strerror(errno));
+  } else if (!file_->Write(data, size)) {
+    throw std::runtime_error("cannot write trace '" + path_ + "': " + file_->Commit());
   }
   written_ += size;
 }
@@ -138,11 +136,12 @@ JsonWriter& JsonWriter::String(std::string_view s) {
 
 uint64_t JsonWriter::Close() {
   Flush();
-  std::FILE* f = file_;
-  file_ = nullptr;
+  std::unique_ptr<OutputFile> f = std::move(file_);
   sink_ = {};
-  if (f != nullptr && std::fclose(f) != 0) {
-    throw std::runtime_error("cannot write trace '" + path_ + "': " + std::strerror(errno));
+  if (f != nullptr) {
+    if (std::string e = f->Commit(); !e.empty()) {
+      throw std::runtime_error("cannot write trace '" + path_ + "': " + e);
+    }
   }
   return written_;
 }

@@ -12,10 +12,12 @@
 #include <charconv>
 #include <cstdint>
 #include <cstring>
-#include <cstdio>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "model/output_file.h"
 
 namespace gprof {
 
@@ -39,7 +41,8 @@ char* PutMicros(char* p, uint64_t ns);
 
 class JsonWriter {
  public:
-  // Opens `path` for writing; throws std::runtime_error naming the file when it cannot.
+  // Opens `path` for writing (model/output_file.h: a temporary name, renamed into place by Close;
+  // removed if Close is never reached); throws std::runtime_error naming the file when it cannot.
   explicit JsonWriter(const std::string& path);
   // Formats into memory: every full buffer (and the rest at Close) goes to `sink`.
   explicit JsonWriter(JsonSink sink);
@@ -88,7 +91,7 @@ class JsonWriter {
   void Emit(const char* data, size_t size);
 
   std::string path_;
-  std::FILE* file_ = nullptr;
+  std::unique_ptr<OutputFile> file_;  // the product path; renamed into place by Close
   JsonSink sink_;  // used when file_ is null
   std::vector<char> buf_;
   size_t used_ = 0;

@@ -4,6 +4,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "model/output_file.h"
+
 namespace gprof::launcher {
 
 std::string WriteManifest(const std::string& dir, const Manifest& m) {
@@ -14,11 +16,7 @@ std::string WriteManifest(const std::string& dir, const Manifest& m) {
       {"start_time_ns", m.start_time_ns},
   };
   const std::string path = dir + "/" + kManifestName;
-  std::ofstream out(path, std::ios::trunc);
-  out << j.dump(2) << "\n";
-  out.close();
-  if (!out) return "cannot write " + path;
-  return "";
+  return WriteOutputFile(path, j.dump(2) + "\n", /*create_dirs=*/false);
 }
 
 bool ReadManifest(const std::string& dir, Manifest* m, std::string* error) {

@@ -20,29 +20,23 @@
 #include "exporters/merge_findings.h"
 #include "launcher/report.h"
 #include "model/dump.h"
+#include "model/output_file.h"
 
 namespace gprof::launcher {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A file written under a temporary name, renamed by Commit; removed unless committed.
+// An output of the merged view (model/output_file.h); throws on failure.
 class PendingFile {
  public:
-  explicit PendingFile(std::string path)
-      : path_(std::move(path)), tmp_(path_ + ".tmp." + std::to_string(::getpid())) {
-    file_ = std::fopen(tmp_.c_str(), "wb");
-    if (file_ == nullptr) throw std::runtime_error("cannot create " + tmp_);
+  explicit PendingFile(const std::string& path) {
+    if (std::string e = file_.Open(path, /*create_dirs=*/false); !e.empty()) {
+      throw std::runtime_error(e);
+    }
   }
-  ~PendingFile() {
-    if (file_ != nullptr) std::fclose(file_);
-    if (!committed_) std::remove(tmp_.c_str());
-  }
-  PendingFile(const PendingFile&) = delete;
-  PendingFile& operator=(const PendingFile&) = delete;
-
   void Write(const char* data, size_t size) {
-    if (std::fwrite(data, 1, size, file_) != size) throw std::runtime_error("cannot write " + tmp_);
+    if (!file_.Write(data, size)) throw std::runtime_error(file_.Close());
   }
   JsonSink Sink() {
     return JsonSink{this, [](void* ctx, const char* data, size_t size) {
@@ -50,22 +44,14 @@ class PendingFile {
                     }};
   }
   void Close() {
-    const bool ok = std::fflush(file_) == 0 && std::ferror(file_) == 0;
-    std::fclose(file_);
-    file_ = nullptr;
-    if (!ok) throw std::runtime_error("cannot write " + tmp_);
+    if (std::string e = file_.Close(); !e.empty()) throw std::runtime_error(e);
   }
   void Commit() {
-    if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
-      throw std::runtime_error("cannot rename " + tmp_ + " to " + path_);
-    }
-    committed_ = true;
+    if (std::string e = file_.Commit(); !e.empty()) throw std::runtime_error(e);
   }
 
  private:
-  std::string path_, tmp_;
-  std::FILE* file_ = nullptr;
-  bool committed_ = false;
+  OutputFile file_;
 };
 
 std::string GroupTitle(const MergeGroup& g, const std::vector<MergeInput>& inputs) {
@@ -128,9 +114,11 @@ MergeResult WriteMergedView(const std::vector<MergeGroup>& groups, const std::st
   }
   // 2. Every output into a temporary file; renamed only when all are complete.
   try {
-    std::error_code ec;
-    fs::create_directories(out_dir, ec);
-    if (ec) throw std::runtime_error("cannot create " + out_dir + ": " + ec.message());
+    int dir_fd = -1;
+    if (std::string e = OpenOutputDir(out_dir, /*create=*/true, &dir_fd); !e.empty()) {
+      throw std::runtime_error(e);
+    }
+    ::close(dir_fd);
     std::vector<std::unique_ptr<PendingFile>> files;
     for (size_t i = 0; i < groups.size(); ++i) {
       const std::vector<MergeInput>& inputs = surveyed[i];

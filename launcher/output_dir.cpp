@@ -1,6 +1,8 @@
 // Output template expansion and the never-overwrite rule (see output_dir.h). Launcher only.
 #include "launcher/output_dir.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -8,6 +10,7 @@
 
 #include "config/rank_env.h"
 #include "model/dump.h"
+#include "model/output_file.h"
 
 namespace gprof::launcher {
 
@@ -85,22 +88,17 @@ bool HoldsProfile(const std::string& dir) {
 }
 
 std::string ClaimOutputDir(const std::string& dir, std::string* chosen) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path parent = fs::path(dir).parent_path();
-  if (!parent.empty()) {
-    fs::create_directories(parent, ec);
-    if (ec) return "cannot create " + parent.string() + ": " + ec.message();
-  }
+  // Every candidate is checked by the output rules (model/output_file.h): a planted link or a
+  // directory of another user is refused before the program starts.
   for (int n = 0; n < 10000; ++n) {
     const std::string candidate = n == 0 ? dir : dir + "-" + std::to_string(n);
-    if (fs::create_directory(candidate, ec)) {
-      *chosen = candidate;
-      return "";
-    }
-    if (ec) return "cannot create " + candidate + ": " + ec.message();
-    // It already exists: reuse it only when it is a directory holding no profile.
-    if (fs::is_directory(candidate, ec) && !HoldsProfile(candidate)) {
+    std::error_code ec;
+    const bool existed = std::filesystem::exists(std::filesystem::symlink_status(candidate, ec));
+    int fd = -1;
+    if (std::string e = OpenOutputDir(candidate, /*create=*/true, &fd); !e.empty()) return e;
+    ::close(fd);
+    // It already existed: reuse it only when it holds no profile.
+    if (!existed || !HoldsProfile(candidate)) {
       *chosen = candidate;
       return "";
     }

@@ -41,7 +41,8 @@ std::string ExpandOutputTemplate(const std::string& templ, const TemplateValues&
 // True when `dir` holds a profile: a dump, a gprof-run manifest, or a rendered table/trace.
 bool HoldsProfile(const std::string& dir);
 
-// Creates `dir` (and its parents) unless it already holds a profile; then tries dir-1, dir-2, ...
+// Creates `dir` (and its parents) by the output rules of model/output_file.h (a planted link or
+// another user's directory is refused) unless it already holds a profile; then tries dir-1, ...
 // Returns "" and sets `chosen`, or returns why no directory could be created.
 std::string ClaimOutputDir(const std::string& dir, std::string* chosen);
 

@@ -15,6 +15,7 @@
 #include "exporters/findings.h"
 #include "launcher/manifest.h"
 #include "model/dump.h"
+#include "model/output_file.h"
 
 namespace gprof::launcher {
 namespace {
@@ -104,10 +105,7 @@ std::string LossText(const Counters& c) {
 
 
 bool WriteText(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc | std::ios::binary);
-  out << text;
-  out.close();
-  return static_cast<bool>(out);
+  return WriteOutputFile(path, text, /*create_dirs=*/false).empty();
 }
 
 // Writes <stem>.json and <stem>.txt (docs/FINDINGS.md) and returns the short section for stderr;

@@ -11,6 +11,8 @@
 #include <iterator>
 #include <vector>
 
+#include "model/output_file.h"
+
 namespace gprof {
 namespace {
 
@@ -131,11 +133,11 @@ uint64_t Checksum(const void* data, size_t n) { return DumpChecksum(data, n); }
 // Appends to a FILE* while hashing. Errors are sticky and reported once at the end.
 class Sink {
  public:
-  explicit Sink(FILE* f) : f_(f) {}
+  explicit Sink(OutputFile* f) : f_(f) {}
   void Bytes(const void* data, size_t n) {
     if (n == 0) return;
     hash_.Update(data, n);
-    if (std::fwrite(data, 1, n, f_) != n) ok_ = false;
+    f_->Write(data, n);  // a failure is kept by the file and reported by Commit
   }
   template <typename T>
   void Pod(const T& v) { Bytes(&v, sizeof v); }
@@ -158,12 +160,10 @@ class Sink {
     Bytes(blob.data(), blob.size());
   }
   uint64_t hash() const { return hash_.Digest(); }
-  bool ok() const { return ok_; }
 
  private:
-  FILE* f_;
+  OutputFile* f_;
   Xxh64 hash_;
-  bool ok_ = true;
 };
 
 // A growable byte blob for the small variable-length sections.
@@ -252,13 +252,9 @@ bool DecodeStrings(BlobReader r, StringTable* t) {
 }  // namespace
 
 std::string WriteDump(const Profile& p, const std::string& path) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) return "cannot create " + tmp + ": " + std::strerror(errno);
-  std::vector<char> buffer(1 << 20);
-  std::setvbuf(f, buffer.data(), _IOFBF, buffer.size());
-
-  Sink s(f);
+  OutputFile f;
+  if (std::string e = f.Open(path, /*create_dirs=*/true); !e.empty()) return e;
+  Sink s(&f);
   s.Bytes(kMagic, sizeof kMagic);
   s.Pod(kDumpFormatVersion);
   s.Pod(uint32_t{0});
@@ -282,19 +278,7 @@ std::string WriteDump(const Profile& p, const std::string& path) {
   s.Pod(hash);
   s.Bytes(kEndMagic, sizeof kEndMagic);
 
-  const bool write_ok = s.ok() && std::fflush(f) == 0;
-  const int saved_errno = errno;
-  const bool close_ok = std::fclose(f) == 0;
-  if (!write_ok || !close_ok) {
-    std::remove(tmp.c_str());
-    return "cannot write " + tmp + ": " + std::strerror(write_ok ? errno : saved_errno);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string err = std::strerror(errno);
-    std::remove(tmp.c_str());
-    return "cannot rename " + tmp + " to " + path + ": " + err;
-  }
-  return "";
+  return f.Commit();
 }
 
 namespace {

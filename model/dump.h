@@ -29,8 +29,10 @@ inline constexpr const char* kDumpExtension = ".gpdump";
 // never wrote a dump (a fork that execs keeps its pid and writes a dump of its own).
 inline constexpr const char* kForkMarkerExtension = ".forked";
 
-// Writes `profile` to `path` atomically: into `path.tmp.<pid>`, then rename(). Returns "" on
-// success, otherwise a one-line description of what failed (errno text included).
+// Writes `profile` to `path` atomically and safely (model/output_file.h: a fresh temporary name,
+// then rename; never through a planted link or into another user's directory), creating the
+// directory. Returns "" on success, otherwise a one-line description of what failed (errno text
+// included).
 std::string WriteDump(const Profile& profile, const std::string& path);
 
 // Reads a dump. On failure returns false and sets `error` to a one-line message that names the

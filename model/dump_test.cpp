@@ -109,9 +109,26 @@ TEST(Dump, NoTemporaryFileIsLeftBehind) {
   std::remove(path.c_str());
 }
 
-TEST(Dump, WriteIntoMissingDirectoryFailsWithMessage) {
-  const std::string error = WriteDump(SampleProfile(), "/nonexistent-dir/x.gpdump");
-  EXPECT_NE(error.find("cannot create"), std::string::npos) << error;
+TEST(Dump, WriteCreatesAMissingDirectory) {
+  // A directory removed while the program runs is made again at the next write.
+  const std::string dir = testing::TempDir() + "/dump-missing." + std::to_string(::getpid());
+  const std::string path = dir + "/a/b/x.gpdump";
+  ASSERT_EQ(WriteDump(SampleProfile(), path), "");
+  Profile out;
+  std::string error;
+  EXPECT_TRUE(ReadDump(path, &out, &error)) << error;
+  std::remove(path.c_str());
+  ::rmdir((dir + "/a/b").c_str());
+  ::rmdir((dir + "/a").c_str());
+  ::rmdir(dir.c_str());
+}
+
+TEST(Dump, WriteUnderARegularFileFailsNamingIt) {
+  const std::string file = TempPath("not-a-dir");
+  std::ofstream(file) << "x";
+  const std::string error = WriteDump(SampleProfile(), file + "/x.gpdump");
+  EXPECT_NE(error.find("is not a directory"), std::string::npos) << error;
+  std::remove(file.c_str());
 }
 
 std::string Bytes(const std::string& path) {

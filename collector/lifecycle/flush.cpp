@@ -2,14 +2,11 @@
 // logged, never thrown into the program).
 #include "collector/lifecycle/flush.h"
 
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <sstream>
 #include <thread>
 #include <type_traits>
 #include <unordered_set>
@@ -32,21 +29,6 @@ namespace {
 std::atomic<int> g_flush_state{kFlushNone};  // read by the signal handler: must be lock-free
 static_assert(std::atomic<int>::is_always_lock_free);
 
-bool MakeDirs(const std::string& dir) {
-  if (dir.empty()) return true;
-  std::string partial;
-  std::stringstream ss(dir);
-  std::string part;
-  if (dir[0] == '/') partial = "/";
-  while (std::getline(ss, part, '/')) {
-    if (part.empty()) continue;
-    partial += part;
-    if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) return false;
-    partial += "/";
-  }
-  return true;
-}
-
 void SetGpuInfo(const GpuStartResult& gpu, ProfileInfo* info) {
   info->gpu_status = gpu.status;
   info->cupti_library = gpu.cupti_library;
@@ -68,17 +50,13 @@ void BuildProfile(Runtime& rt, Profile* profile, uint64_t end_ns) {
   }
 }
 
-// Writes `profile` to `path`, creating the directory; logs the outcome. Caller holds flush_mutex.
-bool WriteProfile(const Profile& profile, const std::string& dir, const std::string& path) {
-  if (!MakeDirs(dir)) {
-    log::Warn("cannot create the output directory " + dir + ": " + std::strerror(errno) +
-              "; no profile was written for pid " + std::to_string(profile.info.pid) +
-              ". Set GPROF_OUTPUT_DIR to a writable directory.");
-    return false;
-  }
+// Writes `profile` to `path`, creating the directory (again, if it was removed meanwhile) by the
+// output rules of model/output_file.h; logs the outcome. Caller holds flush_mutex.
+bool WriteProfile(const Profile& profile, const std::string& path) {
   const std::string error = WriteDump(profile, path);
   if (!error.empty()) {
-    log::Warn("cannot write the profile: " + error);
+    log::Warn(error + "; no profile was written for pid " + std::to_string(profile.info.pid) +
+              " (" + path + "). Set GPROF_OUTPUT_DIR to a writable directory of your own.");
     return false;
   }
   const Counters& c = profile.counters;
@@ -118,7 +96,7 @@ void FlushNow() {
   Profile profile;
   BuildProfile(rt, &profile, NowNs());
   if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) StopGpuCollection();
-  WriteProfile(profile, rt.config.output_dir, WholeRunDumpPath(rt.config.output_dir, rt.info));
+  WriteProfile(profile, WholeRunDumpPath(rt.config.output_dir, rt.info));
 }
 
 // How long a window end waits for the GPU records of the window's calls: at most kWindowGpuWait
@@ -212,7 +190,7 @@ std::string WriteWindow(const WindowSpan& span, Profile* gpu_pending) noexcept {
     profile.counters.window_events_lost = span.events_lost;
     profile.counters.window_starts_late = span.starts_late;
     const std::string path = WindowDumpPath(rt.config.output_dir, profile.info);
-    return WriteProfile(profile, rt.config.output_dir, path) ? path : std::string();
+    return WriteProfile(profile, path) ? path : std::string();
   } catch (const std::exception& e) {
     log::Error(std::string("writing a window profile failed: ") + e.what());
     return {};

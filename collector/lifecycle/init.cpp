@@ -4,7 +4,7 @@
 // Rules (in-process code): everything here is cold. Init runs exactly once per process, on
 // whichever application thread first calls CUDA or NVTX; concurrent callers wait for it. The
 // pthread_atfork child handler takes no lock and frees nothing: it flips two atomics, resets our
-// signal handlers and writes a fork marker (open/write/close only). State is built at init and
+// signal handlers and writes a fork marker (openat/write/close only). State is built at init and
 // deliberately never freed.
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -29,6 +29,7 @@
 #include "collector/windows/window_thread.h"
 #include "config/config.h"
 #include "model/dump.h"
+#include "model/output_file.h"
 #include "support/log.h"
 
 namespace gprof::collector::lifecycle {
@@ -48,18 +49,32 @@ namespace {
 
 void AtExit() { FlushAtExit(); }
 
+// The output directory as an absolute path, fixed at init: a program that changes directory
+// later still writes where it was started (docs/RELIABILITY.md, "chdir").
+std::string AbsoluteDir(const std::string& dir) {
+  if (!dir.empty() && dir[0] == '/') return dir;
+  char cwd[4096];
+  if (::getcwd(cwd, sizeof cwd) == nullptr) return dir;  // kept relative: the best there is
+  return dir.empty() || dir == "." ? std::string(cwd) : std::string(cwd) + "/" + dir;
+}
+
 // ---- Fork -----------------------------------------------------------------------------------
 
-// "<output dir>/<program>." for the fork markers (model/dump.h kForkMarkerExtension), built at
-// init so that the fork child only appends digits; empty: no markers.
-char g_fork_marker_prefix[2048];
+// The fork markers' directory and "<program>." (model/dump.h kForkMarkerExtension), built at
+// init so that the fork child only appends digits; an empty name: no markers.
+char g_fork_marker_dir[2048];
+char g_fork_marker_name[256];
 size_t g_fork_marker_len = 0;
 
 void PrepareForkMarker(const std::string& dir, const std::string& program) {
-  const std::string prefix = (dir.empty() ? std::string(".") : dir) + "/" + program + ".";
-  if (prefix.size() + 32 > sizeof g_fork_marker_prefix) return;  // no room for pid + extension
-  std::memcpy(g_fork_marker_prefix, prefix.data(), prefix.size());
-  g_fork_marker_len = prefix.size();
+  const std::string d = dir.empty() ? std::string(".") : dir;
+  const std::string name = program + ".";
+  if (d.size() + 1 > sizeof g_fork_marker_dir || name.size() + 32 > sizeof g_fork_marker_name) {
+    return;  // no room for the directory, or for pid + extension
+  }
+  std::memcpy(g_fork_marker_dir, d.c_str(), d.size() + 1);
+  std::memcpy(g_fork_marker_name, name.data(), name.size());
+  g_fork_marker_len = name.size();
 }
 
 // Appends the decimal digits of `v` at `out`; returns the end.
@@ -74,17 +89,23 @@ char* AppendDigits(char* out, uint64_t v) {
   return out;
 }
 
-// The fork child's marker: async-signal-safe calls only (open, write, close), no allocation.
-// Failure (no output directory) is ignored: the marker only makes the launcher's list complete.
+// The fork child's marker: async-signal-safe calls only (OpenOutputDirAt's walk, openat, write,
+// close), no allocation; created with O_EXCL|O_NOFOLLOW in a directory that passed the output
+// rules (model/output_file.h), never through a link. Failure (no output directory, a refused
+// one) is ignored: the marker only makes the launcher's list complete.
 void WriteForkMarker() {
   if (g_fork_marker_len == 0) return;
-  char path[sizeof g_fork_marker_prefix + 16];
-  std::memcpy(path, g_fork_marker_prefix, g_fork_marker_len);
-  char* end = AppendDigits(path + g_fork_marker_len, static_cast<uint64_t>(::getpid()));
+  char name[sizeof g_fork_marker_name + 16];
+  std::memcpy(name, g_fork_marker_name, g_fork_marker_len);
+  char* end = AppendDigits(name + g_fork_marker_len, static_cast<uint64_t>(::getpid()));
   const char* ext = kForkMarkerExtension;
   while (*ext != '\0') *end++ = *ext++;
   *end = '\0';
-  const int fd = ::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  OutputDirError error;
+  const int dir = OpenOutputDirAt(g_fork_marker_dir, /*create=*/false, &error);
+  if (dir < 0) return;
+  const int fd = ::openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  ::close(dir);
   if (fd < 0) return;
   char text[24];
   char* t = AppendDigits(text, static_cast<uint64_t>(::getppid()));
@@ -125,6 +146,7 @@ bool InitOnce() {
   const std::map<std::string, std::string> env = ReadEnvironment();
   ParseResult parsed = ParseConfig(env);
   rt->config = std::move(parsed.config);
+  rt->config.output_dir = AbsoluteDir(rt->config.output_dir);
   log::SetLevel(rt->config.log_level);
   for (const ConfigError& e : parsed.errors) {
     log::Warn(FormatError(e) + " (the default is used)");
