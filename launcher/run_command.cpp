@@ -4,6 +4,7 @@
 // Exit status: the program's (128+N for signal N) once it ran, whatever happens while rendering;
 // 2 for usage/config errors and a refused injection (the program never starts); 127/126 when the
 // program is missing / not executable; 1 when gprof-run could not start it.
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -227,7 +228,7 @@ int RunCommand(const std::vector<std::string>& args) {
     child.Abort();
     child.Wait();
     Error("output directory: " + e + "; the program was not started");
-    return kExitInternal;
+    return kExitUsage;
   }
   if (out_dir != expanded) {
     std::fprintf(stderr, "gprof-run: %s already holds a profile; writing to %s instead\n",
@@ -256,6 +257,16 @@ int RunCommand(const std::vector<std::string>& args) {
   }
 
   // From here on the program has run: nothing gprof-run does may change the exit status.
+  if (status == 128 + SIGKILL) {
+    // No program can catch SIGKILL: what was in progress is lost, what was written stays.
+    size_t windows = 0;
+    for (const DumpName& d : DumpsIn(abs_dir)) windows += d.window ? 1 : 0;
+    std::fprintf(stderr,
+                 "gprof-run: the program was killed by SIGKILL, which no program can catch: the "
+                 "profile of what was in progress is lost; %zu window dump(s) written before it "
+                 "are kept\n",
+                 windows);
+  }
   try {
     TableOptions table;
     table.sort_by = o.sort_by;

@@ -112,7 +112,10 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, const ProcessOpti
   while (open_fds > 0) {
     const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - start);
-    if (!signal_sent && options.signal_to_send != 0 && elapsed >= options.signal_after) {
+    const bool due = options.signal_when_out_has.empty()
+                         ? elapsed >= options.signal_after
+                         : r.out.find(options.signal_when_out_has) != std::string::npos;
+    if (!signal_sent && options.signal_to_send != 0 && due) {
       ::kill(pid, options.signal_to_send);
       signal_sent = true;
     }

@@ -26,6 +26,8 @@ struct ProcessOptions {
   // If >0: send `signal_after_signal` this long after start (for signal forwarding tests).
   std::chrono::milliseconds signal_after{0};
   int signal_to_send = 0;
+  // If not empty: send `signal_to_send` as soon as stdout contains this text (instead of a time).
+  std::string signal_when_out_has;
   std::string stdin_data;
 };
 
