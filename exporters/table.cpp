@@ -93,8 +93,14 @@ std::vector<std::string> ProfileNotes(const Profile& p) {
     if (i.partial_window) s += " (partial: the program exited before the active window ended)";
     notes.push_back(std::move(s));
   }
-  ForEachCounter(p.counters, [&](const char*, uint64_t value, const char* meaning) {
-    if (value != 0) notes.push_back(CounterLine(value, meaning));
+  ForEachCounter(p.counters, [&](const char* name, uint64_t value, const char* meaning) {
+    if (value == 0) return;
+    if (std::string_view(name) == "nvtx_unmatched_pops" && p.counters.host_events_dropped != 0) {
+      // Not the program's fault: the pushes of these pops were among the dropped events.
+      meaning = "NVTX pops/ends with no open range, expected when host events are dropped: their "
+                "pushes were among them";
+    }
+    notes.push_back(CounterLine(value, meaning));
   });
   return notes;
 }

@@ -315,6 +315,29 @@ TEST(FaultMatrix, HostileNamesLeaveAValidTraceAndTable) {
   EXPECT_TRUE(fs::exists(dir + "/table.txt"));
 }
 
+TEST(FaultMatrix, FullHostBufferDropsAndCountsEventsAndSaysHowToKeepThem) {
+  // 1 MiB of host buffer (16 chunks of 64 KiB) against 200,000 NVTX events of 16-24 bytes each.
+  const std::vector<std::string> program = {kProg, "many-ranges", "100000"};
+  const ProcessResult plain = Plain(program);
+  const std::string dir = MakeTempDir("fault_host_full") + "/out";
+  const ProcessResult r =
+      RunProcess(Launch(dir, program, {"--host-buffer-mib", "1"}), Base());
+  EXPECT_EQ(Status(r), 0) << Describe(r);
+  EXPECT_EQ(r.out, plain.out);
+  // One warning from the library, one note under the table; the pops whose pushes were dropped
+  // are not blamed on the program.
+  EXPECT_EQ(Count(r.err, "were dropped because the host buffer was full"), 1u) << r.err;
+  EXPECT_EQ(Count(r.err, "host events dropped (host buffer full)"), 1u) << r.err;
+  EXPECT_EQ(Count(r.err, "do not pair up"), 0u) << r.err;
+  const auto dumps = DumpsIn(dir);
+  ASSERT_EQ(dumps.size(), 1u) << Describe(r);
+  const Profile p = Load(dumps[0]);
+  EXPECT_GT(p.counters.host_events_dropped, 0u);
+  EXPECT_GT(RangesNamed(p, "tiny"), 10000u);   // the buffer's worth is kept...
+  EXPECT_LT(RangesNamed(p, "tiny"), 100000u);  // ...the rest is counted, not kept
+  EXPECT_NE(r.err.find("host_events_dropped="), std::string::npos) << r.err;
+}
+
 // ---- signals that cannot be caught ------------------------------------------------------------
 
 TEST(FaultMatrix, SigkillOfTheProgramKeepsTheWindowsWrittenBeforeAndSaysSo) {

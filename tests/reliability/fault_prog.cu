@@ -19,6 +19,7 @@
 //   steps-then-kill N    the same, then in step N waits 1.5 s (the windows before are written)
 //                        and SIGKILLs itself
 //   ready-sleep MS       Work, prints READY, sleeps MS milliseconds, Work
+//   many-ranges N        Work, then N NVTX ranges "tiny" (to fill a small host buffer)
 #include <cuda_runtime.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -218,6 +219,13 @@ int main(int argc, char** argv) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1500));
         raise(SIGKILL);
       }
+      nvtxRangePop();
+    }
+  } else if (mode == "many-ranges") {
+    Report("many-ranges", Work());
+    const int n = std::atoi(arg.c_str());
+    for (int i = 0; i < n; ++i) {
+      nvtxRangePushA("tiny");
       nvtxRangePop();
     }
   } else if (mode == "ready-sleep") {
