@@ -15,12 +15,28 @@
 
 namespace gprof {
 
+// A table of a long run can have hundreds of thousands of distinct names (one per kernel
+// template instance, per NVTX step name): by default it keeps the top rows, never a 100 MB file.
+inline constexpr int kAutoRowLimit = -2;
+inline constexpr size_t kFoldRowsAbove = 2000;
+
+// How many of `rows` rows a table with `row_limit` shows.
+inline size_t TableRowsShown(size_t rows, int row_limit) {
+  if (row_limit == -1) return rows;
+  const size_t limit = row_limit >= 0 ? static_cast<size_t>(row_limit) : kFoldRowsAbove;
+  return rows < limit ? rows : limit;
+}
+// The line under a table that left out `folded` rows ("" when none).
+std::string FoldedRowsLine(size_t folded, size_t shown, const std::string& sort_key);
+
 struct TableOptions {
   // torch sort keys: self_cpu_time_total, cpu_time_total, self_cuda_time_total, cuda_time_total,
   // cpu_time (avg), cuda_time (avg), count; "auto" = self_cuda_time_total when the profile has GPU
   // data, else self_cpu_time_total.
   std::string sort_by = "auto";
-  int row_limit = -1;  // -1 = all rows
+  // -1 = all rows; N >= 0 = the top N; kAutoRowLimit = all up to kFoldRowsAbove rows, else the
+  // top kFoldRowsAbove. Rows left out are counted in one line under the table.
+  int row_limit = kAutoRowLimit;
   // Rows per (name, input shapes) with torch's "Input Shapes" column, as
   // key_averages(group_by_input_shape=True).table(): auto = when the profile has shapes
   // (recorded with --record-shapes).

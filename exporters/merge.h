@@ -139,7 +139,7 @@ struct MergedRow {
 std::vector<MergedRow> MergeRows(const std::vector<MergeInput>& inputs);
 
 // Fixed-width text: a title naming the inputs and the window, one line per row (at most
-// `row_limit`, -1 = all) with Calls, Self CUDA, Self CPU and CPU total as min / median / max and
+// `row_limit`: TableOptions::row_limit's meaning) with Calls, Self CUDA, Self CPU and CPU total as min / median / max and
 // the rank (or host:pid) of the max, then the sum of each column's totals.
 std::string FormatMergedTable(const std::vector<MergeInput>& inputs, const std::string& title,
                               int row_limit);

@@ -191,9 +191,10 @@ std::string FormatMergedTable(const std::vector<MergeInput>& inputs, const std::
     }
     grid.Add(std::move(head));
   }
+  const size_t limit = TableRowsShown(rows.size(), row_limit);
   size_t shown = 0;
   for (const MergedRow& r : rows) {
-    if (row_limit >= 0 && shown == static_cast<size_t>(row_limit)) break;
+    if (shown == limit) break;
     ++shown;
     std::vector<std::string> cells = {TableName(r.name, name_width), r.device ? "GPU" : "CPU",
                                       std::to_string(r.inputs)};
@@ -230,6 +231,10 @@ std::string FormatMergedTable(const std::vector<MergeInput>& inputs, const std::
   out += sep + "\n" + group_line + "\n" + grid.Line(grid.rows[0]) + "\n" + sep + "\n";
   for (size_t i = 1; i < grid.rows.size(); ++i) out += grid.Line(grid.rows[i]) + "\n";
   out += sep + "\n";
+  if (shown < rows.size()) {
+    out += FoldedRowsLine(rows.size() - shown, shown,
+                          gpu ? "summed Self CUDA" : "summed Self CPU") + "\n";
+  }
 
   // Per-input totals, as each one's own table footer has them.
   std::vector<uint64_t> self_cpu(inputs.size(), 0), self_cuda(inputs.size(), 0);

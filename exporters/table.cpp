@@ -105,6 +105,13 @@ std::vector<std::string> ProfileNotes(const Profile& p) {
   return notes;
 }
 
+std::string FoldedRowsLine(size_t folded, size_t shown, const std::string& sort_key) {
+  if (folded == 0) return "";
+  return "... " + std::to_string(folded) + (folded == 1 ? " more row" : " more rows") +
+         " folded: the table shows the top " + std::to_string(shown) + " by " + sort_key +
+         " (--row-limit -1 prints every row)";
+}
+
 std::string RenderTable(const Profile& profile, const TableOptions& options) {
   const auto& keys = TableSortKeys();
   if (std::find(keys.begin(), keys.end(), options.sort_by) == keys.end()) {
@@ -164,9 +171,10 @@ std::string RenderTable(const Profile& profile, const TableOptions& options) {
     line(l);
   }
   line(sep);
+  const size_t limit = TableRowsShown(events.size(), options.row_limit);
   size_t shown = 0;
   for (const EventStats& e : events) {
-    if (options.row_limit >= 0 && shown == static_cast<size_t>(options.row_limit)) break;
+    if (shown == limit) break;
     ++shown;
     const uint64_t n = std::max<uint64_t>(e.count, 1);
     std::string l;
@@ -188,6 +196,7 @@ std::string RenderTable(const Profile& profile, const TableOptions& options) {
     line(l);
   }
   line(sep);
+  if (shown < events.size()) line(FoldedRowsLine(events.size() - shown, shown, key));
   line("Self CPU time total: " + FormatDuration(self_cpu_total));
   if (gpu) line("Self CUDA time total: " + FormatDuration(self_cuda_total));
   for (const std::string& note : ProfileNotes(profile)) line(note);

@@ -81,6 +81,38 @@ TEST(RenderTable, RowLimitCutsRowsButNotTotals) {
   EXPECT_NE(t.find("Self CPU time total: 1.850us"), std::string::npos) << t;
 }
 
+TEST(RenderTable, RowLimitSaysHowManyRowsWereFolded) {
+  const std::string t = RenderTable(ThreeRows(), {"count", 1});
+  EXPECT_NE(t.find("... 2 more rows folded: the table shows the top 1 by count"), std::string::npos)
+      << t;
+  EXPECT_EQ(RenderTable(ThreeRows(), {"count", 3}).find("folded"), std::string::npos);
+}
+
+// `n` distinct names, name i with 1 + i % 7 calls of 10 ns each.
+Profile ManyNames(int n) {
+  Profile p;
+  p.info.pid = 1;
+  uint64_t t = 0;
+  for (int i = 0; i < n; ++i) {
+    const StringId name = p.strings.Intern("n" + std::to_string(i));
+    for (int k = 0; k <= i % 7; ++k, t += 20) p.ranges.push_back({t, t + 10, name, 1, 0, 0, 0});
+  }
+  return p;
+}
+
+TEST(RenderTable, DefaultKeepsTheTop2000OfManyNamesAndCountsTheRest) {
+  const Profile p = ManyNames(2500);
+  const std::string t = RenderTable(p, {"count", kAutoRowLimit});
+  EXPECT_EQ(Order(t).size(), 2000u);
+  EXPECT_NE(t.find("... 500 more rows folded: the table shows the top 2000 by count "
+                   "(--row-limit -1 prints every row)"),
+            std::string::npos);
+  EXPECT_EQ(Order(RenderTable(p, {"count", -1})).size(), 2500u);
+  EXPECT_EQ(Order(RenderTable(ManyNames(2000), {"count", kAutoRowLimit})).size(), 2000u);
+  EXPECT_EQ(RenderTable(ManyNames(2000), {"count", kAutoRowLimit}).find("folded"),
+            std::string::npos);
+}
+
 TEST(RenderTable, UnknownSortKeyThrowsAndNamesTheKeys) {
   try {
     RenderTable(ThreeRows(), {"self_cpu_time", -1});

@@ -58,7 +58,7 @@ const std::vector<FlagSpec> kFlags = {
     {"delay", 0, "GPROF_DELAY", "DURATION", "", "Collect nothing for this long (e.g. 2s)."},
     {"duration", 0, "GPROF_DURATION", "DURATION", "", "Stop collecting after this long."},
     {"sort-by", 0, "", "KEY", "", "Table sort key (see below); default auto."},
-    {"row-limit", 0, "", "N", "", "Most rows in the table (-1 = all, the default)."},
+    {"row-limit", 0, "", "N", "", "Most rows in the table (-1 = all; default: all up to 2000, else the top 2000 and a line counting the rest)."},
     {"force", 0, "", "", "",
      "Run even when CUDA_INJECTION64_PATH / NVTX_INJECTION64_PATH are already set by another "
      "tool (ours replaces theirs)."},

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "exporters/exporters.h"
+
 namespace gprof::launcher {
 
 struct FlagSpec {
@@ -28,7 +30,7 @@ struct LaunchOptions {
   std::map<std::string, std::string> gprof_env;  // GPROF_* keys set by flags
   std::map<std::string, std::string> flag_of;    // key -> the flag text that set it (messages)
   std::string sort_by = "auto";
-  int row_limit = -1;
+  int row_limit = kAutoRowLimit;
   bool force = false;
   bool preload = false;
   bool python_hook = true;  // --no-python-hook: no PYTHONPATH change for Python programs

@@ -54,7 +54,7 @@ int BadInput(const std::string& message) {
 int MergeCommand(const std::vector<std::string>& args) {
   std::vector<std::string> dirs;
   std::string out_dir;
-  int row_limit = -1;
+  int row_limit = kAutoRowLimit;
   bool quiet = false;
   SubcommandArgs a(args);
   while (a.Next()) {
