@@ -1,5 +1,6 @@
 // Unit tests: CheckTrace finds each rule of REFERENCE.md §4 in a small bad trace, and says where.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -11,7 +12,9 @@ namespace {
 
 std::vector<TraceViolation> Check(const std::string& events_json) {
   static int n = 0;
-  const std::string path = testing::TempDir() + "/check_" + std::to_string(n++) + ".json";
+  // The pid too: ctest runs each test of this binary as its own process, several at once.
+  const std::string path = testing::TempDir() + "/check_" + std::to_string(::getpid()) + "_" +
+                           std::to_string(n++) + ".json";
   std::ofstream(path, std::ios::binary) << "{\"traceEvents\": [" << events_json << "]}";
   return CheckTrace(path);
 }
