@@ -54,7 +54,8 @@ struct TraceStats {
   uint64_t bytes = 0;
 };
 
-// Streams the trace to `path` (never builds the whole document in memory). Deterministic: same
+// Streams the trace to `path` (never builds the whole document in memory), gzip-compressed when
+// `path` ends in .gz (TraceStats::bytes is then the compressed size). Deterministic: same
 // profile, same bytes. Throws std::runtime_error on I/O errors.
 TraceStats WriteTraceJson(const Profile& profile, const std::string& path);
 
@@ -69,8 +70,8 @@ struct TraceViolation {
   std::string message;  // what and where (event index / name / pid / tid)
 };
 
-// Reads a trace JSON file and reports every violation of REFERENCE.md §4. An unreadable or
-// unparsable file is reported as a violation too.
+// Reads a trace JSON file (gzip-compressed or not) and reports every violation of REFERENCE.md
+// §4. An unreadable or unparsable file is reported as a violation too.
 std::vector<TraceViolation> CheckTrace(const std::string& path);
 // The same for a trace already in memory (fuzz/trace_check_fuzz.cpp feeds it arbitrary bytes).
 std::vector<TraceViolation> CheckTraceText(const std::string& text);

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "exporters/exporters.h"
+#include "exporters/gzip_file.h"
 #include "exporters/utf8.h"
 
 namespace gprof {
@@ -144,11 +145,13 @@ struct Slice {
 }  // namespace
 
 std::vector<TraceViolation> CheckTrace(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {{"unreadable", "cannot read '" + path + "'"}};
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return CheckTraceText(buf.str());
+  std::string text;
+  try {
+    text = ReadMaybeGzip(path);  // .json.gz traces too
+  } catch (const std::exception& e) {
+    return {{"unreadable", e.what()}};
+  }
+  return CheckTraceText(text);
 }
 
 std::vector<TraceViolation> CheckTraceText(const std::string& text) {

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "exporters/exporters.h"
+#include "exporters/gzip_file.h"
 #include "exporters/json_writer.h"
 #include "exporters/trace_json.h"
 #include "exporters/trace_json_events.h"
@@ -119,9 +120,18 @@ class TraceWriter {
 }  // namespace
 
 TraceStats WriteTraceJson(const Profile& profile, const std::string& path) {
-  JsonWriter out(path);
   const size_t slash = path.find_last_of('/');
-  TraceWriter w(profile, &out, slash == std::string::npos ? path : path.substr(slash + 1));
+  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (IsGzipPath(path)) {
+    GzipFile gz(path);
+    JsonWriter out(gz.Sink());
+    TraceWriter w(profile, &out, name);
+    TraceStats stats = w.Write();
+    stats.bytes = gz.Close();
+    return stats;
+  }
+  JsonWriter out(path);
+  TraceWriter w(profile, &out, name);
   return w.Write();
 }
 

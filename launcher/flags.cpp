@@ -58,6 +58,9 @@ const std::vector<FlagSpec> kFlags = {
     {"delay", 0, "GPROF_DELAY", "DURATION", "", "Collect nothing for this long (e.g. 2s)."},
     {"duration", 0, "GPROF_DURATION", "DURATION", "", "Stop collecting after this long."},
     {"sort-by", 0, "", "KEY", "", "Table sort key (see below); default auto."},
+    {"trace-format", 0, "", "LIST", "",
+     "Traces to write, comma-separated: json, json.gz (gzip, as TensorBoard and HTA read it), "
+     "pftrace (Perfetto protobuf). Default json,pftrace."},
     {"row-limit", 0, "", "N", "", "Most rows in the table (-1 = all; default: all up to 2000, else the top 2000 and a line counting the rest)."},
     {"force", 0, "", "", "",
      "Run even when CUDA_INJECTION64_PATH / NVTX_INJECTION64_PATH are already set by another "
@@ -213,6 +216,8 @@ std::string ParseFlags(const std::vector<std::string>& args, LaunchOptions* o) {
       if (!ParseRowLimit(value, &o->row_limit)) {
         return "--row-limit " + value + ": expected -1 (all rows) or a whole number >= 0";
       }
+    } else if (name == "trace-format") {
+      if (std::string e = ParseTraceFormats(value, &o->traces); !e.empty()) return e;
     } else if (name == "force") {
       o->force = true;
     } else if (name == "preload") {
@@ -251,7 +256,7 @@ std::string ParseFlags(const std::vector<std::string>& args, LaunchOptions* o) {
 std::string HelpText() {
   std::string out =
       "Usage: gprof-run [options] [--] program [args...]\n"
-      "       gprof-run report DIR [--sort-by KEY] [--row-limit N] [--quiet]\n"
+      "       gprof-run report DIR [--sort-by KEY] [--row-limit N] [--trace-format LIST] [--quiet]\n"
       "       gprof-run check TRACE.json...\n"
       "       gprof-run stats PATH [--report NAME]... [--format table|csv|json] [--by-step]\n"
       "       gprof-run diff A B [--format table|csv|json] [--by kernel|op|range|all]\n"

@@ -221,8 +221,39 @@ std::vector<std::string> ProcessDumps(const std::string& dir) {
   return paths;
 }
 
+std::string ParseTraceFormats(const std::string& text, TraceFormats* out) {
+  TraceFormats f{false, false, false};
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string part = text.substr(start, comma - start);
+    if (part == "json") f.json = true;
+    else if (part == "json.gz") f.json_gz = true;
+    else if (part == "pftrace") f.pftrace = true;
+    else return "--trace-format " + text + ": '" + part + "' is not one of json, json.gz, pftrace";
+    start = comma + 1;
+  }
+  *out = f;
+  return "";
+}
+
+namespace {
+
+// The warning for a JSON trace too large for Perfetto's UI; "" when it is not.
+std::string LargeTraceText(const std::string& trace, uint64_t bytes, const TraceFormats& t,
+                           const std::string& pftrace) {
+  if (bytes <= kJsonTraceComfortBytes) return "";
+  const std::string size = std::to_string(bytes >> 20) + " MiB";
+  return "gprof-run: note: " + trace + " is " + size + ": Perfetto's UI loads JSON traces of up "
+         "to about 1 GiB; " + (t.pftrace ? "open " + pftrace + " instead (the same trace, "
+         "smaller and loaded natively)" : "write a .pftrace too (--trace-format json,pftrace)") +
+         ", or split the JSON with --max-trace-mb\n";
+}
+
+}  // namespace
+
 RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_options,
-                              bool quiet, std::FILE* err) {
+                              const TraceFormats& traces, bool quiet, std::FILE* err) {
   RenderSummary summary;
   std::vector<DumpName> dumps = DumpsIn(dir);
   std::sort(dumps.begin(), dumps.end(), [](const DumpName& a, const DumpName& b) {
@@ -257,7 +288,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
   Totals totals;
   std::set<long> ranked_pids;
   std::string main_table, main_table_source, main_table_path, main_trace_path, main_pftrace_path,
-      cupti_text, main_findings, main_findings_path;
+      cupti_text, main_findings, main_findings_path, large_trace_notes;
   for (const DumpName& d : dumps) {
     const std::string path = dir + "/" + d.stem + kDumpExtension;
     const bool is_main = d.pid == main_pid && !d.window;
@@ -275,11 +306,23 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
     try {
       const std::string table = RenderTable(profile, table_options);
       if (!WriteText(table_path, table)) throw std::runtime_error("cannot write " + table_path);
-      WriteTraceJson(profile, trace_path);
-      WritePerfettoTrace(profile, pftrace_path);
       summary.outputs.push_back(table_path);
-      summary.outputs.push_back(trace_path);
-      summary.outputs.push_back(pftrace_path);
+      std::string shown_trace;  // the trace the closing line names
+      if (traces.json) {
+        const TraceStats st = WriteTraceJson(profile, trace_path);
+        summary.outputs.push_back(trace_path);
+        shown_trace = trace_path;
+        large_trace_notes += LargeTraceText(trace_path, st.bytes, traces, pftrace_path);
+      }
+      if (traces.json_gz) {
+        WriteTraceJson(profile, trace_path + ".gz");
+        summary.outputs.push_back(trace_path + ".gz");
+        if (shown_trace.empty()) shown_trace = trace_path + ".gz";
+      }
+      if (traces.pftrace) {
+        WritePerfettoTrace(profile, pftrace_path);
+        summary.outputs.push_back(pftrace_path);
+      }
       const std::string findings_stem = dir + "/" + (is_main ? "findings" : d.stem + ".findings");
       const std::string findings = WriteFindings(profile, findings_stem, &summary.outputs, err);
       ++summary.rendered;
@@ -294,8 +337,8 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
         main_table = table;
         main_table_source = is_main ? "whole-run" : path;
         main_table_path = table_path;
-        main_trace_path = trace_path;
-        main_pftrace_path = pftrace_path;
+        main_trace_path = shown_trace;
+        main_pftrace_path = traces.pftrace ? pftrace_path : "";
         main_findings = findings;
         main_findings_path = findings.empty() ? "" : findings_stem + ".txt";
         cupti_text = CuptiText(profile);
@@ -315,6 +358,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
                  dir.c_str());
     return summary;
   }
+  if (!large_trace_notes.empty()) std::fputs(large_trace_notes.c_str(), err);
   if (!quiet && !main_table.empty()) {
     if (main_table_source != "whole-run") {
       std::fprintf(err, "gprof-run: table of %s\n", main_table_source.c_str());
@@ -330,8 +374,13 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
   }
   std::string where;
   if (!main_table_path.empty()) {
-    where = "table " + main_table_path + ", trace " + main_trace_path + " (Perfetto: " +
-            main_pftrace_path + ")";
+    where = "table " + main_table_path;
+    if (!main_trace_path.empty()) {
+      where += ", trace " + main_trace_path;
+      if (!main_pftrace_path.empty()) where += " (Perfetto: " + main_pftrace_path + ")";
+    } else if (!main_pftrace_path.empty()) {
+      where += ", trace " + main_pftrace_path;
+    }
     if (!main_findings_path.empty()) where += ", findings " + main_findings_path;
   } else {
     where = "no dump from the main process";

@@ -53,8 +53,23 @@ struct RenderSummary {
   std::string closing_line;
 };
 
+// Which traces each dump gets (--trace-format): trace.json, trace.json.gz (gzip, for TensorBoard
+// and HTA), trace.pftrace (Perfetto protobuf).
+struct TraceFormats {
+  bool json = true;
+  bool json_gz = false;
+  bool pftrace = true;
+};
+// Parses a comma-separated, non-empty subset of json, json.gz, pftrace. "" on success, else the
+// message (a usage error).
+std::string ParseTraceFormats(const std::string& text, TraceFormats* out);
+
+// A JSON trace larger than this opens poorly or not at all in Perfetto's UI (it loads the whole
+// file into the browser tab): the run says so and points to the .pftrace.
+inline constexpr uint64_t kJsonTraceComfortBytes = 1ull << 30;
+
 // Renders every dump in `dir`; writes messages and the main table (unless `quiet`) to `err`.
-RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table, bool quiet,
-                              std::FILE* err);
+RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table,
+                              const TraceFormats& traces, bool quiet, std::FILE* err);
 
 }  // namespace gprof::launcher

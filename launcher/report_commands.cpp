@@ -13,12 +13,12 @@ namespace gprof::launcher {
 namespace {
 
 constexpr const char* kReportUsage =
-    "Usage: gprof-run report DIR [--sort-by KEY] [--row-limit N] [--quiet]\n"
+    "Usage: gprof-run report DIR [--sort-by KEY] [--row-limit N] [--trace-format LIST] [--quiet]\n"
     "Re-renders DIR/table.txt, trace.json, trace.pftrace and findings.json/.txt (and <stem>.* for\n"
-    "every other dump) from the raw dumps in DIR. Exit: 0 all rendered, 1 no dump or a dump\n"
-    "could not be rendered, 2 usage error.\n";
+    "every other dump) from the raw dumps in DIR; --trace-format picks the traces (json, json.gz,\n"
+    "pftrace). Exit: 0 all rendered, 1 no dump or a dump could not be rendered, 2 usage error.\n";
 constexpr const char* kCheckUsage =
-    "Usage: gprof-run check TRACE.json...\n"
+    "Usage: gprof-run check TRACE.json[.gz]...\n"
     "Checks traces against Perfetto's JSON importer rules; prints every violation.\n"
     "Exit: 0 clean, 1 any violation, 2 usage error.\n";
 
@@ -31,6 +31,7 @@ int Usage(const char* usage, const std::string& message) {
 
 int ReportCommand(const std::vector<std::string>& args) {
   TableOptions table;
+  TraceFormats traces;
   bool quiet = false;
   std::string dir;
   SubcommandArgs a(args);
@@ -50,6 +51,11 @@ int ReportCommand(const std::vector<std::string>& args) {
         return Usage(kReportUsage,
                      "--row-limit " + value + ": expected -1 (all rows) or a whole number >= 0");
       }
+    } else if (arg == "--trace-format") {
+      if (!a.TakeValue()) return Usage(kReportUsage, "--trace-format needs a value");
+      if (std::string e = ParseTraceFormats(value, &traces); !e.empty()) {
+        return Usage(kReportUsage, e);
+      }
     } else if (arg == "--quiet" || arg == "-q") {
       quiet = true;
     } else if (!arg.empty() && arg[0] == '-') {
@@ -65,7 +71,7 @@ int ReportCommand(const std::vector<std::string>& args) {
   if (!std::filesystem::is_directory(dir, ec)) {
     return Usage(kReportUsage, dir + " is not a directory");
   }
-  const RenderSummary s = RenderDirectory(dir, table, quiet, stderr);
+  const RenderSummary s = RenderDirectory(dir, table, traces, quiet, stderr);
   if (!s.closing_line.empty()) std::fprintf(stderr, "%s\n", s.closing_line.c_str());
   return s.dumps > 0 && s.failed == 0 ? 0 : 1;
 }

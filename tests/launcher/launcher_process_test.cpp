@@ -326,6 +326,36 @@ TEST_F(LauncherTest, RunRendersTheProgramsDumpAndPrintsTableAndClosingLine) {
   EXPECT_THAT(r.err, HasSubstr(out + "/trace.pftrace"));
 }
 
+TEST_F(LauncherTest, TraceFormatJsonGzWritesOnlyTheGzipTraceWhichCheckReads) {
+  const ProcessResult r = Launch({"--trace-format", "json.gz", "-o", "out", kProbe, "dump"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string out = dir_ + "/out";
+  EXPECT_TRUE(Exists(out + "/trace.json.gz"));
+  EXPECT_FALSE(Exists(out + "/trace.json"));
+  EXPECT_FALSE(Exists(out + "/trace.pftrace"));
+  EXPECT_THAT(r.err, HasSubstr("trace " + out + "/trace.json.gz"));
+  // gzip's magic bytes, and `check` inflates it.
+  const std::string gz = ReadFile(out + "/trace.json.gz");
+  ASSERT_GE(gz.size(), 2u);
+  EXPECT_EQ(static_cast<unsigned char>(gz[0]), 0x1f);
+  EXPECT_EQ(static_cast<unsigned char>(gz[1]), 0x8b);
+  const ProcessResult check = RunProcess({LauncherPath(), "check", out + "/trace.json.gz"});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  // report re-renders with all three.
+  const ProcessResult all =
+      RunProcess({LauncherPath(), "report", out, "--trace-format", "json,json.gz,pftrace"});
+  EXPECT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_TRUE(Exists(out + "/trace.json"));
+  EXPECT_TRUE(Exists(out + "/trace.pftrace"));
+}
+
+TEST_F(LauncherTest, BadTraceFormatExits2BeforeTheProgramStarts) {
+  const ProcessResult r = Launch({"--trace-format", "json,xml", "-o", "out", kProbe, "dump"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("'xml' is not one of json, json.gz, pftrace"));
+  EXPECT_FALSE(Exists(dir_ + "/out"));
+}
+
 TEST_F(LauncherTest, QuietWritesTheTableButDoesNotPrintIt) {
   const ProcessResult r = Launch({"--quiet", "-o", "out", kProbe, "dump"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
