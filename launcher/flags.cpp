@@ -61,6 +61,9 @@ const std::vector<FlagSpec> kFlags = {
     {"trace-format", 0, "", "LIST", "",
      "Traces to write, comma-separated: json, json.gz (gzip, as TensorBoard and HTA read it), "
      "pftrace (Perfetto protobuf). Default json,pftrace."},
+    {"max-trace-mb", 0, "", "N", "",
+     "Cap a JSON trace at N MiB: a larger one is written as parts cut by time "
+     "(trace.part1.json, ...), each a complete trace."},
     {"row-limit", 0, "", "N", "", "Most rows in the table (-1 = all; default: all up to 2000, else the top 2000 and a line counting the rest)."},
     {"force", 0, "", "", "",
      "Run even when CUDA_INJECTION64_PATH / NVTX_INJECTION64_PATH are already set by another "
@@ -218,6 +221,8 @@ std::string ParseFlags(const std::vector<std::string>& args, LaunchOptions* o) {
       }
     } else if (name == "trace-format") {
       if (std::string e = ParseTraceFormats(value, &o->traces); !e.empty()) return e;
+    } else if (name == "max-trace-mb") {
+      if (std::string e = ParseMaxTraceMb(value, &o->traces); !e.empty()) return e;
     } else if (name == "force") {
       o->force = true;
     } else if (name == "preload") {
@@ -256,8 +261,9 @@ std::string ParseFlags(const std::vector<std::string>& args, LaunchOptions* o) {
 std::string HelpText() {
   std::string out =
       "Usage: gprof-run [options] [--] program [args...]\n"
-      "       gprof-run report DIR [--sort-by KEY] [--row-limit N] [--trace-format LIST] [--quiet]\n"
-      "       gprof-run check TRACE.json...\n"
+      "       gprof-run report DIR [--sort-by KEY] [--row-limit N] [--trace-format LIST]\n"
+      "                  [--max-trace-mb N] [--quiet]\n"
+      "       gprof-run check TRACE.json[.gz]...\n"
       "       gprof-run stats PATH [--report NAME]... [--format table|csv|json] [--by-step]\n"
       "       gprof-run diff A B [--format table|csv|json] [--by kernel|op|range|all]\n"
       "       gprof-run merge DIR... [-o OUTDIR] [--row-limit N] [--quiet]\n"

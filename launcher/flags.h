@@ -32,7 +32,7 @@ struct LaunchOptions {
   std::map<std::string, std::string> flag_of;    // key -> the flag text that set it (messages)
   std::string sort_by = "auto";
   int row_limit = kAutoRowLimit;
-  TraceFormats traces;
+  TraceOptions traces;
   bool force = false;
   bool preload = false;
   bool python_hook = true;  // --no-python-hook: no PYTHONPATH change for Python programs

@@ -2,6 +2,7 @@
 #include "launcher/report.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,8 @@
 #include <utility>
 
 #include "exporters/findings.h"
+#include "exporters/gzip_file.h"
+#include "exporters/trace_split.h"
 #include "launcher/manifest.h"
 #include "model/dump.h"
 #include "model/output_file.h"
@@ -221,8 +224,19 @@ std::vector<std::string> ProcessDumps(const std::string& dir) {
   return paths;
 }
 
-std::string ParseTraceFormats(const std::string& text, TraceFormats* out) {
-  TraceFormats f{false, false, false};
+std::string ParseMaxTraceMb(const std::string& text, TraceOptions* out) {
+  char* end = nullptr;
+  const unsigned long long mb = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || text[0] == '-' || *end != '\0' || mb == 0 || mb > (1ull << 20)) {
+    return "--max-trace-mb " + text + ": expected a whole number of MiB, 1 to 1048576";
+  }
+  out->max_json_bytes = static_cast<uint64_t>(mb) << 20;
+  return "";
+}
+
+std::string ParseTraceFormats(const std::string& text, TraceOptions* out) {
+  TraceOptions f = *out;
+  f.json = f.json_gz = f.pftrace = false;
   size_t start = 0;
   while (start <= text.size()) {
     const size_t comma = std::min(text.find(',', start), text.size());
@@ -240,7 +254,7 @@ std::string ParseTraceFormats(const std::string& text, TraceFormats* out) {
 namespace {
 
 // The warning for a JSON trace too large for Perfetto's UI; "" when it is not.
-std::string LargeTraceText(const std::string& trace, uint64_t bytes, const TraceFormats& t,
+std::string LargeTraceText(const std::string& trace, uint64_t bytes, const TraceOptions& t,
                            const std::string& pftrace) {
   if (bytes <= kJsonTraceComfortBytes) return "";
   const std::string size = std::to_string(bytes >> 20) + " MiB";
@@ -253,7 +267,7 @@ std::string LargeTraceText(const std::string& trace, uint64_t bytes, const Trace
 }  // namespace
 
 RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_options,
-                              const TraceFormats& traces, bool quiet, std::FILE* err) {
+                              const TraceOptions& traces, bool quiet, std::FILE* err) {
   RenderSummary summary;
   std::vector<DumpName> dumps = DumpsIn(dir);
   std::sort(dumps.begin(), dumps.end(), [](const DumpName& a, const DumpName& b) {
@@ -308,16 +322,23 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
       if (!WriteText(table_path, table)) throw std::runtime_error("cannot write " + table_path);
       summary.outputs.push_back(table_path);
       std::string shown_trace;  // the trace the closing line names
-      if (traces.json) {
-        const TraceStats st = WriteTraceJson(profile, trace_path);
-        summary.outputs.push_back(trace_path);
-        shown_trace = trace_path;
-        large_trace_notes += LargeTraceText(trace_path, st.bytes, traces, pftrace_path);
-      }
-      if (traces.json_gz) {
-        WriteTraceJson(profile, trace_path + ".gz");
-        summary.outputs.push_back(trace_path + ".gz");
-        if (shown_trace.empty()) shown_trace = trace_path + ".gz";
+      for (const auto& [wanted, json_path] :
+           {std::pair{traces.json, trace_path}, std::pair{traces.json_gz, trace_path + ".gz"}}) {
+        if (!wanted) continue;
+        const std::vector<std::string> written =
+            WriteTraceJsonCapped(profile, json_path, traces.max_json_bytes);
+        summary.outputs.insert(summary.outputs.end(), written.begin(), written.end());
+        if (shown_trace.empty()) {
+          shown_trace = written.size() == 1
+                            ? written[0]
+                            : written[0] + " (and " + std::to_string(written.size() - 1) +
+                                  " more parts, cut by time: --max-trace-mb)";
+        }
+        if (traces.max_json_bytes == 0 && !IsGzipPath(json_path)) {
+          std::error_code ec;
+          const uint64_t bytes = std::filesystem::file_size(json_path, ec);
+          large_trace_notes += LargeTraceText(json_path, ec ? 0 : bytes, traces, pftrace_path);
+        }
       }
       if (traces.pftrace) {
         WritePerfettoTrace(profile, pftrace_path);

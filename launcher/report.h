@@ -54,15 +54,19 @@ struct RenderSummary {
 };
 
 // Which traces each dump gets (--trace-format): trace.json, trace.json.gz (gzip, for TensorBoard
-// and HTA), trace.pftrace (Perfetto protobuf).
-struct TraceFormats {
+// and HTA), trace.pftrace (Perfetto protobuf); and the cap on a JSON trace (--max-trace-mb; 0 =
+// none) above which it is written as time-cut parts (exporters/trace_split.h).
+struct TraceOptions {
   bool json = true;
   bool json_gz = false;
   bool pftrace = true;
+  uint64_t max_json_bytes = 0;
 };
-// Parses a comma-separated, non-empty subset of json, json.gz, pftrace. "" on success, else the
+// Parses --trace-format's comma-separated, non-empty subset of json, json.gz, pftrace into
+// `out`'s formats, and --max-trace-mb's whole number of MiB (>= 1). "" on success, else the
 // message (a usage error).
-std::string ParseTraceFormats(const std::string& text, TraceFormats* out);
+std::string ParseTraceFormats(const std::string& text, TraceOptions* out);
+std::string ParseMaxTraceMb(const std::string& text, TraceOptions* out);
 
 // A JSON trace larger than this opens poorly or not at all in Perfetto's UI (it loads the whole
 // file into the browser tab): the run says so and points to the .pftrace.
@@ -70,6 +74,6 @@ inline constexpr uint64_t kJsonTraceComfortBytes = 1ull << 30;
 
 // Renders every dump in `dir`; writes messages and the main table (unless `quiet`) to `err`.
 RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table,
-                              const TraceFormats& traces, bool quiet, std::FILE* err);
+                              const TraceOptions& traces, bool quiet, std::FILE* err);
 
 }  // namespace gprof::launcher

@@ -13,10 +13,12 @@ namespace gprof::launcher {
 namespace {
 
 constexpr const char* kReportUsage =
-    "Usage: gprof-run report DIR [--sort-by KEY] [--row-limit N] [--trace-format LIST] [--quiet]\n"
+    "Usage: gprof-run report DIR [--sort-by KEY] [--row-limit N] [--trace-format LIST]\n"
+    "                            [--max-trace-mb N] [--quiet]\n"
     "Re-renders DIR/table.txt, trace.json, trace.pftrace and findings.json/.txt (and <stem>.* for\n"
     "every other dump) from the raw dumps in DIR; --trace-format picks the traces (json, json.gz,\n"
-    "pftrace). Exit: 0 all rendered, 1 no dump or a dump could not be rendered, 2 usage error.\n";
+    "pftrace) and --max-trace-mb cuts larger JSON traces into parts by time. Exit: 0 all\n"
+    "rendered, 1 no dump or a dump could not be rendered, 2 usage error.\n";
 constexpr const char* kCheckUsage =
     "Usage: gprof-run check TRACE.json[.gz]...\n"
     "Checks traces against Perfetto's JSON importer rules; prints every violation.\n"
@@ -31,7 +33,7 @@ int Usage(const char* usage, const std::string& message) {
 
 int ReportCommand(const std::vector<std::string>& args) {
   TableOptions table;
-  TraceFormats traces;
+  TraceOptions traces;
   bool quiet = false;
   std::string dir;
   SubcommandArgs a(args);
@@ -56,6 +58,9 @@ int ReportCommand(const std::vector<std::string>& args) {
       if (std::string e = ParseTraceFormats(value, &traces); !e.empty()) {
         return Usage(kReportUsage, e);
       }
+    } else if (arg == "--max-trace-mb") {
+      if (!a.TakeValue()) return Usage(kReportUsage, "--max-trace-mb needs a value");
+      if (std::string e = ParseMaxTraceMb(value, &traces); !e.empty()) return Usage(kReportUsage, e);
     } else if (arg == "--quiet" || arg == "-q") {
       quiet = true;
     } else if (!arg.empty() && arg[0] == '-') {

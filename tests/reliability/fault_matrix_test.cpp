@@ -342,6 +342,32 @@ TEST(FaultMatrix, FullHostBufferDropsAndCountsEventsAndSaysHowToKeepThem) {
   EXPECT_NE(r.err.find("host_events_dropped="), std::string::npos) << r.err;
 }
 
+TEST(FaultMatrix, TraceOverTheCapIsWrittenAsPartsThatEachPassTheChecker) {
+  // 30,000 ranges make a JSON trace of about 3 MiB: a 1 MiB cap cuts it into 3 or 4 parts.
+  const std::vector<std::string> program = {kProg, "many-ranges", "30000"};
+  const std::string dir = MakeTempDir("fault_split") + "/out";
+  const ProcessResult r = RunProcess(
+      Launch(dir, program, {"--max-trace-mb", "1", "--trace-format", "json,json.gz"}), Base());
+  EXPECT_EQ(Status(r), 0) << Describe(r);
+  EXPECT_FALSE(fs::exists(dir + "/trace.json"));
+  EXPECT_NE(r.err.find("more parts, cut by time"), std::string::npos) << r.err;
+  for (const std::string ext : {".json", ".json.gz"}) {
+    size_t parts = 0;
+    for (; fs::exists(dir + "/trace.part" + std::to_string(parts + 1) + ext); ++parts) {
+      const std::string part = dir + "/trace.part" + std::to_string(parts + 1) + ext;
+      const ProcessResult check = RunProcess({LauncherPath(), "check", part});
+      EXPECT_EQ(check.exit_code, 0) << Describe(check);
+    }
+    EXPECT_GE(parts, 3u) << ext;
+    EXPECT_LE(parts, 4u) << ext;
+    if (ext == ".json") {
+      for (size_t i = 1; i <= parts; ++i) {
+        EXPECT_LE(fs::file_size(dir + "/trace.part" + std::to_string(i) + ext), 1u << 20);
+      }
+    }
+  }
+}
+
 // ---- signals that cannot be caught ------------------------------------------------------------
 
 TEST(FaultMatrix, SigkillOfTheProgramKeepsTheWindowsWrittenBeforeAndSaysSo) {
