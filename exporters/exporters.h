@@ -41,6 +41,9 @@ struct TableOptions {
   // key_averages(group_by_input_shape=True).table(): auto = when the profile has shapes
   // (recorded with --record-shapes).
   enum class ByShape { kAuto, kOn, kOff } group_by_input_shape = ByShape::kAuto;
+  // torch's profile_memory=True columns (CPU Mem, Self CPU Mem, and CUDA Mem, Self CUDA Mem when
+  // some row has device memory), from the allocation records (key_averages.h).
+  bool profile_memory = false;
 };
 
 // The sort keys RenderTable accepts (for the launcher's flag validation and --help).

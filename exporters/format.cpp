@@ -2,6 +2,8 @@
 #include "exporters/format.h"
 
 #include <charconv>
+#include <cstdio>
+#include <string>
 
 namespace gprof {
 namespace {
@@ -60,6 +62,27 @@ std::string CsvQuote(const std::string& s) {
     out += c;
   }
   return out + "\"";
+}
+
+}  // namespace gprof
+
+namespace gprof {
+
+std::string FormatMemory(int64_t bytes) {
+  constexpr double kKb = 1024, kMb = 1024 * kKb, kGb = 1024 * kMb;
+  const double b = static_cast<double>(bytes);
+  const double mag = b < 0 ? -b : b;
+  char buf[48];
+  if (mag >= kGb) {
+    std::snprintf(buf, sizeof buf, "%.2f GB", b / kGb);
+  } else if (mag >= kMb) {
+    std::snprintf(buf, sizeof buf, "%.2f MB", b / kMb);
+  } else if (mag >= kKb) {
+    std::snprintf(buf, sizeof buf, "%.2f KB", b / kKb);
+  } else {
+    return std::to_string(bytes) + " B";
+  }
+  return buf;
 }
 
 }  // namespace gprof

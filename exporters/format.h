@@ -10,6 +10,9 @@ namespace gprof {
 // torch's _format_time: >= 1 s -> "1.234s", >= 1 ms -> "1.234ms", else "1.234us" (3 decimals,
 // rounded half up).
 std::string FormatDuration(uint64_t ns);
+// Bytes as torch's _format_memory writes them (profiler_util.py, torch 2.15): "2.00 GB",
+// "1.50 MB", "3.00 KB" (two decimals, 1024-based), else "512 B"; negative for net frees.
+std::string FormatMemory(int64_t bytes);
 
 // A CSV field (RFC 4180): as it is, or in double quotes with quotes doubled when it holds a
 // comma, quote or line break.

@@ -31,6 +31,16 @@ constexpr std::string_view kStepGroup = "ProfilerStep*";
 
 uint64_t Dur(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
 
+struct Mem {
+  int64_t cpu = 0;
+  int64_t cuda = 0;
+  Mem& operator+=(const Mem& o) {
+    cpu += o.cpu;
+    cuda += o.cuda;
+    return *this;
+  }
+};
+
 struct HostNode {
   uint64_t start;
   uint64_t end;
@@ -43,9 +53,42 @@ struct HostNode {
   uint64_t nested_cuda_ns = 0;  // ranges: what the ranges nested in them own
   bool step = false;
   uint64_t launched_ns = 0;  // GPU time of the API calls in this subtree (API calls' CUDA total)
+  Mem mem;         // bytes allocated minus freed by the API calls in this subtree
+  Mem nested_mem;  // ranges: what the ranges nested in them hold (mem's)
 };
 
+// Memory bytes (allocated minus freed) of each API call by correlation id, from the memory
+// records: a free without its size takes the size of the allocation at its address.
+std::unordered_map<uint32_t, Mem> MemoryByCall(const Profile& p) {
+  std::unordered_map<uint32_t, Mem> out;
+  if (p.memory_ops.empty()) return out;
+  std::vector<uint32_t> order(p.memory_ops.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return p.memory_ops[a].ts_ns < p.memory_ops[b].ts_ns;
+  });
+  std::unordered_map<uint64_t, uint64_t> live;  // address -> bytes
+  for (uint32_t i : order) {
+    const MemoryOp& m = p.memory_ops[i];
+    int64_t bytes = static_cast<int64_t>(m.bytes);
+    if (m.op == MemoryOpKind::kAlloc) {
+      live[m.address] = m.bytes;
+    } else {
+      auto it = live.find(m.address);
+      if (bytes == 0 && it != live.end()) bytes = static_cast<int64_t>(it->second);
+      if (it != live.end()) live.erase(it);
+      bytes = -bytes;
+    }
+    if (m.correlation_id == 0) continue;
+    Mem& mem = out[m.correlation_id];
+    (m.mem_kind == MemKind::kPinned ? mem.cpu : mem.cuda) += bytes;
+  }
+  return out;
+}
+
 }  // namespace
+
+bool HasMemoryRecords(const Profile& p) { return !p.memory_ops.empty(); }
 
 bool HasInputShapes(const Profile& p) {
   for (const HostRange& r : p.ranges) {
@@ -61,7 +104,8 @@ std::vector<EventStats> KeyAverages(const Profile& p, const KeyAveragesOptions& 
   std::string key;
   StringId shapes_of_next = kNoString;  // the shapes of the row add() is called for
   const auto add = [&](RowKind kind, const std::string& name, uint64_t self_cpu, uint64_t cpu,
-                       uint64_t self_cuda, uint64_t cuda) {
+                       uint64_t self_cuda, uint64_t cuda, const Mem& mem = {},
+                       const Mem& self_mem = {}) {
     const bool device = kind == RowKind::kDevice;
     const std::string_view shapes =
         group_by_input_shape ? p.strings.Get(shapes_of_next) : std::string_view();
@@ -79,10 +123,15 @@ std::vector<EventStats> KeyAverages(const Profile& p, const KeyAveragesOptions& 
     e.cpu_total_ns += cpu;
     e.self_cuda_ns += self_cuda;
     e.cuda_total_ns += cuda;
+    e.cpu_mem += mem.cpu;
+    e.cuda_mem += mem.cuda;
+    e.self_cpu_mem += self_mem.cpu;
+    e.self_cuda_mem += self_mem.cuda;
   };
 
   const CorrelationIndex corr(p);
   const GpuAttribution owners(p, corr);
+  const std::unordered_map<uint32_t, Mem> call_mem = MemoryByCall(p);
   NameCache names(p);
 
   // Names of host nodes live here so that HostNode stays small.
@@ -110,6 +159,7 @@ std::vector<EventStats> KeyAverages(const Profile& p, const KeyAveragesOptions& 
     const ApiCall& c = p.api_calls[i];
     HostNode n{c.start_ns, c.end_ns, 2, i, &names.ApiCallName(c)};
     n.launched_ns = corr.GpuTimeNs(c.correlation_id);
+    if (auto it = call_mem.find(c.correlation_id); it != call_mem.end()) n.mem = it->second;
     by_thread[c.tid].push_back(n);
   }
 
@@ -158,6 +208,7 @@ std::vector<EventStats> KeyAverages(const Profile& p, const KeyAveragesOptions& 
     for (size_t i = nodes.size(); i-- > 0;) {
       if (nodes[i].parent >= 0) {
         nodes[static_cast<size_t>(nodes[i].parent)].launched_ns += nodes[i].launched_ns;
+        nodes[static_cast<size_t>(nodes[i].parent)].mem += nodes[i].mem;
       }
     }
     // Self CUDA: what a range owns minus what the ranges inside it own. Each non-step range
@@ -170,8 +221,18 @@ std::vector<EventStats> KeyAverages(const Profile& p, const KeyAveragesOptions& 
       while (up >= 0 && !is_range(nodes[static_cast<size_t>(up)])) {
         up = nodes[static_cast<size_t>(up)].parent;
       }
-      if (up >= 0) nodes[static_cast<size_t>(up)].nested_cuda_ns += n.cuda_ns;
+      if (up >= 0) {
+        nodes[static_cast<size_t>(up)].nested_cuda_ns += n.cuda_ns;
+        nodes[static_cast<size_t>(up)].nested_mem += n.mem;
+      }
     }
+    // The non-step range enclosing each node, for an API call's memory Self (see the header).
+    const auto in_range = [&](const HostNode& n) {
+      for (int64_t up = n.parent; up >= 0; up = nodes[static_cast<size_t>(up)].parent) {
+        if (is_range(nodes[static_cast<size_t>(up)])) return true;
+      }
+      return false;
+    };
     for (size_t i = 0; i < nodes.size(); ++i) {
       const HostNode& n = nodes[i];
       if (folded[i]) continue;
@@ -179,11 +240,20 @@ std::vector<EventStats> KeyAverages(const Profile& p, const KeyAveragesOptions& 
       const uint64_t self_cuda =
           is_range(n) && n.cuda_ns > n.nested_cuda_ns ? n.cuda_ns - n.nested_cuda_ns : 0;
       shapes_of_next = n.order == 1 ? p.ranges[n.index].shapes : kNoString;
+      Mem self_mem;
+      if (is_range(n)) {
+        self_mem = {n.mem.cpu - n.nested_mem.cpu, n.mem.cuda - n.nested_mem.cuda};
+      } else if (n.order == 2 && !in_range(n)) {
+        // Outside every range: the call owns what it and its nested calls allocated, less what
+        // a nested call already owns (none do: calls nest only in calls outside ranges too, so
+        // the outermost one owns the subtree).
+        if (n.parent < 0 || nodes[static_cast<size_t>(n.parent)].order != 2) self_mem = n.mem;
+      }
       add(n.order == 2 || (is_range(n) && (p.ranges[n.index].flags & kRangeCpuOp))
               ? RowKind::kOp
               : RowKind::kRange,
           *n.name, d > n.children_ns ? d - n.children_ns : 0, d, self_cuda,
-          n.order == 2 ? n.launched_ns : n.cuda_ns);
+          n.order == 2 ? n.launched_ns : n.cuda_ns, n.mem, self_mem);
     }
     shapes_of_next = kNoString;
   }

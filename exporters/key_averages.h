@@ -10,7 +10,15 @@
 //   the rules are in gpu_attribution.h, shared with the trace's gpu_user_annotation spans;
 //   GPU rows (kernels, memcpys, memsets): Self CUDA = CUDA total = duration, no CPU time;
 //   a range that is the only child of a range of the same name is folded into it (not counted,
-//   its children become the parent's), as torch's EventList._remove_dup_nodes does.
+//   its children become the parent's), as torch's EventList._remove_dup_nodes does;
+//   memory (torch's profile_memory columns, from CUPTI's allocation and free records): each
+//   record belongs to the API call with its correlation id (a free counts its allocation's bytes
+//   negative); CUDA Mem = device, managed and array memory, CPU Mem = pinned host memory. A row's
+//   total is what the calls in its subtree allocated minus what they freed; its Self is the total
+//   minus that of the ranges nested in it, as torch's self_*_memory_usage is. API calls are
+//   transparent to Self: the innermost enclosing non-step range owns their bytes (torch owns an
+//   allocation by the innermost op, and cudaMalloc is no op there); a call outside every range
+//   owns its own. So each column's Self sums to the net bytes over the rows.
 #pragma once
 
 #include <cstdint>
@@ -38,7 +46,16 @@ struct EventStats {
   uint64_t cpu_total_ns = 0;
   uint64_t self_cuda_ns = 0;
   uint64_t cuda_total_ns = 0;
+  // Bytes allocated minus freed (see the file comment): CPU = pinned host, CUDA = device.
+  int64_t cpu_mem = 0;
+  int64_t self_cpu_mem = 0;
+  int64_t cuda_mem = 0;
+  int64_t self_cuda_mem = 0;
 };
+
+// Whether the profile holds allocation or free records (torch shows the memory columns only
+// then, and the CUDA ones only when some row has device memory).
+bool HasMemoryRecords(const Profile& profile);
 
 // One entry per distinct name — per (name, input shapes) with `group_by_input_shape`, as torch's
 // key_averages(group_by_input_shape=True) — ordered by name, then shapes. Steps

@@ -49,8 +49,7 @@ void Cell(std::string& line, std::string_view text, size_t width) {
   line.append(kSpacing, ' ');
 }
 
-uint64_t SortValue(const EventStats& e, std::string_view key) {
-  const uint64_t n = std::max<uint64_t>(e.count, 1);
+uint64_t TimeSortValue(const EventStats& e, std::string_view key, uint64_t n) {
   if (key == "self_cpu_time_total") return e.self_cpu_ns;
   if (key == "cpu_time_total") return e.cpu_total_ns;
   if (key == "self_cuda_time_total" || key == "self_device_time_total") return e.self_cuda_ns;
@@ -60,6 +59,17 @@ uint64_t SortValue(const EventStats& e, std::string_view key) {
   return e.count;  // "count"
 }
 
+// Signed: memory keys can be negative (a row that frees more than it allocates sorts last).
+int64_t SortValue(const EventStats& e, std::string_view key) {
+  const uint64_t n = std::max<uint64_t>(e.count, 1);
+  if (key == "self_cpu_memory_usage") return e.self_cpu_mem;
+  if (key == "cpu_memory_usage") return e.cpu_mem;
+  if (key == "self_cuda_memory_usage" || key == "self_device_memory_usage") return e.self_cuda_mem;
+  if (key == "cuda_memory_usage" || key == "device_memory_usage") return e.cuda_mem;
+  return static_cast<int64_t>(TimeSortValue(e, key, n));
+}
+
+
 std::string CounterLine(uint64_t n, const char* what) { return std::to_string(n) + " " + what; }
 
 }  // namespace
@@ -68,7 +78,9 @@ const std::vector<std::string_view>& TableSortKeys() {
   static const std::vector<std::string_view> keys = {
       "auto",          "self_cpu_time_total", "cpu_time_total",         "self_cuda_time_total",
       "cuda_time_total", "cpu_time",          "cuda_time",              "count",
-      "self_device_time_total", "device_time_total", "device_time"};
+      "self_device_time_total", "device_time_total", "device_time",
+      "self_cpu_memory_usage", "cpu_memory_usage", "self_cuda_memory_usage", "cuda_memory_usage",
+      "self_device_memory_usage", "device_memory_usage"};
   return keys;
 }
 
@@ -151,6 +163,19 @@ std::string RenderTable(const Profile& profile, const TableOptions& options) {
   if (gpu) {
     for (const char* h : {"Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg"}) header.push_back(h);
   }
+  // torch: the memory columns with profile_memory; the device ones when some row has device
+  // memory.
+  const bool memory = options.profile_memory;
+  bool device_memory = false;
+  for (const EventStats& e : events) device_memory = device_memory || e.cuda_mem != 0;
+  if (memory) {
+    header.push_back("CPU Mem");
+    header.push_back("Self CPU Mem");
+    if (device_memory) {
+      header.push_back("CUDA Mem");
+      header.push_back("Self CUDA Mem");
+    }
+  }
   header.push_back("# of Calls");
   if (by_shape) header.push_back("Input Shapes");
 
@@ -189,6 +214,14 @@ std::string RenderTable(const Profile& profile, const TableOptions& options) {
       Cell(l, FormatPercent(e.self_cuda_ns, self_cuda_total), kColumnWidth);
       Cell(l, FormatDuration(e.cuda_total_ns), kColumnWidth);
       Cell(l, FormatDuration(e.cuda_total_ns / n), kColumnWidth);
+    }
+    if (memory) {
+      Cell(l, FormatMemory(e.cpu_mem), kColumnWidth);
+      Cell(l, FormatMemory(e.self_cpu_mem), kColumnWidth);
+      if (device_memory) {
+        Cell(l, FormatMemory(e.cuda_mem), kColumnWidth);
+        Cell(l, FormatMemory(e.self_cuda_mem), kColumnWidth);
+      }
     }
     Cell(l, std::to_string(e.count), kColumnWidth);
     // torch cuts the shapes to the column width, without "...".

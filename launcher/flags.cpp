@@ -58,6 +58,9 @@ const std::vector<FlagSpec> kFlags = {
     {"delay", 0, "GPROF_DELAY", "DURATION", "", "Collect nothing for this long (e.g. 2s)."},
     {"duration", 0, "GPROF_DURATION", "DURATION", "", "Stop collecting after this long."},
     {"sort-by", 0, "", "KEY", "", "Table sort key (see below); default auto."},
+    {"profile-memory", 0, "", "", "",
+     "Table columns CPU Mem / Self CPU Mem / CUDA Mem / Self CUDA Mem (torch's "
+     "profile_memory=True), from CUDA's allocation records."},
     {"trace-format", 0, "", "LIST", "",
      "Traces to write, comma-separated: json, json.gz (gzip, as TensorBoard and HTA read it), "
      "pftrace (Perfetto protobuf). Default json,pftrace."},
@@ -219,6 +222,8 @@ std::string ParseFlags(const std::vector<std::string>& args, LaunchOptions* o) {
       if (!ParseRowLimit(value, &o->row_limit)) {
         return "--row-limit " + value + ": expected -1 (all rows) or a whole number >= 0";
       }
+    } else if (name == "profile-memory") {
+      o->profile_memory = true;
     } else if (name == "trace-format") {
       if (std::string e = ParseTraceFormats(value, &o->traces); !e.empty()) return e;
     } else if (name == "max-trace-mb") {
@@ -262,7 +267,7 @@ std::string HelpText() {
   std::string out =
       "Usage: gprof-run [options] [--] program [args...]\n"
       "       gprof-run report DIR [--sort-by KEY] [--row-limit N] [--trace-format LIST]\n"
-      "                  [--max-trace-mb N] [--quiet]\n"
+      "                  [--max-trace-mb N] [--profile-memory] [--quiet]\n"
       "       gprof-run check TRACE.json[.gz]...\n"
       "       gprof-run stats PATH [--report NAME]... [--format table|csv|json] [--by-step]\n"
       "       gprof-run diff A B [--format table|csv|json] [--by kernel|op|range|all]\n"

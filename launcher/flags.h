@@ -33,6 +33,7 @@ struct LaunchOptions {
   std::string sort_by = "auto";
   int row_limit = kAutoRowLimit;
   TraceOptions traces;
+  bool profile_memory = false;  // the table's memory columns
   bool force = false;
   bool preload = false;
   bool python_hook = true;  // --no-python-hook: no PYTHONPATH change for Python programs

@@ -14,7 +14,7 @@ namespace {
 
 constexpr const char* kReportUsage =
     "Usage: gprof-run report DIR [--sort-by KEY] [--row-limit N] [--trace-format LIST]\n"
-    "                            [--max-trace-mb N] [--quiet]\n"
+    "                            [--max-trace-mb N] [--profile-memory] [--quiet]\n"
     "Re-renders DIR/table.txt, trace.json, trace.pftrace and findings.json/.txt (and <stem>.* for\n"
     "every other dump) from the raw dumps in DIR; --trace-format picks the traces (json, json.gz,\n"
     "pftrace) and --max-trace-mb cuts larger JSON traces into parts by time. Exit: 0 all\n"
@@ -58,6 +58,8 @@ int ReportCommand(const std::vector<std::string>& args) {
       if (std::string e = ParseTraceFormats(value, &traces); !e.empty()) {
         return Usage(kReportUsage, e);
       }
+    } else if (arg == "--profile-memory") {
+      table.profile_memory = true;
     } else if (arg == "--max-trace-mb") {
       if (!a.TakeValue()) return Usage(kReportUsage, "--max-trace-mb needs a value");
       if (std::string e = ParseMaxTraceMb(value, &traces); !e.empty()) return Usage(kReportUsage, e);
