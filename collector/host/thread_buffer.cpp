@@ -23,7 +23,6 @@
 // after the cut, stays a cut in time.
 #include "collector/host/thread_buffer.h"
 
-#include <limits.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -150,18 +149,20 @@ void FreeChunk(Chunk* c) {
 
 // A pthread key destructor, on an ending thread (see InitThreadBuffers). glibc runs key
 // destructors in rounds (at most PTHREAD_DESTRUCTOR_ITERATIONS) while any of them sets a value
-// again, so this one re-arms itself until the last round: records that other keys' destructors
-// append meanwhile still land in this thread's slot, after its other records. Then the slot goes
-// onto the free-slot stack for the next new thread. A record appended after that (a later key's
-// destructor in the last round) registers the thread again; glibc runs no further round, so that
-// slot is never given back (it stays claimed, as every slot was before slots were reused).
+// again. The first call re-arms the key once, so records that other keys' destructors append in
+// that round (and in the next, before ours) still land in this thread's slot, after its other
+// records. The next call gives the slot back, onto the free-slot stack for the next new thread.
+// Not later: the sanitizer runtimes tear a thread's state down in the last round, from a key
+// created before ours, and instrumented code of ours running after that crashes. A record
+// appended after the slot was given back registers the thread again (its records then go on in
+// whichever slot it gets), and this destructor runs again in the following round, if any (else
+// that slot stays claimed, as every slot was before slots were reused).
 // The library is never unloaded (inject/ links with -z nodelete), so this function outlives
 // every thread that holds the key.
+constexpr uint8_t kExitRoundsKept = 1;
+
 void OnThreadExit(void* slot) {
-  if (++tls_exit_rounds < PTHREAD_DESTRUCTOR_ITERATIONS &&
-      pthread_setspecific(g_exit_key, slot) == 0) {
-    return;
-  }
+  if (tls_exit_rounds++ < kExitRoundsKept && pthread_setspecific(g_exit_key, slot) == 0) return;
   auto* t = static_cast<ThreadState*>(slot);
   if (tls_thread != t) return;  // not ours to give back (cannot happen: the key holds tls_thread)
   tls_thread = nullptr;
