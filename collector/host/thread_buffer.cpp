@@ -73,12 +73,15 @@ std::atomic<char*> g_arena{nullptr};
 uint32_t g_chunk_count = 0;                 // written at init only
 std::atomic<uint32_t> g_chunk_cursor{0};    // next never-used chunk
 std::atomic<uint64_t> g_free_head{0};       // free chunks: (tag << 32) | (index + 1); 0 = empty
-ThreadState* g_slots = nullptr;             // written at init only
-uint32_t g_max_threads = 0;                 // written at init only
+// Published last by InitThreadBuffers (release): who loads it non-null (acquire) also sees the
+// rest of init. The program's first records may come through a client's own publication of our
+// hooks (NVTX's init state, plain loads and fences), which orders nothing of ours.
+std::atomic<ThreadState*> g_slots{nullptr};
+uint32_t g_max_threads = 0;                 // written at init only, before g_slots
 std::atomic<uint32_t> g_slot_cursor{0};     // next never-used slot
 std::atomic<uint64_t> g_free_slots{0};      // slots of ended threads: (tag << 32) | (index + 1)
-pthread_key_t g_exit_key;                   // written at init only
-bool g_exit_key_ok = false;                 // written at init only
+pthread_key_t g_exit_key;                   // written at init only, before g_slots
+bool g_exit_key_ok = false;                 // written at init only, before g_slots
 std::atomic<uint64_t> g_dropped{0};
 std::atomic<uint64_t> g_dropped_no_slot{0};
 
@@ -167,16 +170,18 @@ void OnThreadExit(void* slot) {
   if (tls_thread != t) return;  // not ours to give back (cannot happen: the key holds tls_thread)
   tls_thread = nullptr;
   tls_chunk = nullptr;
-  PushTagged(g_free_slots, t, static_cast<uint32_t>(t - g_slots));
+  PushTagged(g_free_slots, t,
+             static_cast<uint32_t>(t - g_slots.load(std::memory_order_relaxed)));
 }
 
 // First record from a new thread: take an ended thread's slot, or claim a fresh one (one
 // fetch_add). Its first chunk comes with the first record (ReserveSlow), unless it continues the
 // last chunk of the slot's previous owner.
 ThreadState* RegisterThread() {
-  if (g_slots == nullptr) return nullptr;
+  ThreadState* const slots = g_slots.load(std::memory_order_acquire);
+  if (slots == nullptr) return nullptr;
   const uint32_t tid = CurrentTid();
-  ThreadState* t = PopTagged(g_free_slots, [](uint32_t i) { return &g_slots[i]; });
+  ThreadState* t = PopTagged(g_free_slots, [slots](uint32_t i) { return &slots[i]; });
   if (t != nullptr) {
     // The previous owner's records stay; ours follow a handover record naming us. When its last
     // chunk has no room for one, our first record opens a chunk of ours, whose `tid` names us.
@@ -202,7 +207,7 @@ ThreadState* RegisterThread() {
       g_dropped_no_slot.fetch_add(1, std::memory_order_relaxed);
       return nullptr;
     }
-    t = &g_slots[index];
+    t = &slots[index];
     t->tail = nullptr;
     t->head.store(nullptr, std::memory_order_relaxed);
     t->first = nullptr;
@@ -276,7 +281,9 @@ char* ReserveSlow(uint32_t bytes) noexcept {
 bool InitThreadBuffers(uint64_t arena_bytes, uint32_t max_threads) {
   // Once per process: threads keep pointers into the arena (their TLS chunk), so it is never
   // replaced. Tests that need a fresh one run in a fresh process (tests/support/fresh_process.h).
-  if (g_slots != nullptr) return g_arena.load(std::memory_order_acquire) != nullptr;
+  if (g_slots.load(std::memory_order_acquire) != nullptr) {
+    return g_arena.load(std::memory_order_acquire) != nullptr;
+  }
   // Records are stamped with the host clock: decide its mode before the first record exists.
   InitHostClock();
   max_threads = std::max<uint32_t>(max_threads, 1);
@@ -313,7 +320,6 @@ bool InitThreadBuffers(uint64_t arena_bytes, uint32_t max_threads) {
               "reused: threads past the first " + std::to_string(max_threads) +
               " that record lose their NVTX/API events (counted as dropped)");
   }
-  g_slots = static_cast<ThreadState*>(slots);
   g_max_threads = max_threads;
   g_slot_cursor.store(0, std::memory_order_relaxed);
   g_free_slots.store(0, std::memory_order_relaxed);
@@ -323,6 +329,7 @@ bool InitThreadBuffers(uint64_t arena_bytes, uint32_t max_threads) {
   g_dropped.store(0, std::memory_order_relaxed);
   g_dropped_no_slot.store(0, std::memory_order_relaxed);
   g_arena.store(static_cast<char*>(arena), std::memory_order_release);
+  g_slots.store(static_cast<ThreadState*>(slots), std::memory_order_release);
   return arena != nullptr;
 }
 
@@ -347,10 +354,11 @@ bool AppendHostRecord(HostRecordType type, uint8_t flags, const void* a, uint32_
 }
 
 void VisitHostRecords(HostRecordVisitor visitor, void* ctx) {
-  if (g_slots == nullptr) return;
+  ThreadState* const slots = g_slots.load(std::memory_order_acquire);
+  if (slots == nullptr) return;
   const uint32_t threads = std::min(g_slot_cursor.load(std::memory_order_acquire), g_max_threads);
   for (uint32_t i = 0; i < threads; ++i) {
-    ThreadState* t = &g_slots[i];
+    ThreadState* t = &slots[i];
     if (!t->ready.load(std::memory_order_acquire)) continue;
     StartCursor(t);
     Chunk* c = t->first;
@@ -378,10 +386,11 @@ void VisitHostRecords(HostRecordVisitor visitor, void* ctx) {
 }
 
 void ResetHostRecords() {
-  if (g_slots == nullptr) return;
+  ThreadState* const slots = g_slots.load(std::memory_order_acquire);
+  if (slots == nullptr) return;
   const uint32_t threads = std::min(g_slot_cursor.load(std::memory_order_acquire), g_max_threads);
   for (uint32_t i = 0; i < threads; ++i) {
-    ThreadState* t = &g_slots[i];
+    ThreadState* t = &slots[i];
     if (!t->ready.load(std::memory_order_acquire)) continue;
     StartCursor(t);
     while (t->first != nullptr) {
@@ -409,10 +418,11 @@ void ResetHostRecords() {
 }
 
 void ResetHostRecordsBefore(uint64_t ts_ns) {
-  if (g_slots == nullptr) return;
+  ThreadState* const slots = g_slots.load(std::memory_order_acquire);
+  if (slots == nullptr) return;
   const uint32_t threads = std::min(g_slot_cursor.load(std::memory_order_acquire), g_max_threads);
   for (uint32_t i = 0; i < threads; ++i) {
-    ThreadState* t = &g_slots[i];
+    ThreadState* t = &slots[i];
     if (!t->ready.load(std::memory_order_acquire)) continue;
     StartCursor(t);
     bool stop = false;

@@ -260,6 +260,29 @@ TEST(ThreadBuffer, ResetBeforeATimestampKeepsLaterRecordsOfEachThread) {
   });
 }
 
+// A thread whose first record comes after init without having synchronized with the thread that
+// ran it, as the program's threads reach our hooks through an NVTX client's own publication
+// (plain loads and fences, which order nothing of ours): registration still sees what init
+// wrote, because init publishes it itself. Under TSan (scripts/sanitize) this was a data race on
+// the slot array.
+TEST(ThreadBuffer, FirstRecordOfAThreadThatNeverSynchronizedWithInit) {
+  gprof::testing::InFreshProcess([&] {
+    std::atomic<bool> go{false};
+    std::thread writer([&] {
+      while (!go.load(std::memory_order_relaxed)) std::this_thread::yield();
+      // Until init's stores are visible here a record is dropped (counted): then recorded.
+      while (!AppendRec(1, 0)) std::this_thread::yield();
+    });
+    ASSERT_TRUE(InitThreadBuffers(1 << 20));
+    go.store(true, std::memory_order_relaxed);
+    writer.join();
+    Seen seen;
+    VisitHostRecords(&Collect, &seen);
+    EXPECT_EQ(seen.corrupt, 0u);
+    EXPECT_EQ(seen.total, 1u);
+  });
+}
+
 // ---- Thread slots ----------------------------------------------------------------------------
 
 // API records by tid, in visit order: correlation ids (the tests set them to a sequence number).
