@@ -19,6 +19,12 @@
 //              T threads started together through a barrier; each runs kConcurrentRounds rounds
 //              of "conc-outer" { "conc-inner" { mark "conc-mark" } "conc-inner" }. Prints
 //              "threads=T distinct_tids=K rounds=R".
+//   threads-busy T exit|wait [steps]
+//              T detached threads loop on "busy" { mark "busy-mark" } with a short sleep in
+//              between, until the process ends; READY once each has recorded. Then `exit`
+//              returns from main (the exit flush runs while they record), `wait` sleeps until a
+//              signal ends it (the signal flush runs while they record). With `steps` the main
+//              thread marks "ProfilerStep#S" every 10 ms meanwhile (20 steps, then exit or go on).
 #include <nvtx3/nvToolsExt.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -26,6 +32,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <barrier>
 #include <cstdint>
 #include <cstdio>
@@ -105,6 +112,37 @@ void ThreadsConcurrent(int n) {
               Distinct(tids), kConcurrentRounds);
 }
 
+// Counts threads that have recorded once. Static and trivially destructible: the busy threads
+// still read it while exit() tears the program down.
+std::atomic<int> g_busy_started{0};
+
+void Busy() {
+  for (bool counted = false;;) {
+    nvtxRangePushA("busy");
+    nvtxMarkA("busy-mark");
+    nvtxRangePop();
+    if (!counted) {
+      g_busy_started.fetch_add(1);
+      counted = true;
+    }
+    usleep(200);  // a blocking call, where sanitizer runtimes deliver signals
+  }
+}
+
+void ThreadsBusy(int n, bool exit_when_ready, bool steps) {
+  for (int i = 0; i < n; ++i) std::thread(Busy).detach();
+  while (g_busy_started.load() < n) usleep(1000);
+  std::printf("GPROF_LIFECYCLE threads-busy READY threads=%d\n", n);
+  std::fflush(stdout);
+  for (int step = 0; steps && (step < 20 || !exit_when_ready); ++step) {
+    nvtxMarkA(("ProfilerStep#" + std::to_string(step)).c_str());
+    usleep(10000);
+  }
+  if (!exit_when_ready) {
+    for (;;) pause();
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -159,6 +197,9 @@ int main(int argc, char** argv) {
     // nothing
   } else if (mode == "threads-churn" && argc > 2) {
     ThreadsChurn(std::atoi(argv[2]), argc > 3 && std::string(argv[3]) == "steps");
+  } else if (mode == "threads-busy" && argc > 3) {
+    ThreadsBusy(std::atoi(argv[2]), std::string(argv[3]) == "exit",
+                argc > 4 && std::string(argv[4]) == "steps");
   } else if (mode == "threads-concurrent" && argc > 2) {
     ThreadsConcurrent(std::atoi(argv[2]));
   } else {

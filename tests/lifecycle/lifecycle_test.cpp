@@ -530,6 +530,63 @@ TEST(Lifecycle, ScheduleWindowsOverTenThousandThreadsLoseNothing) {
   EXPECT_EQ(tids.size(), static_cast<size_t>(distinct));
 }
 
+// The flushes while the program's threads still record (scripts/sanitize runs these under TSan
+// too): the exit flush (atexit, on the main thread), the signal flush (the flush thread, woken by
+// a handler on whichever thread took the signal) and the signal flush with schedule windows (the
+// window thread stopped and its last window saved). Each dump is written, and the dumps hold
+// ranges of every thread; a thread inside a range when collection stopped leaves it open.
+std::set<uint32_t> BusyTids(const std::string& dir, const std::vector<std::string>& dumps) {
+  std::set<uint32_t> tids;
+  for (const std::string& d : dumps) {
+    const Profile p = Load(dir + "/" + d);
+    const std::set<uint32_t> t = TidsOf(RangesNamed(p, "busy"));
+    tids.insert(t.begin(), t.end());
+    EXPECT_EQ(p.counters.host_events_dropped, 0u) << d;
+    EXPECT_LE(p.counters.nvtx_ranges_open_at_end, 8u) << d;
+  }
+  return tids;
+}
+
+TEST(Lifecycle, ExitFlushWhileThreadsStillRecordHasEveryThread) {
+  const std::string dir = testing::MakeTempDir("busy_exit");
+  const ProcessResult r = RunProcess({kProg, "threads-busy", "8", "exit"}, InjectInto(dir));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  ASSERT_NE(r.out.find("READY threads=8"), std::string::npos) << Describe(r);
+  const auto dumps = Dumps(dir);
+  ASSERT_EQ(dumps.size(), 1u) << Describe(r);
+  EXPECT_EQ(BusyTids(dir, dumps).size(), 8u);
+}
+
+TEST(Lifecycle, SignalFlushWhileThreadsStillRecordHasEveryThread) {
+  const std::string dir = testing::MakeTempDir("busy_signal");
+  ProcessOptions o = InjectInto(dir);
+  o.signal_after = std::chrono::milliseconds(2000);
+  o.signal_to_send = SIGTERM;
+  o.timeout = std::chrono::milliseconds(40000);
+  const ProcessResult r = RunProcess({kProg, "threads-busy", "8", "wait"}, o);
+  ASSERT_NE(r.out.find("READY threads=8"), std::string::npos) << Describe(r);
+  EXPECT_TRUE(r.signaled && r.term_signal == SIGTERM) << Describe(r);
+  const auto dumps = Dumps(dir);
+  ASSERT_EQ(dumps.size(), 1u) << Describe(r);
+  EXPECT_EQ(BusyTids(dir, dumps).size(), 8u);
+}
+
+TEST(Lifecycle, SignalDuringScheduleWindowsWhileThreadsRecordHasEveryThread) {
+  const std::string dir = testing::MakeTempDir("busy_signal_windows");
+  ProcessOptions o = InjectInto(dir);
+  o.set_env["GPROF_SCHEDULE"] = "wait=2,active=3";
+  o.signal_after = std::chrono::milliseconds(2000);
+  o.signal_to_send = SIGTERM;
+  o.timeout = std::chrono::milliseconds(40000);
+  const ProcessResult r = RunProcess({kProg, "threads-busy", "8", "wait", "steps"}, o);
+  ASSERT_NE(r.out.find("READY threads=8"), std::string::npos) << Describe(r);
+  EXPECT_TRUE(r.signaled && r.term_signal == SIGTERM) << Describe(r);
+  const auto dumps = Dumps(dir);
+  ASSERT_GE(dumps.size(), 1u) << Describe(r);
+  for (const std::string& d : dumps) EXPECT_NE(d.find(".cycle"), std::string::npos) << d;
+  EXPECT_EQ(BusyTids(dir, dumps).size(), 8u);
+}
+
 TEST(Lifecycle, LdPreloadModeRunsTheSameSingleInit) {
   const std::string dir = testing::MakeTempDir("preload");
   ProcessOptions o = InjectInto(dir);
