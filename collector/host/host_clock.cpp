@@ -164,11 +164,14 @@ void AddKnot(bool forced, uint64_t stamp) {
   Knot k;
   k.tick = at;
   const uint64_t mapped = Apply(last, at);
-  // Realtime at `at`, from the pair and the measured rate.
-  const double real_d = static_cast<double>(ns) +
-                        (static_cast<double>(at) - static_cast<double>(tick)) * measured;
-  const uint64_t real = static_cast<uint64_t>(real_d);
-  const double offset = static_cast<double>(mapped) - real_d;  // > 0: the map runs ahead
+  // Realtime at `at`, from the pair and the measured rate. In integer ns: a double holds
+  // CLOCK_REALTIME ns (~2^61) only to 256 ns, too coarse to tell a step forward from a step back
+  // (it made "forward" steps go back by up to ~130 ns and swap stamps taken that close).
+  const uint64_t real =
+      at >= tick ? ns + static_cast<uint64_t>(static_cast<double>(at - tick) * measured)
+                 : ns - static_cast<uint64_t>(static_cast<double>(tick - at) * measured);
+  // > 0: the map runs ahead
+  const double offset = static_cast<double>(static_cast<int64_t>(mapped - real));
   if (std::fabs(measured / last.ns_per_tick - 1) > 1e-3) {
     // Realtime jumped (the measured rate is off by more than any real oscillator): step to it and
     // measure the rate afresh from here.

@@ -164,6 +164,8 @@ void ProfileBuilder::Add(uint32_t tid, HostRecordType type, uint8_t flags, const
                                             r.return_code});
       return;
     }
+    case HostRecordType::kThreadHandover:
+      return;  // internal to the buffers: never visited
   }
 }
 

@@ -4,14 +4,24 @@
 // thread of a CUPTI API callback. Visit/Reset run on one cold thread (exit, window end) and never
 // concurrently with each other.
 // Rules on the append path: no allocation (except the one-time registration of a new thread, which
-// takes a chunk from a preallocated arena), no locks, no logging, no exceptions, no syscalls.
+// takes a slot and chunks from preallocated arrays), no locks, no logging, no exceptions, no
+// syscalls (except the registration's one gettid).
 //
 // Design: one arena (mmap'd once at Init, MAP_NORESERVE, capped by GPROF_HOST_BUFFER_MIB) cut into
-// fixed-size chunks. A thread owns a chain of chunks; it takes a new chunk with one atomic
-// fetch_add on the arena cursor. Each record is a 4-byte HostRecordHeader followed by its payload,
-// the whole record padded to 8 bytes (records start 8-byte aligned). A thread publishes its write
-// position with a release store of its chunk's `used`, so a visitor sees only whole records. When
-// the arena is exhausted the record is dropped and counted (Counters::host_events_dropped).
+// fixed-size chunks. A thread owns a slot, and the slot a chain of chunks; a new chunk comes from
+// a lock-free free list or one atomic fetch_add on the arena cursor. Each record is a 4-byte
+// HostRecordHeader followed by its payload, the whole record padded to 8 bytes (records start
+// 8-byte aligned). A thread publishes its write position with a release store of its chunk's
+// `used`, so a visitor sees only whole records. When the arena is exhausted the record is dropped
+// and counted (Counters::host_events_dropped).
+//
+// Slots are reused: when a thread ends (a pthread key destructor), its slot goes onto a lock-free
+// free-slot stack, chain and unread records included; the next new thread takes it over and keeps
+// appending at the end of the same chain, after a kThreadHandover record naming its tid. So a slot
+// holds the records of several threads one after the other, each reported with its writer's tid,
+// nothing waits for a visitor, and an ended thread's half-used chunk is filled by its successor.
+// Only threads alive at the same time need slots of their own: past kMaxHostThreads live threads,
+// the newcomers' records are dropped and counted (HostRecordsDroppedNoSlot) until one ends.
 //
 // Record layouts are in nvtx_records.h and api_records.h. Every record's payload starts with 4
 // type-specific bytes followed by the u64 host timestamp (host_clock.h ticks), so the timestamp
@@ -33,6 +43,9 @@ enum class HostRecordType : uint8_t {
   kNvtxEnd = 4,    // NvtxEndRecord + range id
   kNvtxMark = 5,   // NvtxBeginRecord + extras + inline name
   kApiCall = 7,    // ApiHostRecord (api_records.h)
+  // Internal, never handed to visitors: the slot's chain continues with the records of the thread
+  // whose u32 tid is the payload (a new thread took over the slot of one that ended).
+  kThreadHandover = 8,
 };
 
 struct HostRecordHeader {
@@ -50,10 +63,14 @@ constexpr uint32_t HostRecordBytes(uint32_t payload) {
 }
 inline constexpr uint32_t kMaxHostRecordBytes = HostRecordBytes(kMaxHostPayload);
 
-// Creates the arena and initializes the host clock (host_clock.h InitHostClock). Cold; once per
-// process (later calls change nothing), before any Append. Returns false if mmap failed (then
-// every Append drops and counts).
-bool InitThreadBuffers(uint64_t arena_bytes);
+// Threads that may record at the same time (slots; an ended thread's slot is reused).
+inline constexpr uint32_t kMaxHostThreads = 8192;
+
+// Creates the arena and the thread slots, the thread-exit key, and initializes the host clock
+// (host_clock.h InitHostClock). Cold; once per process (later calls change nothing), before any
+// Append. Returns false if mmap failed (then every Append drops and counts). `max_threads` is for
+// tests (slot exhaustion without thousands of live threads).
+bool InitThreadBuffers(uint64_t arena_bytes, uint32_t max_threads = kMaxHostThreads);
 
 namespace thread_buffer_internal {
 
@@ -62,9 +79,10 @@ inline constexpr uint32_t kChunkHeaderSize = 64;
 
 struct Chunk {
   std::atomic<uint32_t> used;       // published end of the last whole record (bytes from chunk
-                                    // start); written only by the owning thread
+                                    // start); written only by the slot's owning thread
   std::atomic<uint32_t> free_next;  // free-list link: index + 1 of the next free chunk (0 = none)
-  std::atomic<Chunk*> next;         // successor in the owning thread's chain (set once)
+  std::atomic<Chunk*> next;         // successor in the slot's chain (set once)
+  uint32_t tid;                     // writer of the chunk's first record; set before it is linked
 };
 static_assert(sizeof(Chunk) <= kChunkHeaderSize);
 
@@ -107,7 +125,8 @@ bool AppendHostRecord(HostRecordType type, uint8_t flags, const void* a, uint32_
 // The calling thread's OS tid, cached in thread-local storage (one syscall per thread).
 uint32_t CurrentTid() noexcept;
 
-// Visits every published record, thread by thread, each thread's records in append order.
+// Visits every published record, slot by slot, each thread's records in append order with the
+// tid of the thread that wrote them (a slot holds its owners' records one after the other).
 // `payload` points just after the record's header and holds `size` bytes.
 using HostRecordVisitor = void (*)(void* ctx, uint32_t tid, HostRecordType type, uint8_t flags,
                                    const void* payload, uint32_t size);
@@ -117,12 +136,17 @@ void VisitHostRecords(HostRecordVisitor visitor, void* ctx);
 // arena where possible. Threads keep appending safely while this runs.
 void ResetHostRecords();
 
-// Window boundaries cut at a timestamp: forgets, thread by thread, the published records that come
-// before that thread's first record whose timestamp (CLOCK_REALTIME ns, compared through
+// Window boundaries cut at a timestamp: forgets, slot by slot, the published records that come
+// before that slot's first record whose timestamp (CLOCK_REALTIME ns, compared through
 // HostTicksToNs) is >= `ts_ns`. Same threading rules as ResetHostRecords.
 void ResetHostRecordsBefore(uint64_t ts_ns);
 
-// Records dropped because the arena was full (monotonic).
+// Records dropped (monotonic): the arena was full, a payload too large, or no thread slot free.
 uint64_t HostRecordsDropped();
+// Those of HostRecordsDropped() that found every thread slot taken by a live thread (monotonic).
+uint64_t HostRecordsDroppedNoSlot();
+// Slots ever claimed (at most max_threads): about the most recording threads alive at once (a
+// thread starting while another is ending may claim a fresh one). For tests.
+uint32_t HostThreadSlotsClaimed();
 
 }  // namespace gprof::collector

@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -14,6 +15,7 @@
 #include "collector/cupti/gpu_collector.h"
 #include "collector/host/host_collection.h"
 #include "collector/host/profile_builder.h"
+#include "collector/host/thread_buffer.h"
 #include "collector/lifecycle/process_identity.h"
 #include "collector/lifecycle/runtime.h"
 #include "collector/lifecycle/runtime_state.h"
@@ -60,13 +62,30 @@ bool WriteProfile(const Profile& profile, const std::string& path) {
     return false;
   }
   const Counters& c = profile.counters;
+  // Of this dump's drops, those of threads that found every slot held by a live thread: a larger
+  // buffer would not have kept them. Taken here rather than with the dump's own count (a few
+  // may fall between the two reads: the message only tells the causes apart).
+  static uint64_t no_slot_reported = 0;  // flush_mutex held
+  const uint64_t no_slot_total = HostRecordsDroppedNoSlot();
+  const uint64_t no_slot = std::min(no_slot_total - no_slot_reported, c.host_events_dropped);
+  no_slot_reported = no_slot_total;
   if (c.host_events_dropped != 0) {
     // The count is this dump's own (BuildHostProfile): warn once per process; later windows that
     // lose events say so at info level, and every dump carries its count for the launcher.
     static bool warned = false;  // flush_mutex held
-    const std::string message =
-        std::to_string(c.host_events_dropped) + " NVTX/API events of " + path +
-        " were dropped because the host buffer was full; raise GPROF_HOST_BUFFER_MIB to keep them";
+    const std::string threads = "more than " + std::to_string(kMaxHostThreads) +
+                                " threads were recording at the same time (each needs a slot of "
+                                "its own while it lives; an ended thread's slot is reused)";
+    std::string message = std::to_string(c.host_events_dropped) + " NVTX/API events of " + path +
+                          " were dropped because ";
+    if (no_slot == c.host_events_dropped) {
+      message += threads;
+    } else {
+      message += "the host buffer was full; raise GPROF_HOST_BUFFER_MIB to keep them";
+      if (no_slot != 0) {
+        message += " (" + std::to_string(no_slot) + " of them because " + threads + ")";
+      }
+    }
     if (warned) {
       log::Info(message);
     } else {

@@ -91,6 +91,20 @@ int ChildPid(const std::string& out, const std::string& mode) {
   return std::stoi(m[1]);
 }
 
+// The number after "KEY=" in the program's "GPROF_LIFECYCLE <mode> ..." line, or -1.
+long Printed(const std::string& out, const std::string& mode, const std::string& key) {
+  std::smatch m;
+  const std::regex re("GPROF_LIFECYCLE " + mode + " .*\\b" + key + "=(\\d+)");
+  if (!std::regex_search(out, m, re)) return -1;
+  return std::stol(m[1]);
+}
+
+std::set<uint32_t> TidsOf(const std::vector<HostRange>& ranges) {
+  std::set<uint32_t> tids;
+  for (const HostRange& r : ranges) tids.insert(r.tid);
+  return tids;
+}
+
 std::string Describe(const ProcessResult& r) {
   return "exit=" + std::to_string(r.exit_code) + " signal=" + std::to_string(r.term_signal) +
          "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
@@ -382,6 +396,195 @@ TEST(Lifecycle, ProgramThatNeverUsesNvtxOrCudaIsUnaffected) {
   EXPECT_NE(r.out.find("GPROF_LIFECYCLE no-nvtx done"), std::string::npos);
   EXPECT_TRUE(testing::ListDir(dir).empty());
   EXPECT_NE(::access(dir.c_str(), F_OK), 0) << "the output directory should not even be created";
+}
+
+// Issue 17: a thread's buffer slot goes to a later thread once it has ended. 10,000 threads over
+// the run, never more than a wave of them at once, are more than the 8192 slots: before slots
+// were reused, the later threads' events were dropped. The whole-run dump at exit holds all of
+// them, each under the tid of its thread.
+TEST(Lifecycle, TenThousandThreadsOverARunLoseNothing) {
+  const std::string dir = testing::MakeTempDir("threads_churn");
+  const ProcessResult r = RunProcess({kProg, "threads-churn", "10000"}, InjectInto(dir));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const long distinct = Printed(r.out, "threads-churn", "distinct_tids");
+  ASSERT_GT(distinct, 0) << r.out;
+  const auto dumps = Dumps(dir);
+  ASSERT_EQ(dumps.size(), 1u) << Describe(r);
+  const Profile p = Load(dir + "/" + dumps[0]);
+  EXPECT_EQ(p.counters.host_events_dropped, 0u);
+  const auto churn = RangesNamed(p, "churn");
+  EXPECT_EQ(churn.size(), 10000u);
+  EXPECT_EQ(CountMarks(p, "churn-mark"), 10000u);
+  const std::set<uint32_t> tids = TidsOf(churn);
+  EXPECT_EQ(tids.size(), static_cast<size_t>(distinct));
+  // Each mark inside a churn range of its own thread.
+  std::map<uint32_t, std::vector<const HostRange*>> by_tid;
+  for (const HostRange& c : churn) by_tid[c.tid].push_back(&c);
+  size_t marks_inside = 0;
+  for (const HostMark& m : p.marks) {
+    for (const HostRange* c : by_tid[m.tid]) {
+      if (c->start_ns <= m.ts_ns && m.ts_ns <= c->end_ns) {
+        ++marks_inside;
+        break;
+      }
+    }
+  }
+  EXPECT_EQ(marks_inside, 10000u);
+  for (uint32_t tid : tids) {
+    EXPECT_TRUE(std::any_of(p.threads.begin(), p.threads.end(),
+                            [&](const ThreadInfo& t) { return t.tid == tid; }))
+        << "thread " << tid << " is missing from the thread list";
+  }
+  EXPECT_EQ(p.counters.nvtx_unmatched_pops, 0u);
+  EXPECT_EQ(p.counters.nvtx_ranges_open_at_end, 0u);
+}
+
+// 64 threads recording at once, started together: every thread's ranges are all there, and each
+// round's outer range holds its own two inner ranges (pairing stayed per thread).
+TEST(Lifecycle, SixtyFourConcurrentThreadsWithNvtxRangesLoseNothing) {
+  const std::string dir = testing::MakeTempDir("threads_concurrent");
+  const ProcessResult r = RunProcess({kProg, "threads-concurrent", "64"}, InjectInto(dir));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const long distinct = Printed(r.out, "threads-concurrent", "distinct_tids");
+  const long rounds = Printed(r.out, "threads-concurrent", "rounds");
+  ASSERT_EQ(distinct, 64) << r.out;
+  ASSERT_GT(rounds, 0) << r.out;
+  const auto dumps = Dumps(dir);
+  ASSERT_EQ(dumps.size(), 1u) << Describe(r);
+  const Profile p = Load(dir + "/" + dumps[0]);
+  EXPECT_EQ(p.counters.host_events_dropped, 0u);
+  EXPECT_EQ(p.counters.nvtx_unmatched_pops, 0u);
+  EXPECT_EQ(p.counters.nvtx_ranges_open_at_end, 0u);
+  auto by_tid = [](const std::vector<HostRange>& ranges) {
+    std::map<uint32_t, std::vector<HostRange>> out;
+    for (const HostRange& x : ranges) out[x.tid].push_back(x);
+    for (auto& [tid, v] : out) {
+      std::sort(v.begin(), v.end(), [](const HostRange& a, const HostRange& b) {
+        return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns < b.end_ns;
+      });
+    }
+    return out;
+  };
+  auto outers = by_tid(RangesNamed(p, "conc-outer"));
+  auto inners = by_tid(RangesNamed(p, "conc-inner"));
+  std::map<uint32_t, std::vector<uint64_t>> marks;
+  for (const HostMark& m : p.marks) {
+    if (Str(p, m.name) == "conc-mark") marks[m.tid].push_back(m.ts_ns);
+  }
+  ASSERT_EQ(outers.size(), 64u);
+  ASSERT_EQ(inners.size(), 64u);
+  ASSERT_EQ(marks.size(), 64u);
+  const size_t n = static_cast<size_t>(rounds);
+  for (auto& [tid, o] : outers) {
+    const std::vector<HostRange>& in = inners[tid];
+    std::vector<uint64_t>& mk = marks[tid];
+    std::sort(mk.begin(), mk.end());
+    ASSERT_EQ(o.size(), n) << "thread " << tid;
+    ASSERT_EQ(in.size(), 2 * n) << "thread " << tid;
+    ASSERT_EQ(mk.size(), n) << "thread " << tid;
+    for (size_t i = 0; i < n; ++i) {
+      const HostRange& a = in[2 * i];
+      const HostRange& b = in[2 * i + 1];
+      EXPECT_TRUE(o[i].start_ns <= a.start_ns && a.end_ns <= b.start_ns &&
+                  b.end_ns <= o[i].end_ns)
+          << "thread " << tid << " round " << i << ": the inner ranges are not nested in order";
+      EXPECT_TRUE(a.start_ns <= mk[i] && mk[i] <= a.end_ns)
+          << "thread " << tid << " round " << i << ": the mark is not inside the first inner";
+      if (i + 1 < n) {
+        EXPECT_LE(o[i].end_ns, o[i + 1].start_ns) << "thread " << tid;
+      }
+    }
+  }
+}
+
+// The same churn under schedule windows (10 steps each, a wave of threads per step): the window
+// thread cuts at every window end while slots change hands, and the windows together hold every
+// thread's range and mark.
+TEST(Lifecycle, ScheduleWindowsOverTenThousandThreadsLoseNothing) {
+  const std::string dir = testing::MakeTempDir("threads_churn_windows");
+  ProcessOptions o = InjectInto(dir);
+  o.set_env["GPROF_SCHEDULE"] = "active=10";
+  const ProcessResult r = RunProcess({kProg, "threads-churn", "10000", "steps"}, o);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const long distinct = Printed(r.out, "threads-churn", "distinct_tids");
+  ASSERT_GT(distinct, 0) << r.out;
+  const auto dumps = Dumps(dir);
+  // 100 steps: ten full windows, and the partial one that the last step mark opens.
+  ASSERT_GE(dumps.size(), 10u) << Describe(r);
+  size_t ranges = 0, marks = 0;
+  uint64_t dropped = 0;
+  std::set<uint32_t> tids;
+  for (const std::string& d : dumps) {
+    EXPECT_NE(d.find(".cycle"), std::string::npos) << d;
+    const Profile p = Load(dir + "/" + d);
+    const auto churn = RangesNamed(p, "churn");
+    ranges += churn.size();
+    marks += CountMarks(p, "churn-mark");
+    dropped += p.counters.host_events_dropped;
+    const std::set<uint32_t> t = TidsOf(churn);
+    tids.insert(t.begin(), t.end());
+  }
+  EXPECT_EQ(ranges, 10000u);
+  EXPECT_EQ(marks, 10000u);
+  EXPECT_EQ(dropped, 0u);
+  EXPECT_EQ(tids.size(), static_cast<size_t>(distinct));
+}
+
+// The flushes while the program's threads still record (scripts/sanitize runs these under TSan
+// too): the exit flush (atexit, on the main thread), the signal flush (the flush thread, woken by
+// a handler on whichever thread took the signal) and the signal flush with schedule windows (the
+// window thread stopped and its last window saved). Each dump is written, and the dumps hold
+// ranges of every thread; a thread inside a range when collection stopped leaves it open.
+std::set<uint32_t> BusyTids(const std::string& dir, const std::vector<std::string>& dumps) {
+  std::set<uint32_t> tids;
+  for (const std::string& d : dumps) {
+    const Profile p = Load(dir + "/" + d);
+    const std::set<uint32_t> t = TidsOf(RangesNamed(p, "busy"));
+    tids.insert(t.begin(), t.end());
+    EXPECT_EQ(p.counters.host_events_dropped, 0u) << d;
+    EXPECT_LE(p.counters.nvtx_ranges_open_at_end, 8u) << d;
+  }
+  return tids;
+}
+
+TEST(Lifecycle, ExitFlushWhileThreadsStillRecordHasEveryThread) {
+  const std::string dir = testing::MakeTempDir("busy_exit");
+  const ProcessResult r = RunProcess({kProg, "threads-busy", "8", "exit"}, InjectInto(dir));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  ASSERT_NE(r.out.find("READY threads=8"), std::string::npos) << Describe(r);
+  const auto dumps = Dumps(dir);
+  ASSERT_EQ(dumps.size(), 1u) << Describe(r);
+  EXPECT_EQ(BusyTids(dir, dumps).size(), 8u);
+}
+
+TEST(Lifecycle, SignalFlushWhileThreadsStillRecordHasEveryThread) {
+  const std::string dir = testing::MakeTempDir("busy_signal");
+  ProcessOptions o = InjectInto(dir);
+  o.signal_after = std::chrono::milliseconds(2000);
+  o.signal_to_send = SIGTERM;
+  o.timeout = std::chrono::milliseconds(40000);
+  const ProcessResult r = RunProcess({kProg, "threads-busy", "8", "wait"}, o);
+  ASSERT_NE(r.out.find("READY threads=8"), std::string::npos) << Describe(r);
+  EXPECT_TRUE(r.signaled && r.term_signal == SIGTERM) << Describe(r);
+  const auto dumps = Dumps(dir);
+  ASSERT_EQ(dumps.size(), 1u) << Describe(r);
+  EXPECT_EQ(BusyTids(dir, dumps).size(), 8u);
+}
+
+TEST(Lifecycle, SignalDuringScheduleWindowsWhileThreadsRecordHasEveryThread) {
+  const std::string dir = testing::MakeTempDir("busy_signal_windows");
+  ProcessOptions o = InjectInto(dir);
+  o.set_env["GPROF_SCHEDULE"] = "wait=2,active=3";
+  o.signal_after = std::chrono::milliseconds(2000);
+  o.signal_to_send = SIGTERM;
+  o.timeout = std::chrono::milliseconds(40000);
+  const ProcessResult r = RunProcess({kProg, "threads-busy", "8", "wait", "steps"}, o);
+  ASSERT_NE(r.out.find("READY threads=8"), std::string::npos) << Describe(r);
+  EXPECT_TRUE(r.signaled && r.term_signal == SIGTERM) << Describe(r);
+  const auto dumps = Dumps(dir);
+  ASSERT_GE(dumps.size(), 1u) << Describe(r);
+  for (const std::string& d : dumps) EXPECT_NE(d.find(".cycle"), std::string::npos) << d;
+  EXPECT_EQ(BusyTids(dir, dumps).size(), 8u);
 }
 
 TEST(Lifecycle, LdPreloadModeRunsTheSameSingleInit) {
