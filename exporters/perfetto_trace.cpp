@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "exporters/exporters.h"
+#include "exporters/format.h"
 #include "exporters/json_writer.h"
 #include "exporters/names.h"
 #include "exporters/perfetto_packets.h"
@@ -42,11 +43,11 @@ using proto::ProtoEncoder;
 // Categories (Kineto's, REFERENCE.md §3), interned in this order: iid = index + 1.
 enum Category : uint8_t {
   kCatUserAnnotation, kCatGpuUserAnnotation, kCatCudaRuntime, kCatCudaDriver, kCatKernel,
-  kCatMemcpy, kCatMemset, kCatSync, kCatOverhead, kCatCpuOp, kCategoryCount,
+  kCatMemcpy, kCatMemset, kCatSync, kCatOverhead, kCatCpuOp, kCatGpuMemory, kCategoryCount,
 };
 constexpr std::string_view kCategoryNames[kCategoryCount] = {
     "user_annotation", "gpu_user_annotation", "cuda_runtime", "cuda_driver", "kernel",
-    "gpu_memcpy", "gpu_memset", "cuda_sync", "overhead", "cpu_op"};
+    "gpu_memcpy", "gpu_memset", "cuda_sync", "overhead", "cpu_op", "gpu_memory"};
 
 // Debug annotation names, interned in this order: iid = index + 1.
 enum ArgName : uint8_t {
@@ -372,6 +373,15 @@ class PerfettoWriter {
         enc_.AddInt(f::kCounterValue, static_cast<int64_t>(plan_.MemoryInUse(e.index)));
         enc_.EndNested(ev);
         packets_.End(packet);
+        break;
+      }
+      case K::kMemoryPeak: {
+        const uint64_t bytes = plan_.MemoryInUse(e.index);
+        const Open o = BeginEvent(
+            e, kInstant, kCatGpuMemory,
+            NameIid("peak memory in use: " + FormatMemory(static_cast<int64_t>(bytes))));
+        UintArg(kArgBytes, bytes);
+        EndEvent(o, e, kInstant);
         break;
       }
       case K::kFlowStart:

@@ -7,6 +7,7 @@
 // without per-field bounds checks.
 #include "exporters/trace_json_events.h"
 
+#include "exporters/format.h"
 #include "exporters/occupancy.h"
 
 namespace gprof {
@@ -336,6 +337,14 @@ void TraceEventWriter::Write(const PlannedEvent& e) {
       Begin("C");
       Common("gpu_memory", TracePlan::MemoryCounterName(e.pid), e);
       o.Raw(",\"args\":{\"bytes\":").Uint(plan_.MemoryInUse(e.index)).Raw("}}");
+      break;
+    }
+    case Ev::kMemoryPeak: {
+      Begin("i");
+      Common("gpu_memory", "peak memory in use: " + FormatMemory(static_cast<int64_t>(
+                                                         plan_.MemoryInUse(e.index))),
+             e);
+      o.Raw(",\"s\":\"t\",\"args\":{\"bytes\":").Uint(plan_.MemoryInUse(e.index)).Raw("}}");
       break;
     }
     case Ev::kFlowStart:

@@ -199,6 +199,7 @@ void TracePlan::PlanMemory() {
     return p_.memory_ops[a].ts_ns < p_.memory_ops[b].ts_ns;
   });
   std::map<uint32_t, uint64_t> in_use;  // device -> bytes
+  std::map<uint32_t, std::pair<uint64_t, size_t>> peak;  // device -> (bytes, its event)
   std::unordered_map<uint64_t, uint64_t> live;  // (device << 56 ^ address) -> bytes
   for (uint32_t i : order) {
     const MemoryOp& m = p_.memory_ops[i];
@@ -218,6 +219,17 @@ void TracePlan::PlanMemory() {
     memory_.push_back(total);
     events_.push_back({m.ts_ns, m.ts_ns, m.device_id, 0, static_cast<uint32_t>(memory_.size() - 1),
                        TraceEventKind::kMemory});
+    auto [it, fresh] = peak.try_emplace(m.device_id, total, events_.size() - 1);
+    if (!fresh && total > it->second.first) it->second = {total, events_.size() - 1};
+  }
+  // The peak marker: the first time each device reached its highest bytes in use.
+  for (const auto& [device, at] : peak) {
+    if (at.first == 0) continue;
+    const PlannedEvent point = events_[at.second];
+    events_.push_back({point.ts, point.ts, device, kMemoryPeakTid, point.index,
+                       TraceEventKind::kMemoryPeak});
+    extra_tracks_[{device, kMemoryPeakTid}] = {device, kMemoryPeakTid, "memory peak",
+                                               kMemoryPeakTid};
   }
 }
 

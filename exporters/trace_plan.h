@@ -35,7 +35,7 @@ namespace gprof {
 enum class TraceEventKind : uint8_t {
   // Order matters: at equal times, parents are listed first.
   kStep, kRange, kAnnotation, kApi, kSync, kKernel, kMemcpy, kMemset, kOverhead, kMark,
-  kMemory, kFlowStart, kFlowEnd,
+  kMemory, kMemoryPeak, kFlowStart, kFlowEnd,
 };
 
 struct PlannedEvent {
@@ -79,6 +79,9 @@ struct TraceTrack {
 };
 
 inline constexpr uint32_t kFirstSyntheticTid = 0x80000000u;
+// The track of a GPU's memory peak marker (an instant event "peak memory in use: 2.00 GB" where
+// the device's bytes in use were highest), below the synthetic lanes.
+inline constexpr uint32_t kMemoryPeakTid = 0x7ffffff0u;
 inline constexpr uint32_t kNoStream = 0xffffffffu;
 
 // The trace's time origin (baseTimeNanoseconds): the profile's start or its earliest event,

@@ -185,13 +185,24 @@ TEST(GoldenExpectations, ComputeBound) {
   ForBothOutputs("compute_bound", [](const CaseOutputs& o) {
     const json& t = o.trace;
     // 1 range; 6 runtime calls + 1 driver call; 4 kernels; 1 sync; one GPU span (gemm_loop on
-    // stream 7); 3 memory points; flows for the 4 launches (#2..#5) only: malloc, free and
-    // synchronize launch no GPU work.
+    // stream 7); 3 memory points and the peak marker; flows for the 4 launches (#2..#5) only:
+    // malloc, free and synchronize launch no GPU work.
     EXPECT_EQ(CountByPhaseAndCategory(t),
               (std::map<std::string, int>{{"X user_annotation", 1}, {"X cuda_runtime", 6},
                                           {"X cuda_driver", 1}, {"X kernel", 4},
                                           {"X cuda_sync", 1}, {"X gpu_user_annotation", 1},
-                                          {"C gpu_memory", 3}, {"s ac2g", 4}, {"f ac2g", 4}}));
+                                          {"C gpu_memory", 3}, {"i gpu_memory", 1},
+                                          {"s ac2g", 4}, {"f ac2g", 4}}));
+    // The peak: 256 + 64 MiB = 320 MiB in use from the second allocation (0.35 ms) on.
+    bool peak_seen = false;
+    for (const json& e : t["traceEvents"]) {
+      if (e.value("ph", "") != "i" || e.value("cat", "") != "gpu_memory") continue;
+      peak_seen = true;
+      EXPECT_EQ(e["name"], "peak memory in use: 320.00 MB");
+      EXPECT_EQ(e["args"]["bytes"], 320ull << 20);
+      EXPECT_DOUBLE_EQ(e["ts"].get<double>(), 350.0);
+    }
+    EXPECT_TRUE(peak_seen);
     EXPECT_EQ(FlowIds(t, "s"), (std::set<uint32_t>{2, 3, 4, 5}));
     EXPECT_EQ(FlowIds(t, "f"), (std::set<uint32_t>{2, 3, 4, 5}));
     EXPECT_EQ(t["gprof"]["cupti_library"], "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13");
