@@ -108,7 +108,8 @@ int IdOrder(const std::string& id) {
   static constexpr std::string_view kOrder[] = {
       "overhead_bound", "compute_bound", "gpu_idle",     "sync",           "pageable_memcpy",
       "serialized_copy", "kernel_spread", "short_kernels", "cold_start",   "heavy_kernel",
-      "gemm_bias_copy",  "profiler_overhead", "straggler",   "imbalance",      "comm_overlap"};
+      "gemm_bias_copy",  "profiler_overhead", "memory_growth", "alloc_churn",  "memory_peak",
+      "straggler",       "imbalance",         "comm_overlap"};
   for (size_t i = 0; i < std::size(kOrder); ++i) {
     if (kOrder[i] == id) return static_cast<int>(i);
   }
@@ -148,6 +149,7 @@ std::vector<Finding> FindFindings(const Profile& profile) {
   ShortKernelsFinding(a, &out);
   HeavyKernelFinding(a, &out);
   ProfilerOverheadFinding(a, &out);
+  MemoryFindings(a, &out);
   SortFindings(&out);
   return out;
 }

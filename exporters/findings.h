@@ -97,6 +97,17 @@ inline constexpr double kSerializedCopyWarnShare = 0.10;
 inline constexpr double kProfilerOverheadMinShare = 0.01;
 inline constexpr double kProfilerOverheadWarnShare = 0.05;
 
+// memory_growth: device memory in use at the end of each step never falls, rises in at least
+// this share of the step-to-step transitions, over at least kMemoryGrowthMinSteps steps, by at
+// least kMemoryGrowthMinBytes in all (below it: noise, a settling cache).
+inline constexpr size_t kMemoryGrowthMinSteps = 4;
+inline constexpr double kMemoryGrowthMinRisingShare = 0.75;
+inline constexpr uint64_t kMemoryGrowthMinBytes = 1u << 20;
+
+// alloc_churn: the median step makes at least this many synchronous allocations and frees
+// (device or pinned; stream-ordered pool allocations are cheap and do not count).
+inline constexpr uint64_t kAllocChurnMinPerStep = 4;
+
 inline constexpr size_t kMaxPlaces = 3;
 inline constexpr size_t kMaxSpreadFindings = 3;
 
@@ -143,7 +154,8 @@ struct Finding {
 
 // Every finding of `profile`, ordered by severity (high first), then id order (overhead_bound,
 // compute_bound, gpu_idle, sync, pageable_memcpy, serialized_copy, kernel_spread, short_kernels,
-// cold_start, heavy_kernel, gemm_bias_copy, profiler_overhead; then the distributed ids of
+// cold_start, heavy_kernel, gemm_bias_copy, profiler_overhead, memory_growth, alloc_churn,
+// memory_peak; then the distributed ids of
 // merge_findings.h: straggler, imbalance, comm_overlap), then subject. Deterministic.
 std::vector<Finding> FindFindings(const Profile& profile);
 

@@ -4,7 +4,7 @@
 // in docs/FINDINGS.md. Files: findings.cpp (bound), findings_host.cpp (gpu_idle, sync,
 // cold_start), findings_copies.cpp (pageable_memcpy, serialized_copy, gemm_bias_copy),
 // findings_kernels.cpp (kernel_spread, short_kernels, heavy_kernel), findings_overhead.cpp
-// (profiler_overhead).
+// (profiler_overhead), findings_memory.cpp (memory_peak, memory_growth, alloc_churn).
 #pragma once
 
 #include <vector>
@@ -26,5 +26,6 @@ void SpreadFindings(Analysis& a, std::vector<Finding>* out);
 void ShortKernelsFinding(Analysis& a, std::vector<Finding>* out);
 void HeavyKernelFinding(Analysis& a, std::vector<Finding>* out);
 void ProfilerOverheadFinding(Analysis& a, std::vector<Finding>* out);
+void MemoryFindings(Analysis& a, std::vector<Finding>* out);  // memory_peak, _growth, alloc_churn
 
 }  // namespace gprof::findings_internal

@@ -1,0 +1,194 @@
+// The memory findings (docs/FINDINGS.md): memory_peak, memory_growth, alloc_churn, from CUDA's
+// allocation and free records (Profile::memory_ops). Launcher process only. Pure.
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include "exporters/findings_rules.h"
+#include "exporters/format.h"
+
+namespace gprof::findings_internal {
+namespace {
+
+// Device memory (all but pinned host memory) in use after each record, in time order.
+struct InUsePoint {
+  uint64_t ts;
+  uint64_t bytes;  // after this record, summed over devices
+  uint32_t op;     // index into memory_ops
+};
+
+struct MemoryTimeline {
+  std::vector<InUsePoint> points;
+  // At the peak: the live allocations (op index), largest first.
+  std::vector<uint32_t> live_at_peak;
+  size_t peak = 0;  // index into points
+};
+
+bool IsDeviceMemory(const MemoryOp& m) { return m.mem_kind != MemKind::kPinned; }
+
+MemoryTimeline Timeline(const Profile& p) {
+  MemoryTimeline t;
+  std::vector<uint32_t> order;
+  for (uint32_t i = 0; i < p.memory_ops.size(); ++i) {
+    if (IsDeviceMemory(p.memory_ops[i])) order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return p.memory_ops[a].ts_ns < p.memory_ops[b].ts_ns;
+  });
+  std::unordered_map<uint64_t, uint32_t> live;  // (device << 56 ^ address) -> alloc op
+  uint64_t total = 0, peak_bytes = 0;
+  std::unordered_map<uint64_t, uint32_t> live_at_peak;
+  for (uint32_t i : order) {
+    const MemoryOp& m = p.memory_ops[i];
+    const uint64_t key = static_cast<uint64_t>(m.device_id) << 56 ^ m.address;
+    if (m.op == MemoryOpKind::kAlloc) {
+      total += m.bytes;
+      live[key] = i;
+    } else if (auto it = live.find(key); it != live.end()) {
+      total -= std::min(total, p.memory_ops[it->second].bytes);
+      live.erase(it);
+    }
+    t.points.push_back({m.ts_ns, total, i});
+    if (total > peak_bytes) {
+      peak_bytes = total;
+      t.peak = t.points.size() - 1;
+      live_at_peak = live;
+    }
+  }
+  for (const auto& [key, op] : live_at_peak) t.live_at_peak.push_back(op);
+  std::sort(t.live_at_peak.begin(), t.live_at_peak.end(), [&](uint32_t a, uint32_t b) {
+    return std::make_pair(p.memory_ops[a].bytes, b) > std::make_pair(p.memory_ops[b].bytes, a);
+  });
+  return t;
+}
+
+// Bytes in use at `ts` (after every record before it).
+uint64_t InUseAt(const MemoryTimeline& t, uint64_t ts) {
+  auto it = std::upper_bound(t.points.begin(), t.points.end(), ts,
+                             [](uint64_t v, const InUsePoint& p) { return v < p.ts; });
+  return it == t.points.begin() ? 0 : std::prev(it)->bytes;
+}
+
+}  // namespace
+
+void MemoryFindings(Analysis& a, std::vector<Finding>* out) {
+  const Profile& p = a.p();
+  const MemoryTimeline t = Timeline(p);
+  if (t.points.empty()) return;
+
+  // memory_peak: when and where device memory in use was highest, and what was live then.
+  if (const InUsePoint& peak = t.points[t.peak]; peak.bytes > 0) {
+    Finding f;
+    f.id = "memory_peak";
+    f.severity = Severity::kInfo;
+    const MemoryOp& made = p.memory_ops[peak.op];
+    Place pl = a.PlaceAt(peak.ts, peak.ts);
+    pl.device = made.device_id;
+    const int64_t call = a.corr().ApiCall(made.correlation_id);
+    std::string where;
+    if (call >= 0) {
+      const int64_t e = a.ApiEvent(static_cast<size_t>(call));
+      pl.name = a.names().ApiCallName(p.api_calls[static_cast<size_t>(call)]);
+      pl.thread = p.api_calls[static_cast<size_t>(call)].tid;
+      pl.context = a.EnclosingRanges(e);
+      if (!pl.context.empty()) where = ", in " + pl.context.front();
+    }
+    std::string largest;
+    for (size_t i = 0; i < t.live_at_peak.size() && i < kMaxPlaces; ++i) {
+      largest += (i ? ", " : "") +
+                 FormatMemory(static_cast<int64_t>(p.memory_ops[t.live_at_peak[i]].bytes));
+    }
+    f.evidence = {Bytes("peak_bytes", peak.bytes), Count("live_allocations", t.live_at_peak.size()),
+                  Text("largest_live", largest), Count("device", made.device_id)};
+    f.places.push_back(pl);
+    f.where = pl;
+    f.title = "Device memory in use peaks at " + FormatMemory(static_cast<int64_t>(peak.bytes)) +
+              (pl.step ? " in step " + std::to_string(*pl.step) : std::string()) + where + " (" +
+              std::to_string(t.live_at_peak.size()) + " live allocations; largest " + largest +
+              ")";
+    f.advice = "The peak decides whether a larger batch or model fits. Free or reuse the "
+               "largest live buffers before this point, or recompute instead of keeping them "
+               "(activation checkpointing).";
+    out->push_back(std::move(f));
+  }
+
+  // memory_growth: in use at the end of each step rises step after step.
+  const std::vector<StepRow>& steps = a.steps();
+  if (steps.size() >= kMemoryGrowthMinSteps) {
+    std::vector<uint64_t> at_end;
+    for (const StepRow& s : steps) at_end.push_back(InUseAt(t, s.start_ns + s.wall_ns));
+    size_t rises = 0;
+    bool falls = false;
+    for (size_t i = 1; i < at_end.size(); ++i) {
+      rises += at_end[i] > at_end[i - 1] ? 1 : 0;
+      falls = falls || at_end[i] < at_end[i - 1];
+    }
+    const uint64_t growth = at_end.back() > at_end.front() ? at_end.back() - at_end.front() : 0;
+    const double rising = static_cast<double>(rises) / static_cast<double>(at_end.size() - 1);
+    if (!falls && rising >= kMemoryGrowthMinRisingShare && growth >= kMemoryGrowthMinBytes) {
+      Finding f;
+      f.id = "memory_growth";
+      f.severity = Severity::kWarn;
+      const uint64_t per_step = growth / (at_end.size() - 1);
+      f.evidence = {Count("steps", steps.size()), Bytes("first_step_end_bytes", at_end.front()),
+                    Bytes("last_step_end_bytes", at_end.back()), Bytes("growth_bytes", growth),
+                    Bytes("growth_per_step_bytes", per_step),
+                    Pct("rising_steps_pct", rising)};
+      Place pl = a.PlaceAt(steps.front().start_ns, steps.back().start_ns + steps.back().wall_ns);
+      pl.name = "the steps";
+      f.places.push_back(pl);
+      f.where = pl;
+      f.title = "Device memory in use grows step after step: " +
+                FormatMemory(static_cast<int64_t>(at_end.front())) + " after step " +
+                std::to_string(steps.front().number) + ", " +
+                FormatMemory(static_cast<int64_t>(at_end.back())) + " after step " +
+                std::to_string(steps.back().number) + " (+" +
+                FormatMemory(static_cast<int64_t>(per_step)) + " per step)";
+      f.advice = "Memory that never comes back: a leak (tensors kept alive across steps, e.g. "
+                 "a loss accumulated with its graph: use loss.item() or .detach()), or a cache "
+                 "that has not settled. Compare the live allocations of two steps "
+                 "(torch.cuda.memory_summary, or this profile's memory track).";
+      out->push_back(std::move(f));
+    }
+  }
+
+  // alloc_churn: many synchronous allocations and frees per step (pool allocations are cheap).
+  if (steps.size() >= 2) {
+    std::vector<uint64_t> per_step;
+    uint64_t allocs = 0, frees = 0, pinned = 0;
+    for (const StepRow& s : steps) {
+      uint64_t n = 0;
+      for (const MemoryOp& m : p.memory_ops) {
+        if (m.is_async || m.ts_ns < s.start_ns || m.ts_ns >= s.start_ns + s.wall_ns) continue;
+        ++n;
+        (m.op == MemoryOpKind::kAlloc ? allocs : frees) += 1;
+        pinned += m.mem_kind == MemKind::kPinned ? 1 : 0;
+      }
+      per_step.push_back(n);
+    }
+    const uint64_t median = Median(per_step);
+    if (median >= kAllocChurnMinPerStep) {
+      Finding f;
+      f.id = "alloc_churn";
+      f.severity = Severity::kWarn;
+      f.evidence = {Count("steps", steps.size()), Count("allocations", allocs),
+                    Count("frees", frees), Count("pinned", pinned),
+                    Count("median_per_step", median)};
+      Place pl = a.PlaceAt(steps.front().start_ns, steps.back().start_ns + steps.back().wall_ns);
+      pl.name = "the steps";
+      f.places.push_back(pl);
+      f.where = pl;
+      f.title = std::to_string(median) + " allocations and frees per step (median of " +
+                std::to_string(steps.size()) + " steps; " + std::to_string(allocs) +
+                " allocations, " + std::to_string(frees) + " frees, " + std::to_string(pinned) +
+                " of them pinned)";
+      f.advice = "cudaMalloc, cudaFree and pinned allocations synchronize and cost tens of "
+                 "microseconds to milliseconds each. Allocate once and reuse, or use a pool: "
+                 "cudaMallocAsync / a memory pool, or PyTorch's caching allocator.";
+      out->push_back(std::move(f));
+    }
+  }
+}
+
+}  // namespace gprof::findings_internal
