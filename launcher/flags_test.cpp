@@ -66,6 +66,19 @@ TEST(Flags, NoPythonHook) {
   EXPECT_NE(error.find("takes no value"), std::string::npos) << error;
 }
 
+TEST(Flags, ExportSqliteOnlyAndBeforeTheRun) {
+  EXPECT_FALSE(Parse({"prog"}).export_sqlite);
+  LaunchOptions o = Parse({"--export", "sqlite", "prog"});
+  EXPECT_TRUE(o.export_sqlite);
+  EXPECT_TRUE(o.gprof_env.empty());  // launcher-only: the program never sees it
+  EXPECT_TRUE(Parse({"--export=sqlite", "prog"}).export_sqlite);
+  std::string error;
+  Parse({"--export", "json", "prog"}, &error);
+  EXPECT_NE(error.find("--export json: export type 'json' is not known"), std::string::npos)
+      << error;
+  EXPECT_NE(error.find("sqlite"), std::string::npos) << error;
+}
+
 TEST(Flags, UsageErrors) {
   std::string error;
   Parse({"--bogus", "p"}, &error);

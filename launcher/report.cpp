@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "exporters/findings.h"
+#include "exporters/sqlite_export.h"
 #include "launcher/manifest.h"
 #include "model/dump.h"
 #include "model/output_file.h"
@@ -127,6 +128,20 @@ std::string WriteFindings(const Profile& profile, const std::string& stem,
   }
 }
 
+// Writes the SQLite export of `profile`; "" and a warning on `err` when it cannot be written (the
+// table and trace are kept).
+std::string WriteSqlite(const Profile& profile, const std::string& path,
+                        std::vector<std::string>* outputs, std::FILE* err) {
+  try {
+    WriteSqliteExport(profile, path);
+    outputs->push_back(path);
+    return path;
+  } catch (const std::exception& e) {
+    std::fprintf(err, "gprof-run: warning: SQLite export not written: %s\n", e.what());
+    return "";
+  }
+}
+
 }  // namespace
 
 bool ParseDumpName(const std::string& file_name, DumpName* name) {
@@ -222,7 +237,7 @@ std::vector<std::string> ProcessDumps(const std::string& dir) {
 }
 
 RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_options,
-                              bool quiet, std::FILE* err) {
+                              bool quiet, std::FILE* err, bool export_sqlite) {
   RenderSummary summary;
   std::vector<DumpName> dumps = DumpsIn(dir);
   std::sort(dumps.begin(), dumps.end(), [](const DumpName& a, const DumpName& b) {
@@ -257,7 +272,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
   Totals totals;
   std::set<long> ranked_pids;
   std::string main_table, main_table_source, main_table_path, main_trace_path, main_pftrace_path,
-      cupti_text, main_findings, main_findings_path;
+      cupti_text, main_findings, main_findings_path, main_sqlite_path;
   for (const DumpName& d : dumps) {
     const std::string path = dir + "/" + d.stem + kDumpExtension;
     const bool is_main = d.pid == main_pid && !d.window;
@@ -282,6 +297,9 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
       summary.outputs.push_back(pftrace_path);
       const std::string findings_stem = dir + "/" + (is_main ? "findings" : d.stem + ".findings");
       const std::string findings = WriteFindings(profile, findings_stem, &summary.outputs, err);
+      const std::string sqlite =
+          export_sqlite ? WriteSqlite(profile, SqliteExportPath(dir, d), &summary.outputs, err)
+                        : "";
       ++summary.rendered;
       // Count each process once: its whole run when it has one, else its windows.
       if (!d.window || pids_with_whole_run.count(d.pid) == 0) {
@@ -298,6 +316,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
         main_pftrace_path = pftrace_path;
         main_findings = findings;
         main_findings_path = findings.empty() ? "" : findings_stem + ".txt";
+        main_sqlite_path = sqlite;
         cupti_text = CuptiText(profile);
       }
       if (cupti_text.empty()) cupti_text = CuptiText(profile);
@@ -333,11 +352,15 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
     where = "table " + main_table_path + ", trace " + main_trace_path + " (Perfetto: " +
             main_pftrace_path + ")";
     if (!main_findings_path.empty()) where += ", findings " + main_findings_path;
+    if (!main_sqlite_path.empty()) where += ", SQLite " + main_sqlite_path;
   } else {
     where = "no dump from the main process";
   }
   const int others = summary.rendered - (main_table_path.empty() ? 0 : 1);
-  if (others > 0) where += "; " + std::to_string(others) + " more table/trace pair(s) in " + dir;
+  if (others > 0) {
+    where += "; " + std::to_string(others) + " more table/trace pair(s)" +
+             (export_sqlite ? " and SQLite export(s)" : "") + " in " + dir;
+  }
   if (const std::string torch = TorchProfilerText(totals, cupti_text); !torch.empty()) {
     cupti_text += "; " + torch;
   }

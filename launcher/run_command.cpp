@@ -271,7 +271,7 @@ int RunCommand(const std::vector<std::string>& args) {
     TableOptions table;
     table.sort_by = o.sort_by;
     table.row_limit = o.row_limit;
-    const RenderSummary s = RenderDirectory(abs_dir, table, o.quiet, stderr);
+    const RenderSummary s = RenderDirectory(abs_dir, table, o.quiet, stderr, o.export_sqlite);
     std::string closing = s.closing_line;
     if (s.ranked_processes >= 2 && !closing.empty()) closing += MergeRanks(abs_dir, o, stderr);
     if (!closing.empty()) std::fprintf(stderr, "%s\n", closing.c_str());
