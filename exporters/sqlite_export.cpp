@@ -336,7 +336,10 @@ class Database {
   // `shown` names the file in messages (the final path, not the temporary one).
   Database(const std::string& path, std::string shown) : shown_(std::move(shown)) {
     // The temporary file exists already (created fresh, empty): never let SQLite create one.
-    const int rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE, nullptr);
+    // NOMUTEX: one thread uses the connection, so no lock around every bind and step (8 % of
+    // the export's time in the serialized mode).
+    const int rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+                                   nullptr);
     if (rc != SQLITE_OK) Fail("cannot open", rc);
   }
   ~Database() { sqlite3_close(db_); }
