@@ -742,6 +742,13 @@ class Writer {
       ins.Text("EXPORT_SCHEMA_VERSION").Text("3.25.0").Row();
       ins.Text("GPROF_RUN_EXPORT").Text("a subset of nsys's tables, see gprof-run docs/EXPORT.md")
           .Row();
+      // Losses are never silent: every counter of the profile (model/profile.h), zeros too, so
+      // that a query finds the key whatever the run lost.
+      std::vector<std::pair<std::string, std::string>> counters;
+      ForEachCounter(p_.counters, [&](const char* name, uint64_t value, const char*) {
+        counters.emplace_back(std::string("GPROF_RUN_COUNTER_") + name, std::to_string(value));
+      });
+      for (const auto& [name, value] : counters) ins.Text(name).Text(value).Row();
     }
   }
 

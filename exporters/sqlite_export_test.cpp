@@ -393,6 +393,20 @@ TEST_F(SqliteExportTest, ProcessThreadsAndSessionStart) {
             (std::vector<Row>{{S("3.25.0")}}));
 }
 
+TEST_F(SqliteExportTest, LossCountersAreInMetaData) {
+  Profile p = HandBuiltProfile();
+  p.counters.cupti_dropped_records = 7;
+  WriteSqliteExport(p, path_);
+  const Db db(path_);
+  EXPECT_EQ(db.Query("SELECT value FROM META_DATA_EXPORT "
+                     "WHERE name = 'GPROF_RUN_COUNTER_cupti_dropped_records'"),
+            (std::vector<Row>{{S("7")}}));
+  size_t counters = 0;
+  ForEachCounter(p.counters, [&](const char*, uint64_t, const char*) { ++counters; });
+  EXPECT_EQ(db.Query("SELECT COUNT(*) FROM META_DATA_EXPORT WHERE name LIKE 'GPROF_RUN_COUNTER_%'"),
+            (std::vector<Row>{{I(static_cast<int64_t>(counters))}}));
+}
+
 // A record before the profile's start (a window's call begun before the window) moves the
 // session start back to it: no time is negative, and utcEpochNs + start stays the wall time.
 TEST_F(SqliteExportTest, SessionStartsAtTheEarliestRecord) {
