@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "config/config.h"
+#include "exporters/sqlite_export.h"
 
 namespace gprof::launcher {
 namespace {
@@ -68,6 +69,12 @@ TEST(Flags, NoPythonHook) {
 
 TEST(Flags, ExportSqliteOnlyAndBeforeTheRun) {
   EXPECT_FALSE(Parse({"prog"}).export_sqlite);
+  if (!SqliteExportAvailable()) {  // a build without libsqlite3 refuses it up front
+    std::string error;
+    Parse({"--export", "sqlite", "prog"}, &error);
+    EXPECT_NE(error.find("built without SQLite"), std::string::npos) << error;
+    return;
+  }
   LaunchOptions o = Parse({"--export", "sqlite", "prog"});
   EXPECT_TRUE(o.export_sqlite);
   EXPECT_TRUE(o.gprof_env.empty());  // launcher-only: the program never sees it
