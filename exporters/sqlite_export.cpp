@@ -34,6 +34,7 @@
 #include <utility>
 
 #include "exporters/names.h"
+#include "exporters/utf8.h"
 #include "model/output_file.h"
 
 namespace gprof {
@@ -483,15 +484,42 @@ class TempFile {
 
 // ---- the rows ----------------------------------------------------------------------------------
 
+bool ValidUtf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = Utf8SequenceLength(s, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
 // StringIds: the profile's own strings keep their ids; names the export makes (demangled and
-// short kernel names, names of API calls the profile has none for) get ids after them.
+// short kernel names, names of API calls the profile has none for) get ids after them. Text
+// columns are declared UTF-8, and readers such as Python's sqlite3 fail on anything else: the
+// program's names are arbitrary bytes, so an invalid one is stored repaired (RepairUtf8: each
+// bad byte U+FFFD), as the trace writers do.
 class Strings {
  public:
   explicit Strings(const StringTable& table) : table_(table), base_(table.size()) {
     index_.reserve(table.size() * 2);
-    for (StringId id = 0; id < table.size(); ++id) index_.emplace(table.Get(id), id);
+    for (StringId id = 0; id < table.size(); ++id) {
+      if (!ValidUtf8(table.Get(id))) repaired_.emplace(id, RepairUtf8(table.Get(id)));
+      index_.emplace(Text(id), id);
+    }
+  }
+  // The text of a profile string, valid UTF-8.
+  std::string_view Text(StringId id) const {
+    if (!repaired_.empty()) {
+      if (auto it = repaired_.find(id); it != repaired_.end()) return it->second;
+    }
+    return table_.Get(id);
   }
   uint32_t Id(std::string_view s) {
+    std::string clean;
+    if (!ValidUtf8(s)) {
+      clean = RepairUtf8(s);
+      s = clean;
+    }
     if (auto it = index_.find(s); it != index_.end()) return it->second;
     extra_.emplace_back(s);
     const uint32_t id = base_ + static_cast<uint32_t>(extra_.size() - 1);
@@ -500,13 +528,14 @@ class Strings {
   }
   void WriteTable(Database* db, uint64_t* rows) const {
     Insert ins(db, "INSERT INTO StringIds (id, value) VALUES (?, ?)", rows);
-    for (StringId id = 0; id < base_; ++id) ins.Int(id).Text(table_.Get(id)).Row();
+    for (StringId id = 0; id < base_; ++id) ins.Int(id).Text(Text(id)).Row();
     for (size_t i = 0; i < extra_.size(); ++i) ins.Int(base_ + i).Text(extra_[i]).Row();
   }
 
  private:
   const StringTable& table_;
   const uint32_t base_;
+  std::unordered_map<StringId, std::string> repaired_;  // node map: stable for the index's views
   std::deque<std::string> extra_;  // deque: stable addresses for the index's views
   std::unordered_map<std::string_view, uint32_t> index_;
 };
@@ -699,7 +728,7 @@ class Writer {
     // A named domain: one NvtxDomainCreate row (its name in text, at the session start, on the
     // main thread), as nsys writes one per domain; queries join ranges to it by domainId.
     for (size_t d = 1; d < p_.domains.size(); ++d) {
-      const std::string_view name = p_.strings.Get(p_.domains[d]);
+      const std::string_view name = strings_.Text(p_.domains[d]);
       if (name.empty()) continue;
       ins.Int(0).Null().Int(kNvtxDomainCreate).Null().Text(name).Int(process_tid);
       ins.Int(static_cast<int64_t>(d)).Row();
@@ -707,12 +736,12 @@ class Writer {
     for (const HostRange& r : p_.ranges) {
       ins.Int(T(r.start_ns)).Int(T(r.end_ns));
       ins.Int((r.flags & kRangeStartEnd) ? kNvtxStartEndRange : kNvtxPushPopRange);
-      ins.IntOr(r.category != 0, r.category).Text(p_.strings.Get(r.name));
+      ins.IntOr(r.category != 0, r.category).Text(strings_.Text(r.name));
       ins.Int(GlobalTid(p_.info.pid, r.tid)).Int(r.domain).Row();
     }
     for (const HostMark& m : p_.marks) {
       ins.Int(T(m.ts_ns)).Null().Int(kNvtxMark).IntOr(m.category != 0, m.category);
-      ins.Text(p_.strings.Get(m.name)).Int(GlobalTid(p_.info.pid, m.tid)).Int(m.domain).Row();
+      ins.Text(strings_.Text(m.name)).Int(GlobalTid(p_.info.pid, m.tid)).Int(m.domain).Row();
     }
   }
 
@@ -725,7 +754,8 @@ class Writer {
     }
     {
       Insert ins(&db_, "INSERT INTO PROCESSES (globalPid, pid, name) VALUES (?, ?, ?)", &rows_);
-      ins.Int(global_pid_).Int(p_.info.pid).Text(p_.info.program).Row();
+      const std::string name = RepairUtf8(p_.info.program);
+      ins.Int(global_pid_).Int(p_.info.pid).Text(name).Row();
     }
     {
       // Our one clock is CLOCK_REALTIME: the system clock's reading at the start is utcEpochNs.

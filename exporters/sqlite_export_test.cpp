@@ -421,6 +421,27 @@ TEST_F(SqliteExportTest, SessionStartsAtTheEarliestRecord) {
             I(1800));
 }
 
+// The program's names are arbitrary bytes; the export's text is valid UTF-8 (each bad byte
+// U+FFFD), as its readers (Python's sqlite3, pandas) require.
+TEST_F(SqliteExportTest, InvalidUtf8NamesAreRepaired) {
+  Profile p = HandBuiltProfile();
+  p.ranges.push_back({kT0 + 7'000, kT0 + 8'000, p.strings.Intern("bad\xff name"), kPid, 0, 0, 0});
+  p.kernels.push_back({kT0 + 7'100, kT0 + 7'200, 0, p.strings.Intern("k\xc3"), 0, 7});
+  p.info.program = "tr\x80iner";
+  WriteSqliteExport(p, path_);
+  const Db db(path_);
+  EXPECT_EQ(db.Query("SELECT text FROM NVTX_EVENTS WHERE start = 7000"),
+            (std::vector<Row>{{S("bad\xef\xbf\xbd name")}}));
+  EXPECT_EQ(db.Query("SELECT d.value, s.value, m.value FROM CUPTI_ACTIVITY_KIND_KERNEL AS k "
+                     "JOIN StringIds AS d ON d.id = k.demangledName "
+                     "JOIN StringIds AS s ON s.id = k.shortName "
+                     "JOIN StringIds AS m ON m.id = k.mangledName WHERE k.start = 7100"),
+            (std::vector<Row>{{S("k\xef\xbf\xbd"), S("k\xef\xbf\xbd"), S("k\xef\xbf\xbd")}}));
+  EXPECT_EQ(db.Query("SELECT name FROM PROCESSES"), (std::vector<Row>{{S("tr\xef\xbf\xbdiner")}}));
+  EXPECT_EQ(db.Query("SELECT COUNT(*) FROM StringIds WHERE value LIKE '%' || char(65533) || '%'"),
+            (std::vector<Row>{{I(2)}}));
+}
+
 TEST_F(SqliteExportTest, EmptyProfileHasEveryTableAndNoActivityRows) {
   Profile p;
   p.info.pid = 1;
