@@ -5,6 +5,7 @@
 //   StatsCommand   gprof-run stats PATH [--report NAME]... [--format table|csv|json] [--by-step]
 //   DiffCommand    gprof-run diff A B [--format table|csv|json] [--by kernel|op|range|all]
 //   MergeCommand   gprof-run merge DIR... [-o OUTDIR] [--row-limit N] [--quiet]
+//   ExportCommand  gprof-run export [--type sqlite] PATH [-o FILE] [--quiet]
 #pragma once
 
 #include <string>
@@ -22,5 +23,10 @@ int CheckCommand(const std::vector<std::string>& args);
 int StatsCommand(const std::vector<std::string>& args);  // stats_command.cpp
 int DiffCommand(const std::vector<std::string>& args);   // diff_command.cpp
 int MergeCommand(const std::vector<std::string>& args);  // merge_command.cpp
+int ExportCommand(const std::vector<std::string>& args);  // export_command.cpp
+
+// "" when `type` is an export type this gprof-run writes (sqlite, when built with SQLite), else
+// the message (export --type, --export).
+std::string CheckExportType(const std::string& type);
 
 }  // namespace gprof::launcher

@@ -6,6 +6,7 @@
 
 #include "config/config.h"
 #include "exporters/exporters.h"
+#include "launcher/commands.h"
 
 namespace gprof::launcher {
 namespace {
@@ -68,6 +69,9 @@ const std::vector<FlagSpec> kFlags = {
      "Cap a JSON trace at N MiB: a larger one is written as parts cut by time "
      "(trace.part1.json, ...), each a complete trace."},
     {"row-limit", 0, "", "N", "", "Most rows in the table (-1 = all; default: all up to 2000, else the top 2000 and a line counting the rest)."},
+    {"export", 0, "", "TYPE", "",
+     "After the run, also write <outdir>/<dump>.sqlite for every dump: an SQLite database with "
+     "Nsight Systems' table names, as gprof-run export writes it (sqlite is the only TYPE)."},
     {"force", 0, "", "", "",
      "Run even when CUDA_INJECTION64_PATH / NVTX_INJECTION64_PATH are already set by another "
      "tool (ours replaces theirs)."},
@@ -228,6 +232,9 @@ std::string ParseFlags(const std::vector<std::string>& args, LaunchOptions* o) {
       if (std::string e = ParseTraceFormats(value, &o->traces); !e.empty()) return e;
     } else if (name == "max-trace-mb") {
       if (std::string e = ParseMaxTraceMb(value, &o->traces); !e.empty()) return e;
+    } else if (name == "export") {
+      if (std::string e = CheckExportType(value); !e.empty()) return "--export " + value + ": " + e;
+      o->export_sqlite = true;
     } else if (name == "force") {
       o->force = true;
     } else if (name == "preload") {
@@ -272,6 +279,7 @@ std::string HelpText() {
       "       gprof-run stats PATH [--report NAME]... [--format table|csv|json] [--by-step]\n"
       "       gprof-run diff A B [--format table|csv|json] [--by kernel|op|range|all]\n"
       "       gprof-run merge DIR... [-o OUTDIR] [--row-limit N] [--quiet]\n"
+      "       gprof-run export [--type sqlite] PATH [-o FILE] [--quiet]\n"
       "\n"
       "Runs program with the gprof injection library (CUDA_INJECTION64_PATH and\n"
       "NVTX_INJECTION64_PATH), then writes <outdir>/table.txt (also printed on stderr),\n"

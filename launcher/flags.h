@@ -38,6 +38,7 @@ struct LaunchOptions {
   bool preload = false;
   bool python_hook = true;  // --no-python-hook: no PYTHONPATH change for Python programs
   bool quiet = false;
+  bool export_sqlite = false;  // --export sqlite: <outdir>/<dump>.sqlite after the run
   bool help = false;
   bool help_env = false;
   bool version = false;
@@ -46,7 +47,8 @@ struct LaunchOptions {
 
 // Parses argv[first..]: flags stop at the first non-option or at "--". Returns "" on success,
 // otherwise a one-line message for a usage error (exit 2). Checks --sort-by and --row-limit;
-// GPROF_* values are checked later by ParseConfig on the whole environment.
+// GPROF_* values are checked later by ParseConfig on the whole environment. Checks --export
+// too (CheckExportType, commands.h): a type this gprof-run cannot write fails before the run.
 std::string ParseFlags(const std::vector<std::string>& args, LaunchOptions* options);
 
 // Parses a --row-limit value: -1 (all rows) or a non-negative whole number.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "config/config.h"
+#include "exporters/sqlite_export.h"
 
 namespace gprof::launcher {
 namespace {
@@ -64,6 +65,25 @@ TEST(Flags, NoPythonHook) {
   std::string error;
   Parse({"--no-python-hook=1", "p"}, &error);
   EXPECT_NE(error.find("takes no value"), std::string::npos) << error;
+}
+
+TEST(Flags, ExportSqliteOnlyAndBeforeTheRun) {
+  EXPECT_FALSE(Parse({"prog"}).export_sqlite);
+  if (!SqliteExportAvailable()) {  // a build without libsqlite3 refuses it up front
+    std::string error;
+    Parse({"--export", "sqlite", "prog"}, &error);
+    EXPECT_NE(error.find("built without SQLite"), std::string::npos) << error;
+    return;
+  }
+  LaunchOptions o = Parse({"--export", "sqlite", "prog"});
+  EXPECT_TRUE(o.export_sqlite);
+  EXPECT_TRUE(o.gprof_env.empty());  // launcher-only: the program never sees it
+  EXPECT_TRUE(Parse({"--export=sqlite", "prog"}).export_sqlite);
+  std::string error;
+  Parse({"--export", "json", "prog"}, &error);
+  EXPECT_NE(error.find("--export json: export type 'json' is not known"), std::string::npos)
+      << error;
+  EXPECT_NE(error.find("sqlite"), std::string::npos) << error;
 }
 
 TEST(Flags, UsageErrors) {

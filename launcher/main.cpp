@@ -1,6 +1,6 @@
-// gprof-run: entry point. Dispatches to the report/check/stats/diff/merge commands or profiles a
-// program. A program named "report", "check", "stats", "diff" or "merge" is profiled with
-// `gprof-run -- report ...`.
+// gprof-run: entry point. Dispatches to the report/check/stats/diff/merge/export commands or
+// profiles a program. A program named "report", "check", "stats", "diff", "merge" or "export" is
+// profiled with `gprof-run -- report ...`.
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -25,6 +25,9 @@ int main(int argc, char** argv) {
     }
     if (!args.empty() && args[0] == "merge") {
       return gprof::launcher::MergeCommand({args.begin() + 1, args.end()});
+    }
+    if (!args.empty() && args[0] == "export") {
+      return gprof::launcher::ExportCommand({args.begin() + 1, args.end()});
     }
     return gprof::launcher::RunCommand(args);
   } catch (const std::exception& e) {

@@ -16,6 +16,7 @@
 #include "exporters/findings.h"
 #include "exporters/gzip_file.h"
 #include "exporters/trace_split.h"
+#include "exporters/sqlite_export.h"
 #include "launcher/manifest.h"
 #include "model/dump.h"
 #include "model/output_file.h"
@@ -126,6 +127,20 @@ std::string WriteFindings(const Profile& profile, const std::string& stem,
   } catch (const std::exception& e) {
     std::fprintf(err, "gprof-run: warning: %s: findings not written: %s\n", stem.c_str(),
                  e.what());
+    return "";
+  }
+}
+
+// Writes the SQLite export of `profile`; "" and a warning on `err` when it cannot be written (the
+// table and trace are kept).
+std::string WriteSqlite(const Profile& profile, const std::string& path,
+                        std::vector<std::string>* outputs, std::FILE* err) {
+  try {
+    WriteSqliteExport(profile, path);
+    outputs->push_back(path);
+    return path;
+  } catch (const std::exception& e) {
+    std::fprintf(err, "gprof-run: warning: SQLite export not written: %s\n", e.what());
     return "";
   }
 }
@@ -267,7 +282,8 @@ std::string LargeTraceText(const std::string& trace, uint64_t bytes, const Trace
 }  // namespace
 
 RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_options,
-                              const TraceOptions& traces, bool quiet, std::FILE* err) {
+                              const TraceOptions& traces, bool quiet, std::FILE* err,
+                              bool export_sqlite) {
   RenderSummary summary;
   std::vector<DumpName> dumps = DumpsIn(dir);
   std::sort(dumps.begin(), dumps.end(), [](const DumpName& a, const DumpName& b) {
@@ -302,7 +318,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
   Totals totals;
   std::set<long> ranked_pids;
   std::string main_table, main_table_source, main_table_path, main_trace_path, main_pftrace_path,
-      cupti_text, main_findings, main_findings_path, large_trace_notes;
+      cupti_text, main_findings, main_findings_path, large_trace_notes, main_sqlite_path;
   for (const DumpName& d : dumps) {
     const std::string path = dir + "/" + d.stem + kDumpExtension;
     const bool is_main = d.pid == main_pid && !d.window;
@@ -346,6 +362,9 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
       }
       const std::string findings_stem = dir + "/" + (is_main ? "findings" : d.stem + ".findings");
       const std::string findings = WriteFindings(profile, findings_stem, &summary.outputs, err);
+      const std::string sqlite =
+          export_sqlite ? WriteSqlite(profile, SqliteExportPath(dir, d), &summary.outputs, err)
+                        : "";
       ++summary.rendered;
       // Count each process once: its whole run when it has one, else its windows.
       if (!d.window || pids_with_whole_run.count(d.pid) == 0) {
@@ -362,6 +381,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
         main_pftrace_path = traces.pftrace ? pftrace_path : "";
         main_findings = findings;
         main_findings_path = findings.empty() ? "" : findings_stem + ".txt";
+        main_sqlite_path = sqlite;
         cupti_text = CuptiText(profile);
       }
       if (cupti_text.empty()) cupti_text = CuptiText(profile);
@@ -403,11 +423,15 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
       where += ", trace " + main_pftrace_path;
     }
     if (!main_findings_path.empty()) where += ", findings " + main_findings_path;
+    if (!main_sqlite_path.empty()) where += ", SQLite " + main_sqlite_path;
   } else {
     where = "no dump from the main process";
   }
   const int others = summary.rendered - (main_table_path.empty() ? 0 : 1);
-  if (others > 0) where += "; " + std::to_string(others) + " more table/trace pair(s) in " + dir;
+  if (others > 0) {
+    where += "; " + std::to_string(others) + " more table/trace pair(s)" +
+             (export_sqlite ? " and SQLite export(s)" : "") + " in " + dir;
+  }
   if (const std::string torch = TorchProfilerText(totals, cupti_text); !torch.empty()) {
     cupti_text += "; " + torch;
   }

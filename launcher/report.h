@@ -9,7 +9,8 @@
 // The main process (pid in gprof-run.json; without a manifest, the only whole-run dump) gets
 // <dir>/table.txt, <dir>/trace.json, <dir>/trace.pftrace (the same trace as Perfetto protobuf) and
 // <dir>/findings.json / findings.txt; every other dump <stem>.gpdump gets <stem>.table.txt,
-// <stem>.trace.json, <stem>.pftrace and <stem>.findings.json / .txt.
+// <stem>.trace.json, <stem>.pftrace and <stem>.findings.json / .txt. With --export sqlite every
+// dump also gets <stem>.sqlite (exporters/sqlite_export.h), as `gprof-run export DIR` writes it.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +43,11 @@ std::vector<DumpName> DumpsIn(const std::string& dir);
 // then cycle, then name. What `stats` sums and `diff` compares.
 std::vector<std::string> ProcessDumps(const std::string& dir);
 
+// Where `gprof-run export` and `--export sqlite` write the SQLite export of dump `name` in `dir`.
+inline std::string SqliteExportPath(const std::string& dir, const DumpName& name) {
+  return dir + "/" + name.stem + ".sqlite";
+}
+
 struct RenderSummary {
   int dumps = 0;     // dump files found
   int rendered = 0;  // dumps turned into table + trace
@@ -73,7 +79,10 @@ std::string ParseMaxTraceMb(const std::string& text, TraceOptions* out);
 inline constexpr uint64_t kJsonTraceComfortBytes = 1ull << 30;
 
 // Renders every dump in `dir`; writes messages and the main table (unless `quiet`) to `err`.
+// `export_sqlite`: also each dump's SQLite export (SqliteExportPath); one that cannot be written
+// is a warning, never a failed dump.
 RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table,
-                              const TraceOptions& traces, bool quiet, std::FILE* err);
+                              const TraceOptions& traces, bool quiet, std::FILE* err,
+                              bool export_sqlite = false);
 
 }  // namespace gprof::launcher

@@ -272,7 +272,8 @@ int RunCommand(const std::vector<std::string>& args) {
     table.sort_by = o.sort_by;
     table.row_limit = o.row_limit;
     table.profile_memory = o.profile_memory;
-    const RenderSummary s = RenderDirectory(abs_dir, table, o.traces, o.quiet, stderr);
+    const RenderSummary s =
+        RenderDirectory(abs_dir, table, o.traces, o.quiet, stderr, o.export_sqlite);
     std::string closing = s.closing_line;
     if (s.ranked_processes >= 2 && !closing.empty()) closing += MergeRanks(abs_dir, o, stderr);
     if (!closing.empty()) std::fprintf(stderr, "%s\n", closing.c_str());

@@ -174,6 +174,11 @@ std::string OutputFile::Open(const std::string& path, bool create_dirs) {
   return "cannot create a temporary file for " + path + ": 100 names taken";
 }
 
+std::string OutputFile::temp_path() const {
+  const size_t slash = path_.find_last_of('/');
+  return (slash == std::string::npos ? std::string() : path_.substr(0, slash + 1)) + tmp_name_;
+}
+
 bool OutputFile::Drain() {
   size_t done = 0;
   while (done < used_ && error_ == 0) {

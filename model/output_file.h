@@ -68,6 +68,10 @@ class OutputFile {
   // Closes (if still open) and renames into place. "" on success, else the message.
   std::string Commit();
   const std::string& path() const { return path_; }
+  // The temporary file's path, for a writer that must open it by name (SQLite): write nothing
+  // through Write then, only Commit. The directory was vetted by Open; in it nobody else can
+  // replace the file (it is this user's, or root's sticky one).
+  std::string temp_path() const;
 
  private:
   bool Drain();
