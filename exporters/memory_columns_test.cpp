@@ -10,6 +10,8 @@
 #include "exporters/exporters.h"
 #include "exporters/format.h"
 #include "exporters/key_averages.h"
+#include "exporters/stats.h"
+#include "exporters/stats_memory.h"
 
 namespace gprof {
 namespace {
@@ -125,6 +127,41 @@ TEST(MemoryColumns, TableShowsThemOnlyWithProfileMemoryAndSortsByThem) {
   EXPECT_EQ(order[3], "cudaMalloc") << t;
   EXPECT_NE(t.find("2.00 MB"), std::string::npos);
   EXPECT_NE(t.find("-1.00 MB"), std::string::npos);
+}
+
+// memory_sum on the same records: owners A (1 MB device + 4 KB pinned), B (2 MB allocated, A's
+// 1 MB freed there), and the cudaMalloc outside every range (512 B).
+TEST(MemorySum, OwnersAreTheInnermostRangesElseTheCall) {
+  std::map<std::string, MemoryOwnerRow> rows;
+  AddMemoryOwners(Allocations(), &rows);
+  ASSERT_EQ(rows.size(), 3u);
+  const MemoryOwnerRow& a = rows.at("A");
+  EXPECT_EQ(a.allocations, 2u);
+  EXPECT_EQ(a.frees, 0u);
+  EXPECT_EQ(a.allocated_bytes, static_cast<uint64_t>(kMb + 4096));
+  EXPECT_EQ(a.net_bytes, kMb + 4096);
+  EXPECT_EQ(a.largest_bytes, static_cast<uint64_t>(kMb));
+  EXPECT_EQ(a.peak_in_use_bytes, static_cast<uint64_t>(2 * kMb));  // device: 1 + 2 - 1 MB at 72
+  const MemoryOwnerRow& b = rows.at("B");
+  EXPECT_EQ(b.allocations, 1u);
+  EXPECT_EQ(b.frees, 1u);
+  EXPECT_EQ(b.net_bytes, kMb);  // 2 MB allocated, 1 MB (A's) freed
+  EXPECT_EQ(b.peak_in_use_bytes, static_cast<uint64_t>(3 * kMb));
+  const MemoryOwnerRow& call = rows.at("cudaMalloc");
+  EXPECT_EQ(call.allocated_bytes, 512u);
+  EXPECT_EQ(call.peak_in_use_bytes, static_cast<uint64_t>(2 * kMb + 512));
+}
+
+TEST(MemorySum, TableOrderedByBytesAllocatedInMegabytes) {
+  StatsCollector stats;
+  stats.Add(Allocations());
+  const StatsTable t = stats.Table(kMemoryReportName);
+  ASSERT_EQ(t.rows.size(), 3u);
+  EXPECT_EQ(std::get<std::string>(t.rows[0].back()), "B");  // 2 MB
+  EXPECT_EQ(std::get<std::string>(t.rows[1].back()), "A");  // 1 MB + 4 KB
+  EXPECT_DOUBLE_EQ(std::get<double>(t.rows[0][0]), 2.0 * kMb / 1e6);
+  EXPECT_EQ(std::get<std::string>(t.rows[0][3]), "1.049");  // net 1 MiB = 1.048576 MB
+  EXPECT_EQ(t.columns.back().header, "Owner");
 }
 
 }  // namespace

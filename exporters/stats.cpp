@@ -80,6 +80,7 @@ std::string Title(std::string_view report) {
   if (report == kMemTime) return "CUDA GPU MemOps Summary (by Time)";
   if (report == kMemSize) return "CUDA GPU MemOps Summary (by Size)";
   if (report == kNvtx) return "NVTX Range Summary";
+  if (report == kMemoryReportName) return "CUDA Memory Allocations by Owner";
   return "Per-Step Summary";
 }
 
@@ -188,6 +189,7 @@ void StatsCollector::Add(const Profile& p) {
     mem_time_[op].push_back(Duration(m.start_ns, m.end_ns));
     mem_bytes_[op].push_back(m.bytes);
   }
+  AddMemoryOwners(p, &memory_);
   for (const HostRange& r : p.ranges) {
     const std::string style = (r.flags & kRangeStartEnd) ? "StartEnd" : "PushPop";
     nvtx_[{RangeName(p, r), style}].push_back(Duration(r.start_ns, r.end_ns));
@@ -272,6 +274,25 @@ StatsTable StatsCollector::Table(std::string_view report) const {
     for (const StepRow& s : Steps()) {
       t.rows.push_back({uint64_t{s.number}, uint64_t{s.pid}, s.wall_ns, s.gpu_busy_ns,
                         s.gpu_busy_percent, s.kernels});
+    }
+    return t;
+  }
+  if (report == kMemoryReportName) {
+    // Ordered by bytes allocated, then name; MB = 1e6 bytes as cuda_gpu_mem_size_sum.
+    const C mb{"", C::kFixed, 3, 6};
+    auto col = [&](const char* h) { C c = mb; c.header = h; return c; };
+    t.columns = {col("Allocated (MB)"), {"Allocs", C::kInt}, {"Frees", C::kInt},
+                 {"Net (MB)", C::kText}, col("Largest (MB)"), col("Peak In Use (MB)"),
+                 {"Owner", C::kText}};
+    std::vector<std::pair<std::string, MemoryOwnerRow>> owners(memory_.begin(), memory_.end());
+    std::stable_sort(owners.begin(), owners.end(), [](const auto& a, const auto& b) {
+      return a.second.allocated_bytes > b.second.allocated_bytes;
+    });
+    for (const auto& [owner, r] : owners) {
+      t.rows.push_back({static_cast<double>(r.allocated_bytes) / 1e6, r.allocations, r.frees,
+                        Fixed(static_cast<double>(r.net_bytes) / 1e6, 3),
+                        static_cast<double>(r.largest_bytes) / 1e6,
+                        static_cast<double>(r.peak_in_use_bytes) / 1e6, owner});
     }
     return t;
   }

@@ -7,6 +7,8 @@
 //   cuda_gpu_mem_time_sum  one row per memory operation ("[CUDA memcpy Host-to-Device]", ...)
 //   cuda_gpu_mem_size_sum  the same operations by bytes, in MB (1 MB = 1e6 bytes, as nsys)
 //   nvtx_sum               one row per (range name, style PushPop / StartEnd)
+// and, on request (not by default), memory_sum: CUDA's allocations and frees per owning range or
+// call (stats_memory.h), in MB as cuda_gpu_mem_size_sum;
 // and, for --by-step, step_sum: one row per step (ProfilerStep#N), with its wall time, how much
 // of it some GPU was busy (kernels, memcpys, memsets) and how many kernels started in it.
 //
@@ -34,6 +36,7 @@
 #include <variant>
 #include <vector>
 
+#include "exporters/stats_memory.h"
 #include "model/profile.h"
 
 namespace gprof {
@@ -103,7 +106,8 @@ class StatsCollector {
   // Steps of every profile added, by pid, then step number, then start.
   std::vector<StepRow> Steps() const;
 
-  // Rows() / Steps() as a table with nsys's headers (`report` may be kStepReportName).
+  // Rows() / Steps() as a table with nsys's headers (`report` may be kStepReportName or
+  // kMemoryReportName).
   StatsTable Table(std::string_view report) const;
 
  private:
@@ -111,6 +115,7 @@ class StatsCollector {
   Samples api_, kernels_, mem_time_, mem_bytes_;
   std::map<std::pair<std::string, std::string>, std::vector<uint64_t>> nvtx_;  // (name, style)
   std::vector<StepRow> steps_;
+  std::map<std::string, MemoryOwnerRow> memory_;
 };
 
 // Text outputs of several tables. Table: nsys's console layout (" ** Title (name):", a header,

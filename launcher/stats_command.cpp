@@ -22,8 +22,9 @@ constexpr const char* kStatsUsage =
     "Nsight Systems-style summaries of a gprof-run output directory (every process's whole-run\n"
     "dump, or its window dumps summed when it has none) or of one .gpdump file, on stdout.\n"
     "Reports: cuda_api_sum, cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum,\n"
-    "nvtx_sum (default: all five). --by-step adds step_sum (per step: wall time, GPU busy,\n"
-    "kernels); alone it prints only that.\n"
+    "nvtx_sum (default: all five), and memory_sum (CUDA allocations and frees per owning NVTX\n"
+    "range or API call: count, MB, largest, peak in use). --by-step adds step_sum (per step:\n"
+    "wall time, GPU busy, kernels); alone it prints only that.\n"
     "Exit: 0 ok, 1 no dump or a dump could not be read, 2 usage error.\n";
 
 int Usage(const std::string& message) {
@@ -51,7 +52,8 @@ int StatsCommand(const std::vector<std::string>& args) {
         size_t comma = value.find(',', start);
         if (comma == std::string::npos) comma = value.size();
         const std::string name = value.substr(start, comma - start);
-        const auto& known = StatsReportNames();
+        std::vector<std::string_view> known = StatsReportNames();
+        known.push_back(kMemoryReportName);
         if (std::find(known.begin(), known.end(), name) == known.end()) {
           std::string list;
           for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);

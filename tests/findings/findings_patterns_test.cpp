@@ -9,6 +9,7 @@
 // findings_patterns_gpu_test's (label gpu).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -25,6 +26,7 @@ using Json = nlohmann::json;
 struct PatternRun {
   ProcessResult process;
   Json findings;  // findings.json of the run
+  std::string dir;  // the run's output directory
 };
 
 // `gprof-run` on the stand-in: `program` (patterns MODE unless given) with the knobs in `env`.
@@ -33,7 +35,9 @@ PatternRun Profile(const std::string& mode, const std::map<std::string, std::str
                    std::vector<std::string> program = {}) {
   if (program.empty()) program = {GPROF_PATTERNS, mode};
   const std::string dir = MakeTempDir("patterns_" + mode) + "/out";
-  std::vector<std::string> argv = {LauncherPath(), "-q", "-o", dir, "--cupti-lib",
+  const bool show_table = std::find(flags.begin(), flags.end(), "--profile-memory") != flags.end();
+  std::vector<std::string> argv = {LauncherPath(), show_table ? "--row-limit" : "-q",
+                                   show_table ? "-1" : "-q", "-o", dir, "--cupti-lib",
                                    StandInLibDir() + "/libcupti.so.13"};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.push_back("--");
@@ -46,6 +50,7 @@ PatternRun Profile(const std::string& mode, const std::map<std::string, std::str
   EXPECT_EQ(r.process.exit_code, 0) << r.process.err;
   EXPECT_NE(r.process.out.find("GPROF_EXAMPLE_DONE"), std::string::npos) << r.process.out;
   r.findings = Json::parse(ReadFile(dir + "/findings.json"));
+  r.dir = dir;
   return r;
 }
 
@@ -249,6 +254,60 @@ TEST(FindingsPatterns, DeviceCopyBeforeTheGemmIsTheBiasCopy) {
   EXPECT_EQ(Ev(*f, "copy_bytes"), 41'943'040);
   EXPECT_EQ(Ev(*f, "gemm_time_us"), 5000.0);
   ExpectAbsent(r, {"heavy_kernel"});  // no occupancy query in this mode
+}
+
+// A leak: each of 8 steps keeps a 2 MiB cudaMalloc made in "forward" (freed after the last step,
+// outside every step). Before the steps patterns.cu holds 8 + 8 MiB + 4 KiB of device memory
+// (16,781,312 B; its 8 MiB pinned buffer is host memory): in use at the step ends that plus 2,
+// 4, ... 16 MiB, +2 MiB per step; the peak, 16,781,312 + 16 MiB = 33,558,528 B with 3 + 8 live
+// allocations, in step 7, in forward. The table's memory columns and stats' memory_sum agree.
+TEST(FindingsPatterns, AllocationKeptEveryStepIsMemoryGrowthAndThePeakIsInTheLastStep) {
+  const std::string dir = MakeTempDir("patterns_leak_table") + "/out";
+  const PatternRun r = Profile("leak", {{"CUDASIM_KERNEL_NS", "tiny_kernel=2000"}},
+                               {"--profile-memory", "--sort-by", "self_cuda_memory_usage"});
+  const Json* g = Find(r, "memory_growth");
+  ASSERT_NE(g, nullptr) << r.findings.dump(2);
+  EXPECT_EQ(Ev(*g, "steps"), 8);
+  constexpr double kBase = 16'781'312;
+  EXPECT_EQ(Ev(*g, "first_step_end_bytes"), kBase + (2 << 20));
+  EXPECT_EQ(Ev(*g, "last_step_end_bytes"), kBase + (16 << 20));
+  EXPECT_EQ(Ev(*g, "growth_per_step_bytes"), 2 << 20);
+  const Json* peak = Find(r, "memory_peak");
+  ASSERT_NE(peak, nullptr);
+  EXPECT_EQ(Ev(*peak, "peak_bytes"), kBase + (16 << 20));
+  EXPECT_EQ(Ev(*peak, "live_allocations"), 11);
+  EXPECT_EQ(peak->at("where").at("step"), 7);
+  EXPECT_EQ(peak->at("where").at("context").at(0), "forward");
+  ExpectAbsent(r, {"alloc_churn"});
+  // The table, sorted by Self CUDA Mem: forward owns the 16 MiB kept; cudaFree (outside every
+  // range) owns every free: the 16 MiB kept and the 16 MiB + 4 KiB allocated before the steps,
+  // -32.00 MB.
+  EXPECT_NE(r.process.err.find("Self CUDA Mem"), std::string::npos) << r.process.err;
+  const size_t forward = r.process.err.find("forward ");
+  ASSERT_NE(forward, std::string::npos);
+  const std::string row = r.process.err.substr(forward, r.process.err.find('\n', forward) - forward);
+  EXPECT_NE(row.find("16.00 MB"), std::string::npos) << row;
+  EXPECT_NE(r.process.err.find("-32.00 MB"), std::string::npos) << r.process.err;
+  // stats' memory_sum: forward allocated 8 x 2 MiB = 16.777216 MB, none freed there, largest
+  // 2.097152 MB, the most in use after one of them 33.558528 MB.
+  const ProcessResult stats = RunProcess(
+      {LauncherPath(), "stats", r.dir, "--report", "memory_sum", "--format", "csv"});
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  EXPECT_NE(stats.out.find("16.777216,8,0,16.777,2.097152,33.558528,forward"),
+            std::string::npos)
+      << stats.out;
+}
+
+// Churn: each of 8 steps allocates and frees three 1 MiB buffers: 6 synchronous operations per
+// step, no growth.
+TEST(FindingsPatterns, AllocateAndFreeEveryStepIsChurn) {
+  const PatternRun r = Profile("churn", {{"CUDASIM_KERNEL_NS", "tiny_kernel=2000"}});
+  const Json* c = Find(r, "alloc_churn");
+  ASSERT_NE(c, nullptr) << r.findings.dump(2);
+  EXPECT_EQ(Ev(*c, "median_per_step"), 6);
+  EXPECT_EQ(Ev(*c, "allocations"), 24);
+  EXPECT_EQ(Ev(*c, "frees"), 24);
+  ExpectAbsent(r, {"memory_growth"});
 }
 
 // 2,000 tiny kernels with 64 KiB activity buffers and the stand-in dropping every 50th activity

@@ -5,7 +5,7 @@
 // from spin_kernel's clock64() loop on a real GPU (its `us` argument), so that the same binary
 // makes the same patterns on both.
 // Usage: patterns MODE   (compute overhead idle sync pageable serial overlap spread short cold
-//                          heavy addmm profiler rank)
+//                          heavy addmm leak churn profiler rank)
 // Mode rank is one rank of a distributed job (RANK, or OMPI_COMM_WORLD_RANK): 8 steps of a 1 ms
 // kernel; the rank named by PATTERNS_SLOW_RANK also computes 4 ms on the host in each step; the
 // exit status is PATTERNS_EXIT_CODE (default 0) on the rank named by PATTERNS_EXIT_RANK.
@@ -185,6 +185,29 @@ int main(int argc, char** argv) {
       EXAMPLE_CHECK(cudaMemcpyAsync(dev2, dev, 4u << 20, cudaMemcpyDeviceToDevice, 0));
       heavy_gemm_kernel<<<1, 256>>>(dev2, 500);
       EXAMPLE_CHECK(cudaDeviceSynchronize());
+    }
+  } else if (mode == "leak") {  // each step keeps a 2 MiB allocation made in "forward"
+    std::vector<float*> kept;
+    for (int s = 0; s < 8; ++s) {
+      Step step(s);
+      Range r("forward");
+      float* p = nullptr;
+      EXAMPLE_CHECK(cudaMalloc(&p, 2u << 20));
+      kept.push_back(p);
+      tiny_kernel<<<1, 32>>>(p);
+      EXAMPLE_CHECK(cudaDeviceSynchronize());
+    }
+    for (float* p : kept) EXAMPLE_CHECK(cudaFree(p));
+  } else if (mode == "churn") {  // each step allocates and frees three 1 MiB buffers
+    for (int s = 0; s < 8; ++s) {
+      Step step(s);
+      Range r("scratch");
+      for (int k = 0; k < 3; ++k) {
+        float* p = nullptr;
+        EXAMPLE_CHECK(cudaMalloc(&p, 1u << 20));
+        tiny_kernel<<<1, 32>>>(p);
+        EXAMPLE_CHECK(cudaFree(p));
+      }
     }
   } else if (mode == "profiler") {  // 2,000 tiny kernels: many activity buffers (and drops)
     for (int s = 0; s < 10; ++s) {

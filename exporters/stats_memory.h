@@ -1,0 +1,32 @@
+// The memory_sum report of `gprof-run stats` (stats.h): CUDA's allocations and frees per owner,
+// where the owner of a record is what owns it in the table's Self memory columns
+// (key_averages.h): the innermost NVTX push/pop range (not a step) around the API call that made
+// it, on the call's thread; else the API call itself; else "[unattributed]" (a record whose call
+// was not recorded). Launcher process only. Pure.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "model/profile.h"
+
+namespace gprof {
+
+inline constexpr std::string_view kMemoryReportName = "memory_sum";
+
+struct MemoryOwnerRow {
+  uint64_t allocations = 0;
+  uint64_t frees = 0;
+  uint64_t allocated_bytes = 0;  // sum of the allocations' sizes
+  int64_t net_bytes = 0;         // allocated minus freed (a free counts its allocation's size)
+  uint64_t largest_bytes = 0;    // the largest single allocation
+  // The most device memory in use (all devices; pinned host memory not included) right after
+  // any allocation of this owner.
+  uint64_t peak_in_use_bytes = 0;
+};
+
+// Adds the memory records of `p` to `rows`, by owner name.
+void AddMemoryOwners(const Profile& p, std::map<std::string, MemoryOwnerRow>* rows);
+
+}  // namespace gprof
