@@ -2,6 +2,8 @@
 #include "exporters/stats_memory.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <iterator>
 #include <unordered_map>
 #include <vector>
 
@@ -94,6 +96,44 @@ void AddMemoryOwners(const Profile& p, std::map<std::string, MemoryOwnerRow>* ro
       row.net_bytes -= static_cast<int64_t>(bytes);
     }
   }
+}
+
+MemoryPeaks DeviceMemoryPeaks(const Profile& p,
+                              const std::vector<std::tuple<uint32_t, uint64_t, uint64_t>>& steps) {
+  MemoryPeaks out;
+  std::vector<uint32_t> order;
+  for (uint32_t i = 0; i < p.memory_ops.size(); ++i) {
+    if (p.memory_ops[i].mem_kind != MemKind::kPinned) order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return p.memory_ops[a].ts_ns < p.memory_ops[b].ts_ns;
+  });
+  std::vector<std::pair<uint64_t, uint64_t>> points;  // (ts, in use after it)
+  std::unordered_map<uint64_t, uint64_t> live;
+  uint64_t in_use = 0;
+  for (uint32_t i : order) {
+    const MemoryOp& m = p.memory_ops[i];
+    const uint64_t key = static_cast<uint64_t>(m.device_id) << 56 ^ m.address;
+    if (m.op == MemoryOpKind::kAlloc) {
+      live[key] = m.bytes;
+      in_use += m.bytes;
+    } else if (auto it = live.find(key); it != live.end()) {
+      in_use -= std::min(in_use, it->second);
+      live.erase(it);
+    }
+    points.emplace_back(m.ts_ns, in_use);
+    if (in_use > out.peak_bytes) {
+      out.peak_bytes = in_use;
+      out.peak_ns = m.ts_ns;
+    }
+  }
+  for (const auto& [number, start, end] : steps) {
+    auto it = std::upper_bound(points.begin(), points.end(), std::make_pair(start, UINT64_MAX));
+    uint64_t peak = it == points.begin() ? 0 : std::prev(it)->second;  // in use at the start
+    for (; it != points.end() && it->first < end; ++it) peak = std::max(peak, it->second);
+    out.steps.push_back({number, peak});
+  }
+  return out;
 }
 
 }  // namespace gprof

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "model/profile.h"
 
@@ -28,5 +30,20 @@ struct MemoryOwnerRow {
 
 // Adds the memory records of `p` to `rows`, by owner name.
 void AddMemoryOwners(const Profile& p, std::map<std::string, MemoryOwnerRow>* rows);
+
+// Device memory in use (all devices together; pinned host memory not included): the peak of
+// the profile and of each step, for the trace's metadata.
+struct StepMemoryPeak {
+  uint32_t step = 0;
+  uint64_t peak_bytes = 0;  // the most in use at any time in [start, end)
+};
+struct MemoryPeaks {
+  uint64_t peak_bytes = 0;
+  uint64_t peak_ns = 0;  // when first reached (absolute)
+  std::vector<StepMemoryPeak> steps;
+};
+// `steps` as (number, start, end); in use at a step's start counts for it.
+MemoryPeaks DeviceMemoryPeaks(const Profile& p,
+                              const std::vector<std::tuple<uint32_t, uint64_t, uint64_t>>& steps);
 
 }  // namespace gprof

@@ -13,11 +13,15 @@
 // tid = stream (as Kineto, so HTA finds args.stream > 0); overflow and extra tracks on synthetic
 // tids from 0x80000000 up, named after the track they belong to.
 #include <string>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "exporters/exporters.h"
 #include "exporters/gzip_file.h"
 #include "exporters/json_writer.h"
+#include "exporters/stats.h"
+#include "exporters/stats_memory.h"
 #include "exporters/trace_json.h"
 #include "exporters/trace_json_events.h"
 #include "exporters/trace_plan.h"
@@ -95,6 +99,7 @@ class TraceWriter {
         .Raw(", \"window_ns\": ")
         .Uint(i.cupti_clock_window_ns)
         .Raw("}");
+    if (!p_.memory_ops.empty()) WriteMemoryPeaks();
     o.Raw(",\n    \"counters\": {");
     const char* sep = "";
     ForEachCounter(c, [&](const char* name, uint64_t value, const char*) {
@@ -102,6 +107,27 @@ class TraceWriter {
       sep = ", ";
     });
     o.Raw("}},\n");
+  }
+
+  // "memory": the device-memory peak of the profile and of each step (stats_memory.h), times
+  // relative to the trace origin as the events'.
+  void WriteMemoryPeaks() {
+    JsonWriter& o = out_;
+    StatsCollector stats;
+    stats.Add(p_);
+    std::vector<std::tuple<uint32_t, uint64_t, uint64_t>> steps;
+    for (const StepRow& s : stats.Steps()) {
+      steps.emplace_back(s.number, s.start_ns, s.start_ns + s.wall_ns);
+    }
+    const MemoryPeaks m = DeviceMemoryPeaks(p_, steps);
+    o.Raw(",\n    \"memory\": {\"peak_bytes\": ").Uint(m.peak_bytes);
+    o.Raw(", \"peak_ts\": ").Micros(m.peak_ns > plan_.base_ns() ? m.peak_ns - plan_.base_ns() : 0);
+    o.Raw(", \"steps\": [");
+    for (size_t k = 0; k < m.steps.size(); ++k) {
+      o.Raw(k ? ", " : "").Raw("{\"step\": ").Uint(m.steps[k].step);
+      o.Raw(", \"peak_bytes\": ").Uint(m.steps[k].peak_bytes).Char('}');
+    }
+    o.Raw("]}");
   }
 
   void WriteMetadata() {

@@ -288,6 +288,15 @@ TEST(FindingsPatterns, AllocationKeptEveryStepIsMemoryGrowthAndThePeakIsInTheLas
   const std::string row = r.process.err.substr(forward, r.process.err.find('\n', forward) - forward);
   EXPECT_NE(row.find("16.00 MB"), std::string::npos) << row;
   EXPECT_NE(r.process.err.find("-32.00 MB"), std::string::npos) << r.process.err;
+  // The trace's metadata: the peak of each step is what it holds at its end.
+  const Json trace = Json::parse(ReadFile(r.dir + "/trace.json"));
+  const Json& memory = trace.at("gprof").at("memory");
+  EXPECT_EQ(memory.at("peak_bytes"), kBase + (16 << 20));
+  ASSERT_EQ(memory.at("steps").size(), 8u);
+  for (int s = 0; s < 8; ++s) {
+    EXPECT_EQ(memory.at("steps").at(s).at("step"), s);
+    EXPECT_EQ(memory.at("steps").at(s).at("peak_bytes"), kBase + (2 << 20) * (s + 1)) << s;
+  }
   // stats' memory_sum: forward allocated 8 x 2 MiB = 16.777216 MB, none freed there, largest
   // 2.097152 MB, the most in use after one of them 33.558528 MB.
   const ProcessResult stats = RunProcess(

@@ -203,6 +203,10 @@ TEST(GoldenExpectations, ComputeBound) {
       EXPECT_DOUBLE_EQ(e["ts"].get<double>(), 350.0);
     }
     EXPECT_TRUE(peak_seen);
+    // The same peak in the metadata; the case has no steps.
+    EXPECT_EQ(t["gprof"]["memory"]["peak_bytes"], 320ull << 20);
+    EXPECT_DOUBLE_EQ(t["gprof"]["memory"]["peak_ts"].get<double>(), 350.0);
+    EXPECT_TRUE(t["gprof"]["memory"]["steps"].empty());
     EXPECT_EQ(FlowIds(t, "s"), (std::set<uint32_t>{2, 3, 4, 5}));
     EXPECT_EQ(FlowIds(t, "f"), (std::set<uint32_t>{2, 3, 4, 5}));
     EXPECT_EQ(t["gprof"]["cupti_library"], "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13");
