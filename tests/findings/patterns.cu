@@ -91,12 +91,12 @@ int main(int argc, char** argv) {
       spin_kernel<<<1, 32>>>(20000);
       EXAMPLE_CHECK(cudaDeviceSynchronize());
     }
-  } else if (mode == "overhead") {  // 200 us of host work per step, two tiny kernels, no sync
+  } else if (mode == "overhead") {  // 2 ms of host work per step, two tiny kernels, no sync
     for (int s = 0; s < 20; ++s) {
       Step step(s);
       {
         Range r("host_work");
-        BusyHost(200);
+        BusyHost(2000);
       }
       tiny_kernel<<<1, 32>>>(scratch);
       tiny_kernel<<<1, 32>>>(scratch);
