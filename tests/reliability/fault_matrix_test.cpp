@@ -113,20 +113,36 @@ ProcessResult Plain(const std::vector<std::string>& program,
   return r;
 }
 
+// The program alone, then under gprof-run (with `flags`, and `extra` in both environments):
+// asserts what every row asserts first, the same stdout and exit status. Returns the profiled
+// run and its dumps.
+struct Compared {
+  ProcessResult plain, run;
+  std::string dir;  // the profiled run's output directory
+  std::vector<std::string> dumps;
+};
+Compared RunBoth(const std::vector<std::string>& program, const std::string& tag,
+                 const std::vector<std::string>& flags = {},
+                 const std::map<std::string, std::string>& extra = {}) {
+  Compared c;
+  c.plain = Plain(program, extra);
+  c.dir = MakeTempDir(tag) + "/out";
+  c.run = RunProcess(Launch(c.dir, program, flags), Base(extra));
+  EXPECT_FALSE(c.run.timed_out) << Describe(c.run);
+  EXPECT_EQ(Status(c.run), Status(c.plain)) << Describe(c.run);
+  EXPECT_EQ(c.run.out, c.plain.out);
+  c.dumps = DumpsIn(c.dir);
+  return c;
+}
+
 // ---- processes: exec, vfork, posix_spawn -------------------------------------------------------
 
 TEST(FaultMatrix, ExecChainThreeDeepEachProcessWritesItsOwnDump) {
-  const std::vector<std::string> program = {kProg, "exec-chain", "2"};
-  const ProcessResult plain = Plain(program);
-  ASSERT_EQ(plain.exit_code, 0) << Describe(plain);
-  const std::string dir = MakeTempDir("fault_exec_chain") + "/out";
-  const ProcessResult r = RunProcess(Launch(dir, program), Base());
-  EXPECT_EQ(Status(r), 0) << Describe(r);
-  EXPECT_EQ(r.out, plain.out);
-  const auto dumps = DumpsIn(dir);
-  ASSERT_EQ(dumps.size(), 3u) << Describe(r);
+  const Compared c = RunBoth({kProg, "exec-chain", "2"}, "fault_exec_chain");
+  EXPECT_EQ(c.plain.exit_code, 0) << Describe(c.plain);
+  ASSERT_EQ(c.dumps.size(), 3u) << Describe(c.run);
   std::set<uint32_t> pids;
-  for (const std::string& d : dumps) {
+  for (const std::string& d : c.dumps) {
     const Profile p = Load(d);
     pids.insert(p.info.pid);
     ExpectOneWork(p);
@@ -137,33 +153,21 @@ TEST(FaultMatrix, ExecChainThreeDeepEachProcessWritesItsOwnDump) {
 TEST(FaultMatrix, ExecWithoutForkKeepsTheLastImagesDumpOnly) {
   // exec() replaces the image without running exit handlers: the work of the images before the
   // last cannot be written (documented); the last image writes the process's dump.
-  const std::vector<std::string> program = {kProg, "exec-replace", "2"};
-  const ProcessResult plain = Plain(program);
-  ASSERT_EQ(plain.exit_code, 0) << Describe(plain);
-  const std::string dir = MakeTempDir("fault_exec_replace") + "/out";
-  const ProcessResult r = RunProcess(Launch(dir, program), Base());
-  EXPECT_EQ(Status(r), 0) << Describe(r);
-  EXPECT_EQ(r.out, plain.out);
-  const auto dumps = DumpsIn(dir);
-  ASSERT_EQ(dumps.size(), 1u) << Describe(r);
-  ExpectOneWork(Load(dumps[0]));
+  const Compared c = RunBoth({kProg, "exec-replace", "2"}, "fault_exec_replace");
+  EXPECT_EQ(c.plain.exit_code, 0) << Describe(c.plain);
+  ASSERT_EQ(c.dumps.size(), 1u) << Describe(c.run);
+  ExpectOneWork(Load(c.dumps[0]));
 }
 
 class SpawnTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(SpawnTest, ParentAndChildEachWriteADump) {
-  const std::vector<std::string> program = {kProg, GetParam()};
-  const ProcessResult plain = Plain(program);
-  ASSERT_EQ(plain.exit_code, 0) << Describe(plain);
-  const std::string dir = MakeTempDir(std::string("fault_") + GetParam()) + "/out";
-  const ProcessResult r = RunProcess(Launch(dir, program), Base());
-  EXPECT_EQ(Status(r), 0) << Describe(r);
-  EXPECT_EQ(r.out, plain.out);
-  EXPECT_NE(r.out.find("child-status 0"), std::string::npos) << r.out;
-  const auto dumps = DumpsIn(dir);
-  ASSERT_EQ(dumps.size(), 2u) << Describe(r);
-  for (const std::string& d : dumps) ExpectOneWork(Load(d));
-  EXPECT_EQ(Count(r.err, ".forked"), 0u) << "an exec'd child is not a fork without exec";
+  const Compared c = RunBoth({kProg, GetParam()}, std::string("fault_") + GetParam());
+  EXPECT_EQ(c.plain.exit_code, 0) << Describe(c.plain);
+  EXPECT_NE(c.run.out.find("child-status 0"), std::string::npos) << c.run.out;
+  ASSERT_EQ(c.dumps.size(), 2u) << Describe(c.run);
+  for (const std::string& d : c.dumps) ExpectOneWork(Load(d));
+  EXPECT_EQ(Count(c.run.err, ".forked"), 0u) << "an exec'd child is not a fork without exec";
 }
 
 INSTANTIATE_TEST_SUITE_P(VforkAndPosixSpawn, SpawnTest, ::testing::Values("vfork", "spawn"));
@@ -171,16 +175,10 @@ INSTANTIATE_TEST_SUITE_P(VforkAndPosixSpawn, SpawnTest, ::testing::Values("vfork
 // ---- hostile programs ---------------------------------------------------------------------------
 
 TEST(FaultMatrix, ProgramThatClosesEveryDescriptorIsProfiled) {
-  const std::vector<std::string> program = {kProg, "close-fds"};
-  const ProcessResult plain = Plain(program);
-  ASSERT_EQ(plain.exit_code, 0) << Describe(plain);
-  const std::string dir = MakeTempDir("fault_close_fds") + "/out";
-  const ProcessResult r = RunProcess(Launch(dir, program), Base());
-  EXPECT_EQ(Status(r), 0) << Describe(r);
-  EXPECT_EQ(r.out, plain.out);
-  const auto dumps = DumpsIn(dir);
-  ASSERT_EQ(dumps.size(), 1u) << Describe(r);
-  ExpectOneWork(Load(dumps[0]));
+  const Compared c = RunBoth({kProg, "close-fds"}, "fault_close_fds");
+  EXPECT_EQ(c.plain.exit_code, 0) << Describe(c.plain);
+  ASSERT_EQ(c.dumps.size(), 1u) << Describe(c.run);
+  ExpectOneWork(Load(c.dumps[0]));
 }
 
 class OwnHandlersTest : public ::testing::TestWithParam<const char*> {};
@@ -216,27 +214,17 @@ INSTANTIATE_TEST_SUITE_P(BeforeAndAfterInit, OwnHandlersTest,
                          });
 
 TEST(FaultMatrix, UnderscoreExitKeepsItsStatusAndTheLauncherSaysWhyThereIsNoDump) {
-  const std::vector<std::string> program = {kProg, "underscore-exit"};
-  const ProcessResult plain = Plain(program);
-  ASSERT_EQ(plain.exit_code, 4) << Describe(plain);
-  const std::string dir = MakeTempDir("fault_underscore_exit") + "/out";
-  const ProcessResult r = RunProcess(Launch(dir, program), Base());
-  EXPECT_EQ(Status(r), 4) << Describe(r);
-  EXPECT_EQ(r.out, plain.out);
-  EXPECT_TRUE(DumpsIn(dir).empty());
-  EXPECT_NE(r.err.find("ended without running exit handlers"), std::string::npos) << r.err;
+  const Compared c = RunBoth({kProg, "underscore-exit"}, "fault_underscore_exit");
+  EXPECT_EQ(c.plain.exit_code, 4) << Describe(c.plain);
+  EXPECT_TRUE(c.dumps.empty());
+  EXPECT_NE(c.run.err.find("ended without running exit handlers"), std::string::npos) << c.run.err;
 }
 
 TEST(FaultMatrix, DlcloseOfTheCudaRuntimeTwiceOverStillWritesTheProfile) {
-  const ProcessResult plain = Plain({kDlcloseProg});
-  ASSERT_EQ(plain.exit_code, 0) << Describe(plain);
-  const std::string dir = MakeTempDir("fault_dlclose") + "/out";
-  const ProcessResult r = RunProcess(Launch(dir, {kDlcloseProg}), Base());
-  EXPECT_EQ(Status(r), 0) << Describe(r);
-  EXPECT_EQ(r.out, plain.out);
-  const auto dumps = DumpsIn(dir);
-  ASSERT_EQ(dumps.size(), 1u) << Describe(r);
-  const Profile p = Load(dumps[0]);
+  const Compared c = RunBoth({kDlcloseProg}, "fault_dlclose");
+  EXPECT_EQ(c.plain.exit_code, 0) << Describe(c.plain);
+  ASSERT_EQ(c.dumps.size(), 1u) << Describe(c.run);
+  const Profile p = Load(c.dumps[0]);
   EXPECT_EQ(RangesNamed(p, "round-0"), 1u);
   EXPECT_EQ(RangesNamed(p, "round-1"), 1u);
   EXPECT_EQ(p.memcpys.size(), 4u);  // two round trips, both rounds
@@ -289,16 +277,11 @@ TEST(FaultMatrix, OutputDirectoryRemovedWhileRunningIsMadeAgainAndTheRunRendered
 }
 
 TEST(FaultMatrix, HostileNamesLeaveAValidTraceAndTable) {
-  const std::vector<std::string> program = {kProg, "hostile-names"};
-  const ProcessResult plain = Plain(program);
-  ASSERT_EQ(plain.exit_code, 0) << Describe(plain);
-  const std::string dir = MakeTempDir("fault_hostile") + "/out";
-  const ProcessResult r = RunProcess(Launch(dir, program), Base());
-  EXPECT_EQ(Status(r), 0) << Describe(r);
-  EXPECT_EQ(r.out, plain.out);
-  const auto dumps = DumpsIn(dir);
-  ASSERT_EQ(dumps.size(), 1u) << Describe(r);
-  const Profile p = Load(dumps[0]);
+  const Compared c = RunBoth({kProg, "hostile-names"}, "fault_hostile");
+  EXPECT_EQ(c.plain.exit_code, 0) << Describe(c.plain);
+  ASSERT_EQ(c.dumps.size(), 1u) << Describe(c.run);
+  const Profile p = Load(c.dumps[0]);
+  const std::string& dir = c.dir;
   // Format specifiers are names like any other: kept literally, never interpreted.
   EXPECT_EQ(RangesNamed(p, "%s%n%x%p{}{0}%%"), 1u);
   // The wide name ends at its first NUL; é arrives as UTF-8.
@@ -321,21 +304,17 @@ TEST(FaultMatrix, HostileNamesLeaveAValidTraceAndTable) {
 
 TEST(FaultMatrix, FullHostBufferDropsAndCountsEventsAndSaysHowToKeepThem) {
   // 1 MiB of host buffer (16 chunks of 64 KiB) against 200,000 NVTX events of 16-24 bytes each.
-  const std::vector<std::string> program = {kProg, "many-ranges", "100000"};
-  const ProcessResult plain = Plain(program);
-  const std::string dir = MakeTempDir("fault_host_full") + "/out";
-  const ProcessResult r =
-      RunProcess(Launch(dir, program, {"--host-buffer-mib", "1"}), Base());
-  EXPECT_EQ(Status(r), 0) << Describe(r);
-  EXPECT_EQ(r.out, plain.out);
+  const Compared c =
+      RunBoth({kProg, "many-ranges", "100000"}, "fault_host_full", {"--host-buffer-mib", "1"});
+  const ProcessResult& r = c.run;
+  EXPECT_EQ(c.plain.exit_code, 0);
   // One warning from the library, one note under the table; the pops whose pushes were dropped
   // are not blamed on the program.
   EXPECT_EQ(Count(r.err, "were dropped because the host buffer was full"), 1u) << r.err;
   EXPECT_EQ(Count(r.err, "host events dropped (host buffer full)"), 1u) << r.err;
   EXPECT_EQ(Count(r.err, "do not pair up"), 0u) << r.err;
-  const auto dumps = DumpsIn(dir);
-  ASSERT_EQ(dumps.size(), 1u) << Describe(r);
-  const Profile p = Load(dumps[0]);
+  ASSERT_EQ(c.dumps.size(), 1u) << Describe(r);
+  const Profile p = Load(c.dumps[0]);
   EXPECT_GT(p.counters.host_events_dropped, 0u);
   EXPECT_GT(RangesNamed(p, "tiny"), 10000u);   // the buffer's worth is kept...
   EXPECT_LT(RangesNamed(p, "tiny"), 100000u);  // ...the rest is counted, not kept
