@@ -53,8 +53,8 @@ struct HostNode {
   uint64_t nested_cuda_ns = 0;  // ranges: what the ranges nested in them own
   bool step = false;
   uint64_t launched_ns = 0;  // GPU time of the API calls in this subtree (API calls' CUDA total)
-  Mem mem;         // bytes allocated minus freed by the API calls in this subtree
-  Mem nested_mem;  // ranges: what the ranges nested in them hold (mem's)
+  Mem mem{};         // bytes allocated minus freed by the API calls in this subtree
+  Mem nested_mem{};  // ranges: what the ranges nested in them hold (mem's)
 };
 
 // Memory bytes (allocated minus freed) of each API call by correlation id, from the memory
