@@ -1,89 +1,40 @@
 // The memory findings (docs/FINDINGS.md): memory_peak, memory_growth, alloc_churn, from CUDA's
 // allocation and free records (Profile::memory_ops). Launcher process only. Pure.
 #include <algorithm>
-#include <map>
-#include <unordered_map>
+#include <iterator>
 #include <vector>
 
 #include "exporters/findings_rules.h"
 #include "exporters/format.h"
+#include "exporters/memory_timeline.h"
 
 namespace gprof::findings_internal {
 namespace {
 
-// Device memory (all but pinned host memory) in use after each record, in time order.
-struct InUsePoint {
-  uint64_t ts;
-  uint64_t bytes;  // after this record, summed over devices
-  uint32_t op;     // index into memory_ops
-};
-
-struct MemoryTimeline {
-  std::vector<InUsePoint> points;
-  // At the peak: the live allocations (op index), largest first.
-  std::vector<uint32_t> live_at_peak;
-  size_t peak = 0;  // index into points
-};
-
-bool IsDeviceMemory(const MemoryOp& m) { return m.mem_kind != MemKind::kPinned; }
-
-MemoryTimeline Timeline(const Profile& p) {
-  MemoryTimeline t;
-  std::vector<uint32_t> order;
-  for (uint32_t i = 0; i < p.memory_ops.size(); ++i) {
-    if (IsDeviceMemory(p.memory_ops[i])) order.push_back(i);
-  }
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return p.memory_ops[a].ts_ns < p.memory_ops[b].ts_ns;
+// Device memory in use at `ts` (after every record before it).
+uint64_t InUseAt(const Profile& p, const std::vector<MemoryEvent>& t, uint64_t ts) {
+  auto it = std::upper_bound(t.begin(), t.end(), ts, [&](uint64_t v, const MemoryEvent& e) {
+    return v < p.memory_ops[e.op].ts_ns;
   });
-  std::unordered_map<uint64_t, uint32_t> live;  // (device << 56 ^ address) -> alloc op
-  uint64_t total = 0, peak_bytes = 0;
-  std::unordered_map<uint64_t, uint32_t> live_at_peak;
-  for (uint32_t i : order) {
-    const MemoryOp& m = p.memory_ops[i];
-    const uint64_t key = static_cast<uint64_t>(m.device_id) << 56 ^ m.address;
-    if (m.op == MemoryOpKind::kAlloc) {
-      total += m.bytes;
-      live[key] = i;
-    } else if (auto it = live.find(key); it != live.end()) {
-      total -= std::min(total, p.memory_ops[it->second].bytes);
-      live.erase(it);
-    }
-    t.points.push_back({m.ts_ns, total, i});
-    if (total > peak_bytes) {
-      peak_bytes = total;
-      t.peak = t.points.size() - 1;
-      live_at_peak = live;
-    }
-  }
-  for (const auto& [key, op] : live_at_peak) t.live_at_peak.push_back(op);
-  std::sort(t.live_at_peak.begin(), t.live_at_peak.end(), [&](uint32_t a, uint32_t b) {
-    return std::make_pair(p.memory_ops[a].bytes, b) > std::make_pair(p.memory_ops[b].bytes, a);
-  });
-  return t;
-}
-
-// Bytes in use at `ts` (after every record before it).
-uint64_t InUseAt(const MemoryTimeline& t, uint64_t ts) {
-  auto it = std::upper_bound(t.points.begin(), t.points.end(), ts,
-                             [](uint64_t v, const InUsePoint& p) { return v < p.ts; });
-  return it == t.points.begin() ? 0 : std::prev(it)->bytes;
+  return it == t.begin() ? 0 : std::prev(it)->in_use;
 }
 
 }  // namespace
 
 void MemoryFindings(Analysis& a, std::vector<Finding>* out) {
   const Profile& p = a.p();
-  const MemoryTimeline t = Timeline(p);
-  if (t.points.empty()) return;
+  const std::vector<MemoryEvent> t = MemoryTimeline(p);
+  if (t.empty()) return;
 
   // memory_peak: when and where device memory in use was highest, and what was live then.
-  if (const InUsePoint& peak = t.points[t.peak]; peak.bytes > 0) {
+  if (const int64_t at = MemoryPeakEvent(t); at >= 0) {
+    const MemoryEvent& peak = t[static_cast<size_t>(at)];
+    const std::vector<uint32_t> live = LiveAllocations(p, t, static_cast<size_t>(at));
     Finding f;
     f.id = "memory_peak";
     f.severity = Severity::kInfo;
     const MemoryOp& made = p.memory_ops[peak.op];
-    Place pl = a.PlaceAt(peak.ts, peak.ts);
+    Place pl = a.PlaceAt(made.ts_ns, made.ts_ns);
     pl.device = made.device_id;
     const int64_t call = a.corr().ApiCall(made.correlation_id);
     std::string where;
@@ -95,17 +46,16 @@ void MemoryFindings(Analysis& a, std::vector<Finding>* out) {
       if (!pl.context.empty()) where = ", in " + pl.context.front();
     }
     std::string largest;
-    for (size_t i = 0; i < t.live_at_peak.size() && i < kMaxPlaces; ++i) {
-      largest += (i ? ", " : "") +
-                 FormatMemory(static_cast<int64_t>(p.memory_ops[t.live_at_peak[i]].bytes));
+    for (size_t i = 0; i < live.size() && i < kMaxPlaces; ++i) {
+      largest += (i ? ", " : "") + FormatMemory(static_cast<int64_t>(p.memory_ops[live[i]].bytes));
     }
-    f.evidence = {Bytes("peak_bytes", peak.bytes), Count("live_allocations", t.live_at_peak.size()),
+    f.evidence = {Bytes("peak_bytes", peak.in_use), Count("live_allocations", live.size()),
                   Text("largest_live", largest), Count("device", made.device_id)};
     f.places.push_back(pl);
     f.where = pl;
-    f.title = "Device memory in use peaks at " + FormatMemory(static_cast<int64_t>(peak.bytes)) +
+    f.title = "Device memory in use peaks at " + FormatMemory(static_cast<int64_t>(peak.in_use)) +
               (pl.step ? " in step " + std::to_string(*pl.step) : std::string()) + where + " (" +
-              std::to_string(t.live_at_peak.size()) + " live allocations; largest " + largest +
+              std::to_string(live.size()) + " live allocations; largest " + largest +
               ")";
     f.advice = "The peak decides whether a larger batch or model fits. Free or reuse the "
                "largest live buffers before this point, or recompute instead of keeping them "
@@ -117,7 +67,7 @@ void MemoryFindings(Analysis& a, std::vector<Finding>* out) {
   const std::vector<StepRow>& steps = a.steps();
   if (steps.size() >= kMemoryGrowthMinSteps) {
     std::vector<uint64_t> at_end;
-    for (const StepRow& s : steps) at_end.push_back(InUseAt(t, s.start_ns + s.wall_ns));
+    for (const StepRow& s : steps) at_end.push_back(InUseAt(p, t, s.start_ns + s.wall_ns));
     size_t rises = 0;
     bool falls = false;
     for (size_t i = 1; i < at_end.size(); ++i) {

@@ -22,6 +22,7 @@
 
 #include "exporters/correlation_index.h"
 #include "exporters/gpu_attribution.h"
+#include "exporters/memory_timeline.h"
 #include "exporters/names.h"
 
 namespace gprof {
@@ -57,31 +58,15 @@ struct HostNode {
   Mem nested_mem{};  // ranges: what the ranges nested in them hold (mem's)
 };
 
-// Memory bytes (allocated minus freed) of each API call by correlation id, from the memory
-// records: a free without its size takes the size of the allocation at its address.
+// Memory bytes (allocated minus freed) of each API call by correlation id (memory_timeline.h
+// resolves the frees' sizes).
 std::unordered_map<uint32_t, Mem> MemoryByCall(const Profile& p) {
   std::unordered_map<uint32_t, Mem> out;
-  if (p.memory_ops.empty()) return out;
-  std::vector<uint32_t> order(p.memory_ops.size());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return p.memory_ops[a].ts_ns < p.memory_ops[b].ts_ns;
-  });
-  std::unordered_map<uint64_t, uint64_t> live;  // address -> bytes
-  for (uint32_t i : order) {
-    const MemoryOp& m = p.memory_ops[i];
-    int64_t bytes = static_cast<int64_t>(m.bytes);
-    if (m.op == MemoryOpKind::kAlloc) {
-      live[m.address] = m.bytes;
-    } else {
-      auto it = live.find(m.address);
-      if (bytes == 0 && it != live.end()) bytes = static_cast<int64_t>(it->second);
-      if (it != live.end()) live.erase(it);
-      bytes = -bytes;
-    }
+  for (const MemoryEvent& e : MemoryTimeline(p)) {
+    const MemoryOp& m = p.memory_ops[e.op];
     if (m.correlation_id == 0) continue;
     Mem& mem = out[m.correlation_id];
-    (m.mem_kind == MemKind::kPinned ? mem.cpu : mem.cuda) += bytes;
+    (IsDeviceMemory(m) ? mem.cuda : mem.cpu) += e.delta;
   }
   return out;
 }

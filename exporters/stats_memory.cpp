@@ -9,6 +9,7 @@
 
 #include "exporters/correlation_index.h"
 #include "exporters/gpu_attribution.h"
+#include "exporters/memory_timeline.h"
 #include "exporters/names.h"
 
 namespace gprof {
@@ -57,27 +58,8 @@ void AddMemoryOwners(const Profile& p, std::map<std::string, MemoryOwnerRow>* ro
   const CorrelationIndex corr(p);
   NameCache names(p);
   const std::vector<int64_t> innermost = InnermostRanges(p);
-  std::vector<uint32_t> order(p.memory_ops.size());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return p.memory_ops[a].ts_ns < p.memory_ops[b].ts_ns;
-  });
-  std::unordered_map<uint64_t, uint64_t> live;  // (device << 56 ^ address) -> bytes
-  uint64_t device_in_use = 0;
-  for (uint32_t i : order) {
-    const MemoryOp& m = p.memory_ops[i];
-    const uint64_t key = static_cast<uint64_t>(m.device_id) << 56 ^ m.address;
-    uint64_t bytes = m.bytes;
-    if (m.op == MemoryOpKind::kAlloc) {
-      live[key] = m.bytes;
-    } else if (auto it = live.find(key); it != live.end()) {
-      bytes = it->second;
-      live.erase(it);
-    }
-    if (m.mem_kind != MemKind::kPinned) {
-      device_in_use = m.op == MemoryOpKind::kAlloc ? device_in_use + bytes
-                                                   : device_in_use - std::min(device_in_use, bytes);
-    }
+  for (const MemoryEvent& e : MemoryTimeline(p)) {
+    const MemoryOp& m = p.memory_ops[e.op];
     std::string owner = "[unattributed]";
     if (const int64_t call = corr.ApiCall(m.correlation_id); call >= 0) {
       const int64_t range = innermost[static_cast<size_t>(call)];
@@ -85,15 +67,15 @@ void AddMemoryOwners(const Profile& p, std::map<std::string, MemoryOwnerRow>* ro
                          : names.ApiCallName(p.api_calls[static_cast<size_t>(call)]);
     }
     MemoryOwnerRow& row = (*rows)[owner];
+    const uint64_t bytes = static_cast<uint64_t>(e.delta < 0 ? -e.delta : e.delta);
+    row.net_bytes += e.delta;
     if (m.op == MemoryOpKind::kAlloc) {
       ++row.allocations;
       row.allocated_bytes += bytes;
-      row.net_bytes += static_cast<int64_t>(bytes);
       row.largest_bytes = std::max(row.largest_bytes, bytes);
-      row.peak_in_use_bytes = std::max(row.peak_in_use_bytes, device_in_use);
+      row.peak_in_use_bytes = std::max(row.peak_in_use_bytes, e.in_use);
     } else {
       ++row.frees;
-      row.net_bytes -= static_cast<int64_t>(bytes);
     }
   }
 }
@@ -101,36 +83,17 @@ void AddMemoryOwners(const Profile& p, std::map<std::string, MemoryOwnerRow>* ro
 MemoryPeaks DeviceMemoryPeaks(const Profile& p,
                               const std::vector<std::tuple<uint32_t, uint64_t, uint64_t>>& steps) {
   MemoryPeaks out;
-  std::vector<uint32_t> order;
-  for (uint32_t i = 0; i < p.memory_ops.size(); ++i) {
-    if (p.memory_ops[i].mem_kind != MemKind::kPinned) order.push_back(i);
+  const std::vector<MemoryEvent> t = MemoryTimeline(p);
+  if (const int64_t at = MemoryPeakEvent(t); at >= 0) {
+    out.peak_bytes = t[static_cast<size_t>(at)].in_use;
+    out.peak_ns = p.memory_ops[t[static_cast<size_t>(at)].op].ts_ns;
   }
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return p.memory_ops[a].ts_ns < p.memory_ops[b].ts_ns;
-  });
-  std::vector<std::pair<uint64_t, uint64_t>> points;  // (ts, in use after it)
-  std::unordered_map<uint64_t, uint64_t> live;
-  uint64_t in_use = 0;
-  for (uint32_t i : order) {
-    const MemoryOp& m = p.memory_ops[i];
-    const uint64_t key = static_cast<uint64_t>(m.device_id) << 56 ^ m.address;
-    if (m.op == MemoryOpKind::kAlloc) {
-      live[key] = m.bytes;
-      in_use += m.bytes;
-    } else if (auto it = live.find(key); it != live.end()) {
-      in_use -= std::min(in_use, it->second);
-      live.erase(it);
-    }
-    points.emplace_back(m.ts_ns, in_use);
-    if (in_use > out.peak_bytes) {
-      out.peak_bytes = in_use;
-      out.peak_ns = m.ts_ns;
-    }
-  }
+  const auto ts = [&](const MemoryEvent& e) { return p.memory_ops[e.op].ts_ns; };
   for (const auto& [number, start, end] : steps) {
-    auto it = std::upper_bound(points.begin(), points.end(), std::make_pair(start, UINT64_MAX));
-    uint64_t peak = it == points.begin() ? 0 : std::prev(it)->second;  // in use at the start
-    for (; it != points.end() && it->first < end; ++it) peak = std::max(peak, it->second);
+    auto it = std::lower_bound(t.begin(), t.end(), start,
+                               [&](const MemoryEvent& e, uint64_t v) { return ts(e) < v; });
+    uint64_t peak = it == t.begin() ? 0 : std::prev(it)->in_use;  // in use at the start
+    for (; it != t.end() && ts(*it) < end; ++it) peak = std::max(peak, it->in_use);
     out.steps.push_back({number, peak});
   }
   return out;

@@ -6,6 +6,8 @@
 // lane map is looked up only when the group changes.
 #include "exporters/trace_plan.h"
 
+#include "exporters/memory_timeline.h"
+
 #include <algorithm>
 #include <span>
 #include <unordered_map>
@@ -193,34 +195,14 @@ void TracePlan::PlanAnnotations() {
 // device, stays readable with millions of operations, and never breaks slice nesting; the
 // per-allocation details are in the table's source data, not worth an event each.
 void TracePlan::PlanMemory() {
-  std::vector<uint32_t> order(p_.memory_ops.size());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return p_.memory_ops[a].ts_ns < p_.memory_ops[b].ts_ns;
-  });
-  std::map<uint32_t, uint64_t> in_use;  // device -> bytes
   std::map<uint32_t, std::pair<uint64_t, size_t>> peak;  // device -> (bytes, its event)
-  std::unordered_map<uint64_t, uint64_t> live;  // (device << 56 ^ address) -> bytes
-  for (uint32_t i : order) {
-    const MemoryOp& m = p_.memory_ops[i];
-    const uint64_t key = static_cast<uint64_t>(m.device_id) << 56 ^ m.address;
-    uint64_t& total = in_use[m.device_id];
-    if (m.op == MemoryOpKind::kAlloc) {
-      total += m.bytes;
-      live[key] = m.bytes;
-    } else {
-      uint64_t bytes = m.bytes;
-      if (auto it = live.find(key); it != live.end()) {
-        if (bytes == 0) bytes = it->second;
-        live.erase(it);
-      }
-      total -= std::min(total, bytes);
-    }
-    memory_.push_back(total);
-    events_.push_back({m.ts_ns, m.ts_ns, m.device_id, 0, static_cast<uint32_t>(memory_.size() - 1),
-                       TraceEventKind::kMemory});
-    auto [it, fresh] = peak.try_emplace(m.device_id, total, events_.size() - 1);
-    if (!fresh && total > it->second.first) it->second = {total, events_.size() - 1};
+  for (const MemoryEvent& m : MemoryTimeline(p_)) {
+    const MemoryOp& op = p_.memory_ops[m.op];
+    memory_.push_back(m.on_device);
+    events_.push_back({op.ts_ns, op.ts_ns, op.device_id, 0,
+                       static_cast<uint32_t>(memory_.size() - 1), TraceEventKind::kMemory});
+    auto [it, fresh] = peak.try_emplace(op.device_id, m.on_device, events_.size() - 1);
+    if (!fresh && m.on_device > it->second.first) it->second = {m.on_device, events_.size() - 1};
   }
   // The peak marker: the first time each device reached its highest bytes in use.
   for (const auto& [device, at] : peak) {

@@ -1,0 +1,86 @@
+// MemoryTimeline (see memory_timeline.h).
+#include "exporters/memory_timeline.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace gprof {
+
+std::vector<MemoryEvent> MemoryTimeline(const Profile& p) {
+  std::vector<uint32_t> order(p.memory_ops.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return p.memory_ops[a].ts_ns < p.memory_ops[b].ts_ns;
+  });
+  std::vector<MemoryEvent> out;
+  out.reserve(order.size());
+  std::unordered_map<uint64_t, uint32_t> live;  // (device << 56 ^ address) -> allocation
+  std::map<uint32_t, uint64_t> on_device;       // device -> bytes
+  uint64_t in_use = 0;
+  for (uint32_t i : order) {
+    const MemoryOp& m = p.memory_ops[i];
+    const uint64_t key = static_cast<uint64_t>(m.device_id) << 56 ^ m.address;
+    MemoryEvent e{i, kNoAlloc, 0, 0, 0};
+    uint64_t bytes = m.bytes;
+    if (m.op == MemoryOpKind::kAlloc) {
+      live[key] = i;
+      e.delta = static_cast<int64_t>(bytes);
+    } else {
+      if (auto it = live.find(key); it != live.end()) {
+        e.alloc_op = it->second;
+        bytes = p.memory_ops[it->second].bytes;
+        live.erase(it);
+      }
+      e.delta = -static_cast<int64_t>(bytes);
+    }
+    uint64_t& dev = on_device[m.device_id];
+    if (IsDeviceMemory(m)) {
+      if (e.delta >= 0) {
+        in_use += bytes;
+        dev += bytes;
+      } else {
+        in_use -= std::min(in_use, bytes);
+        dev -= std::min(dev, bytes);
+      }
+    }
+    e.in_use = in_use;
+    e.on_device = dev;
+    out.push_back(e);
+  }
+  return out;
+}
+
+int64_t MemoryPeakEvent(const std::vector<MemoryEvent>& timeline) {
+  int64_t peak = -1;
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < timeline.size(); ++i) {
+    if (timeline[i].in_use > bytes) {
+      bytes = timeline[i].in_use;
+      peak = static_cast<int64_t>(i);
+    }
+  }
+  return peak;
+}
+
+std::vector<uint32_t> LiveAllocations(const Profile& p, const std::vector<MemoryEvent>& timeline,
+                                      size_t at) {
+  std::unordered_set<uint32_t> live;
+  for (size_t i = 0; i <= at && i < timeline.size(); ++i) {
+    const MemoryEvent& e = timeline[i];
+    if (!IsDeviceMemory(p.memory_ops[e.op])) continue;
+    if (p.memory_ops[e.op].op == MemoryOpKind::kAlloc) {
+      live.insert(e.op);
+    } else if (e.alloc_op != kNoAlloc) {
+      live.erase(e.alloc_op);
+    }
+  }
+  std::vector<uint32_t> out(live.begin(), live.end());
+  std::sort(out.begin(), out.end(), [&](uint32_t a, uint32_t b) {
+    return std::make_pair(p.memory_ops[a].bytes, b) > std::make_pair(p.memory_ops[b].bytes, a);
+  });
+  return out;
+}
+
+}  // namespace gprof

@@ -1,0 +1,38 @@
+// The allocation and free records of a profile (Profile::memory_ops, CUPTI's MEMORY2) in time
+// order, with what every reader of them needs and must agree on: each free's size (its
+// allocation's, matched by device and address; CUPTI may report a free with 0 bytes, and a free
+// of something never seen allocated keeps its own), and the device memory in use after each
+// record. Device memory is everything but pinned host memory (MemKind::kPinned), which the
+// table counts as CPU memory. Used by the table's memory columns (key_averages.cpp), the trace's
+// counters and peak (trace_plan.cpp), the memory findings and stats' memory_sum. Launcher only.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/profile.h"
+
+namespace gprof {
+
+struct MemoryEvent {
+  uint32_t op;          // index into Profile::memory_ops
+  uint32_t alloc_op;    // a free: the allocation it ends (kNoAlloc when never seen)
+  int64_t delta;        // +size of an allocation, -size of a free
+  uint64_t in_use;      // device memory in use after it, all devices together
+  uint64_t on_device;   // device memory in use on this record's device after it
+};
+inline constexpr uint32_t kNoAlloc = 0xffffffffu;
+
+inline bool IsDeviceMemory(const MemoryOp& m) { return m.mem_kind != MemKind::kPinned; }
+
+// Every memory record of `p`, ordered by time (stable for equal times).
+std::vector<MemoryEvent> MemoryTimeline(const Profile& p);
+
+// The index of the first event with the highest `in_use`, or -1 when there is none above 0.
+int64_t MemoryPeakEvent(const std::vector<MemoryEvent>& timeline);
+
+// The allocations live right after event `at` (op indices), largest first.
+std::vector<uint32_t> LiveAllocations(const Profile& p, const std::vector<MemoryEvent>& timeline,
+                                      size_t at);
+
+}  // namespace gprof
