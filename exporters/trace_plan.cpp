@@ -6,14 +6,13 @@
 // lane map is looked up only when the group changes.
 #include "exporters/trace_plan.h"
 
-#include "exporters/memory_timeline.h"
-
 #include <algorithm>
 #include <span>
 #include <unordered_map>
 
 #include "exporters/gpu_attribution.h"
 #include "exporters/lane_packer.h"
+#include "exporters/memory_timeline.h"
 
 namespace gprof {
 namespace {
