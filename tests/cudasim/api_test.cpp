@@ -492,7 +492,9 @@ TEST_F(StandIn, NonBlockingStreamsOverlapButTheLegacyStreamWaitsForBlockingOnes)
 
 TEST_F(StandIn, SynchronizeBlocksTheHostUntilTheWorkIsDone) {
   Enable({CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION});
-  ASSERT_EQ(LaunchTiny(dim3(1 << 16), dim3(1024), nullptr), cudaSuccess);  // ~3.4 ms
+  // ~27 ms: longer than a loaded machine's preemption between the launch's return and Now()
+  // (a 3.4 ms kernel failed once at load 8 on 2 cores).
+  ASSERT_EQ(LaunchTiny(dim3(1 << 19), dim3(1024), nullptr), cudaSuccess);
   uint64_t after_launch = Now();
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   uint64_t after_sync = Now();
