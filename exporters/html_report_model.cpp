@@ -68,19 +68,23 @@ void AddCoverage(const Timeline& tl, uint64_t s, uint64_t e, std::vector<uint64_
   }
 }
 
-// Sweeps [first, last) (sorted by start) into `bins`, keeping `cursor` (the union's end so far).
-void Sweep(const Timeline& tl, const Span* first, const Span* last, uint64_t* cursor,
+// Adds [s, e), the next span in start order, to the union whose end so far is `cursor`.
+void Sweep(const Timeline& tl, uint64_t s, uint64_t e, uint64_t* cursor,
            std::vector<uint64_t>* bins) {
-  for (const Span* sp = first; sp != last; ++sp) {
-    if (sp->e <= *cursor) continue;
-    AddCoverage(tl, std::max(sp->s, *cursor), sp->e, bins);
-    *cursor = sp->e;
-  }
+  if (e <= *cursor) return;
+  AddCoverage(tl, std::max(s, *cursor), e, bins);
+  *cursor = e;
 }
 
-// Timeline rows are told apart by a 16-bit slot (2 bytes per record between the passes); a
-// profile with more threads and streams than that leaves the rest out of the timeline.
-constexpr uint32_t kMaxTimelineKeys = 0xffff;
+// The same for [first, last), sorted by start.
+void Sweep(const Timeline& tl, const Span* first, const Span* last, uint64_t* cursor,
+           std::vector<uint64_t>* bins) {
+  for (const Span* sp = first; sp != last; ++sp) Sweep(tl, sp->s, sp->e, cursor, bins);
+}
+
+// At most this many rows are binned (each holds kTimelineBins counters); a profile with more
+// threads and streams than that leaves the rest out of the timeline.
+constexpr uint32_t kMaxTimelineKeys = 4096;
 
 std::string HostLabel(const Profile& p, uint32_t tid) {
   std::string label = "thread " + std::to_string(tid);
@@ -103,8 +107,9 @@ void BuildTimeline(const HtmlReportInput& in, Timeline* tl) {
   if (tl->bins == 0) return;
   const size_t nb = tl->bins;
 
-  // Pass 1: which track each record belongs to, and how many records start in each
-  // (track, bin) bucket.
+  // Pass 1: each record's row, swept at once into the row's columns while the row's records
+  // come in start order (a thread's calls, a stream's work, a one-stream GPU: the usual case, and
+  // then nothing is stored); and how many records start in each (row, column) bucket, for pass 2.
   std::map<TrackKey, uint32_t> slot_of;
   // Records of a few threads and streams interleave: a small direct-mapped cache in front of the
   // map keeps the lookup off most records.
@@ -113,99 +118,152 @@ void BuildTimeline(const HtmlReportInput& in, Timeline* tl) {
     uint32_t slot = UINT32_MAX;
   };
   std::array<CacheEntry, 64> cache{};
-  std::vector<TrackKey> keys;
-  std::vector<uint16_t> slots;  // per record that overlaps the span, in ForEachBusy order
-  slots.reserve(p.ranges.size() + p.api_calls.size() + p.kernels.size() + p.memcpys.size() +
-                p.memsets.size());
-  std::vector<uint64_t> counts;
   TrackKey last{};
   uint32_t last_slot = UINT32_MAX;
+  // A row (or a GPU's all-streams row) swept as its records come, until one comes out of order.
+  struct Sweeper {
+    uint64_t last_start = 0, cursor = 0;
+    bool ordered = true;
+    std::vector<uint64_t> bins;
+  };
+  std::vector<TrackKey> keys;
+  std::vector<Sweeper> rows;
+  std::vector<uint32_t> device_of_slot;       // index into device_rows, or UINT32_MAX (host)
+  std::map<uint32_t, uint32_t> device_index;  // device id -> index into device_rows
+  std::vector<Sweeper> device_rows;
+  std::vector<uint32_t> device_ids;
+  std::vector<uint64_t> counts;  // per (slot, bin): records starting there
+  const auto take = [&](Sweeper* w, uint64_t s, uint64_t e) {
+    if (!w->ordered) return;
+    if (s < w->last_start) {
+      w->ordered = false;  // swept again from its buckets in pass 2
+      return;
+    }
+    w->last_start = s;
+    Sweep(*tl, s, e, &w->cursor, &w->bins);
+  };
+  const auto slot_for = [&](const TrackKey& key) -> uint32_t {
+    if (last_slot != UINT32_MAX && key == last) return last_slot;
+    CacheEntry& c =
+        cache[(key.id * 31u + key.device * 7u + static_cast<uint32_t>(key.kind)) % cache.size()];
+    if (c.slot == UINT32_MAX || !(c.key == key)) {
+      auto it = slot_of.find(key);
+      if (it == slot_of.end()) {
+        if (keys.size() == kMaxTimelineKeys) return UINT32_MAX;
+        it = slot_of.emplace(key, static_cast<uint32_t>(keys.size())).first;
+        keys.push_back(key);
+        rows.push_back({0, tl->start_ns, true, std::vector<uint64_t>(nb, 0)});
+        counts.resize(keys.size() * nb, 0);
+        uint32_t dev = UINT32_MAX;
+        if (key.kind == TimelineTrack::Kind::kStream) {
+          auto [d, added] =
+              device_index.try_emplace(key.device, static_cast<uint32_t>(device_rows.size()));
+          if (added) {
+            device_rows.push_back({0, tl->start_ns, true, std::vector<uint64_t>(nb, 0)});
+            device_ids.push_back(key.device);
+          }
+          dev = d->second;
+        }
+        device_of_slot.push_back(dev);
+      }
+      c = {key, it->second};
+    }
+    last = key;
+    last_slot = c.slot;
+    return c.slot;
+  };
   ForEachBusy(p, [&](const TrackKey& key, uint64_t s, uint64_t e) {
     s = std::max(s, tl->start_ns);
     e = std::min(e, tl->end_ns);
     if (e <= s) return;
-    if (last_slot == UINT32_MAX || !(key == last)) {
-      CacheEntry& c = cache[(key.id * 31u + key.device * 7u + static_cast<uint32_t>(key.kind)) %
-                            cache.size()];
-      if (c.slot == UINT32_MAX || !(c.key == key)) {
-        auto it = slot_of.find(key);
-        if (it == slot_of.end()) {
-          if (keys.size() == kMaxTimelineKeys) return;
-          it = slot_of.emplace(key, static_cast<uint32_t>(keys.size())).first;
-          keys.push_back(key);
-          counts.resize(keys.size() * nb, 0);
-        }
-        c = {key, it->second};
-      }
-      last = key;
-      last_slot = c.slot;
-    }
-    slots.push_back(static_cast<uint16_t>(last_slot));
-    ++counts[last_slot * nb + tl->BinOf(s)];
+    const uint32_t slot = slot_for(key);
+    if (slot == UINT32_MAX) return;
+    ++counts[slot * nb + tl->BinOf(s)];
+    take(&rows[slot], s, e);
+    if (device_of_slot[slot] != UINT32_MAX) take(&device_rows[device_of_slot[slot]], s, e);
   });
-  // Pass 2: each record into its bucket (a counting sort by (track, start bin)).
-  std::vector<uint64_t> offsets(counts.size() + 1, 0);
-  for (size_t i = 0; i < counts.size(); ++i) offsets[i + 1] = offsets[i] + counts[i];
-  counts = {};
-  // Filled below, every element once: not zeroed first (a 10 M-event profile's are 320 MB).
-  std::unique_ptr<Span[]> spans(new Span[slots.size()]);
-  {
+
+  // Pass 2, only for rows whose records came out of order (nested ranges, which end in order
+  // but start out of it; GPUs whose streams interleave): their records into (row, column)
+  // buckets by a counting sort, each bucket sorted (small), then swept in column order.
+  std::vector<bool> redo(keys.size(), false);
+  bool any = false;
+  for (uint32_t t = 0; t < keys.size(); ++t) {
+    const uint32_t dev = device_of_slot[t];
+    redo[t] = !rows[t].ordered || (dev != UINT32_MAX && !device_rows[dev].ordered);
+    any |= redo[t];
+  }
+  std::vector<uint64_t> offsets;   // per (slot, bin) of the redone slots; others empty
+  std::unique_ptr<Span[]> spans;   // filled below, every element once: not zeroed first
+  if (any) {
+    offsets.assign(keys.size() * nb + 1, 0);
+    for (size_t i = 0; i < counts.size(); ++i) {
+      offsets[i + 1] = offsets[i] + (redo[i / nb] ? counts[i] : 0);
+    }
+    spans.reset(new Span[offsets.back()]);
     std::vector<uint64_t> next(offsets.begin(), offsets.end() - 1);
-    size_t j = 0;
+    last_slot = UINT32_MAX;
+    cache = {};
     ForEachBusy(p, [&](const TrackKey& key, uint64_t s, uint64_t e) {
       s = std::max(s, tl->start_ns);
       e = std::min(e, tl->end_ns);
       if (e <= s) return;
-      if (keys.size() == kMaxTimelineKeys && slot_of.find(key) == slot_of.end()) return;
-      spans[next[size_t{slots[j++]} * nb + tl->BinOf(s)]++] = {s, e};
+      const uint32_t slot = slot_for(key);  // every key is known now: no new slot
+      if (slot == UINT32_MAX || !redo[slot]) return;
+      spans[next[slot * nb + tl->BinOf(s)]++] = {s, e};
     });
   }
-  slots = {};
-  const auto by_start = [](const Span& a, const Span& b) { return a.s < b.s; };
-  // Each track's union, bucket by bucket in time order; each device's from its streams' buckets.
-  std::vector<TimelineTrack> tracks(keys.size());
-  std::map<uint32_t, std::vector<uint32_t>> streams_of;  // device -> stream track slots
-  std::vector<Span> scratch;
   const auto bucket = [&](size_t t, size_t b) {
     return std::pair{spans.get() + offsets[t * nb + b], spans.get() + offsets[t * nb + b + 1]};
   };
+  const auto by_start = [](const Span& a, const Span& b) { return a.s < b.s; };
+  std::vector<TimelineTrack> tracks(keys.size());
   for (uint32_t t = 0; t < keys.size(); ++t) {
     TimelineTrack& tr = tracks[t];
     tr.kind = keys[t].kind;
     tr.device = keys[t].device;
     tr.id = keys[t].id;
+    for (size_t b = 0; b < nb; ++b) tr.events += counts[t * nb + b];
+    if (rows[t].ordered) {
+      tr.bins = std::move(rows[t].bins);
+      continue;
+    }
     tr.bins.assign(nb, 0);
-    tr.events = offsets[(t + 1) * nb] - offsets[t * nb];
-    if (tr.kind == TimelineTrack::Kind::kStream) streams_of[tr.device].push_back(t);
     uint64_t cursor = tl->start_ns;
     for (size_t b = 0; b < nb; ++b) {
-      const auto [first, last] = bucket(t, b);
-      // Sorted in place: a thread's calls and a stream's work mostly come in start order.
-      if (!std::is_sorted(first, last, by_start)) std::sort(first, last, by_start);
-      Sweep(*tl, first, last, &cursor, &tr.bins);
+      const auto [first, last_span] = bucket(t, b);
+      if (!std::is_sorted(first, last_span, by_start)) std::sort(first, last_span, by_start);
+      Sweep(*tl, first, last_span, &cursor, &tr.bins);
     }
   }
   std::vector<TimelineTrack> devices;
-  for (const auto& [device, members] : streams_of) {
+  std::vector<Span> scratch;
+  for (uint32_t d = 0; d < device_rows.size(); ++d) {
     TimelineTrack dev;
     dev.kind = TimelineTrack::Kind::kDevice;
-    dev.device = device;
-    if (members.size() == 1) {
-      dev.bins = tracks[members[0]].bins;  // one stream: the device row is that stream's
+    dev.device = device_ids[d];
+    std::vector<uint32_t> members;
+    for (uint32_t t = 0; t < keys.size(); ++t) {
+      if (device_of_slot[t] == d) {
+        members.push_back(t);
+        dev.events += tracks[t].events;
+      }
+    }
+    if (device_rows[d].ordered) {
+      dev.bins = std::move(device_rows[d].bins);
     } else {
       dev.bins.assign(nb, 0);
       uint64_t cursor = tl->start_ns;
       for (size_t b = 0; b < nb; ++b) {
         scratch.clear();
         for (uint32_t t : members) {
-          const auto [first, last] = bucket(t, b);
-          scratch.insert(scratch.end(), first, last);
+          const auto [first, last_span] = bucket(t, b);
+          scratch.insert(scratch.end(), first, last_span);
         }
         std::sort(scratch.begin(), scratch.end(), by_start);
         Sweep(*tl, scratch.data(), scratch.data() + scratch.size(), &cursor, &dev.bins);
       }
     }
-    for (uint32_t t : members) dev.events += tracks[t].events;
     devices.push_back(std::move(dev));
   }
   spans.reset();
@@ -245,6 +303,12 @@ void BuildTimeline(const HtmlReportInput& in, Timeline* tl) {
   keep_busiest(&host, kMaxHostTracks, &tl->hidden_host, &tl->hidden_host_busy_ns);
   keep_busiest(&streams, kMaxGpuTracks, &tl->hidden_streams, &tl->hidden_streams_busy_ns);
   keep_busiest(&devices, kMaxDeviceRows, &tl->hidden_devices, nullptr);
+  std::stable_sort(devices.begin(), devices.end(),
+                   [](const TimelineTrack& a, const TimelineTrack& b) { return a.device < b.device; });
+  std::stable_sort(streams.begin(), streams.end(),
+                   [](const TimelineTrack& a, const TimelineTrack& b) {
+                     return std::tie(a.device, a.id) < std::tie(b.device, b.id);
+                   });
   // The main thread first, then by tid.
   std::stable_sort(host.begin(), host.end(), [&](const TimelineTrack& a, const TimelineTrack& b) {
     const bool am = a.id == p.info.pid, bm = b.id == p.info.pid;

@@ -169,6 +169,58 @@ TEST(HtmlReportModel, KernelDistributionsOfAKnownProfile) {
   EXPECT_TRUE(m.memory.empty());
 }
 
+// Records out of start order take the second pass (buckets sorted, then swept): nested ranges
+// as the collector stores them (the inner one, which ends first, first) and two streams of one
+// GPU whose records interleave out of order. The same records in start order take the first
+// pass; both give the same columns. Times in us after t0, the window [0, 600) (no steps: from
+// the first GPU record or launch to the last), columns of 1 us:
+//   thread 1: outer [0, 300) after inner [100, 200), the launch call [0, 10): busy 300 us;
+//   GPU 0: stream 7 [400, 450) and [350, 380), stream 8 [420, 600) and [300, 330):
+//   busy [300, 330) + [350, 380) + [400, 600) = 260 us.
+TEST(HtmlReportModel, RecordsOutOfOrderGiveTheSameColumns) {
+  const auto build = [](bool ordered) {
+    Profile p = NewProfile();
+    if (ordered) {
+      AddRange(&p, 0, 300 * kUs, "outer");
+      AddRange(&p, 100 * kUs, 200 * kUs, "inner");
+    } else {
+      AddRange(&p, 100 * kUs, 200 * kUs, "inner");
+      AddRange(&p, 0, 300 * kUs, "outer");
+    }
+    AddApi(&p, 0, 10 * kUs, 1, kLaunch);
+    const auto k = [&](uint64_t s, uint64_t e, uint32_t stream) {
+      AddKernel(&p, s * kUs, e * kUs, 1, "k", stream);
+    };
+    if (ordered) {
+      k(300, 330, 8); k(350, 380, 7); k(400, 450, 7); k(420, 600, 8);
+    } else {
+      k(400, 450, 7); k(420, 600, 8); k(350, 380, 7); k(300, 330, 8);
+    }
+    return p;
+  };
+  std::vector<html_internal::Timeline> timelines;
+  for (const bool ordered : {true, false}) {
+    const Profile p = build(ordered);
+    Rendered r;
+    Render(p, &r);
+    timelines.push_back(BuildModel(r.input).timeline);
+  }
+  for (const html_internal::Timeline& tl : timelines) {
+    ASSERT_EQ(tl.tracks.size(), 4u);  // thread 1, GPU 0, streams 7 and 8
+    EXPECT_EQ(tl.start_ns, t0);
+    EXPECT_EQ(tl.end_ns, t0 + 600 * kUs);
+    EXPECT_EQ(tl.tracks[0].busy_ns, 300 * kUs);
+    EXPECT_EQ(tl.tracks[1].label, "GPU 0 (all streams)");
+    EXPECT_EQ(tl.tracks[1].busy_ns, 260 * kUs);
+    EXPECT_EQ(tl.tracks[1].events, 4u);
+    EXPECT_EQ(tl.tracks[2].busy_ns, 80 * kUs);   // stream 7
+    EXPECT_EQ(tl.tracks[3].busy_ns, 210 * kUs);  // stream 8
+  }
+  for (size_t i = 0; i < timelines[0].tracks.size(); ++i) {
+    EXPECT_EQ(timelines[0].tracks[i].bins, timelines[1].tracks[i].bins) << i;
+  }
+}
+
 // An even count takes the mean of the two middle values, as `gprof-run stats` does.
 TEST(HtmlReportModel, MedianOfAnEvenCountIsTheMeanOfTheMiddleTwo) {
   Profile p = NewProfile();
