@@ -65,6 +65,9 @@ const std::vector<FlagSpec> kFlags = {
      "Cap a JSON trace at N MiB: a larger one is written as parts cut by time "
      "(trace.part1.json, ...), each a complete trace."},
     {"row-limit", 0, "", "N", "", "Most rows in the table (-1 = all; default: all up to 2000, else the top 2000 and a line counting the rest)."},
+    {"no-html", 0, "", "", "",
+     "Do not write report.html (a one-page summary for a browser: verdict, findings, steps, "
+     "timeline, top kernels, memory)."},
     {"force", 0, "", "", "",
      "Run even when CUDA_INJECTION64_PATH / NVTX_INJECTION64_PATH are already set by another "
      "tool (ours replaces theirs)."},
@@ -223,6 +226,8 @@ std::string ParseFlags(const std::vector<std::string>& args, LaunchOptions* o) {
       if (std::string e = ParseTraceFormats(value, &o->traces); !e.empty()) return e;
     } else if (name == "max-trace-mb") {
       if (std::string e = ParseMaxTraceMb(value, &o->traces); !e.empty()) return e;
+    } else if (name == "no-html") {
+      o->html = false;
     } else if (name == "force") {
       o->force = true;
     } else if (name == "preload") {
@@ -262,15 +267,16 @@ std::string HelpText() {
   std::string out =
       "Usage: gprof-run [options] [--] program [args...]\n"
       "       gprof-run report DIR [--sort-by KEY] [--row-limit N] [--trace-format LIST]\n"
-      "                  [--max-trace-mb N] [--quiet]\n"
+      "                  [--max-trace-mb N] [--html | --no-html] [--quiet]\n"
       "       gprof-run check TRACE.json[.gz]...\n"
       "       gprof-run stats PATH [--report NAME]... [--format table|csv|json] [--by-step]\n"
       "       gprof-run diff A B [--format table|csv|json] [--by kernel|op|range|all]\n"
-      "       gprof-run merge DIR... [-o OUTDIR] [--row-limit N] [--quiet]\n"
+      "       gprof-run merge DIR... [-o OUTDIR] [--row-limit N] [--no-html] [--quiet]\n"
       "\n"
       "Runs program with the gprof injection library (CUDA_INJECTION64_PATH and\n"
       "NVTX_INJECTION64_PATH), then writes <outdir>/table.txt (also printed on stderr),\n"
-      "<outdir>/trace.json (Chrome/Kineto trace for Perfetto) and keeps the raw dumps.\n"
+      "<outdir>/trace.json (Chrome/Kineto trace for Perfetto), <outdir>/report.html (a page for\n"
+      "a browser) and keeps the raw dumps.\n"
       "Exits with the program's status (128+N when it died of signal N).\n"
       "\n"
       "Options (each GPROF_* key can also come from the environment; a flag wins):\n";

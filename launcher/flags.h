@@ -36,6 +36,7 @@ struct LaunchOptions {
   bool force = false;
   bool preload = false;
   bool python_hook = true;  // --no-python-hook: no PYTHONPATH change for Python programs
+  bool html = true;         // --no-html: no report.html
   bool quiet = false;
   bool help = false;
   bool help_env = false;
