@@ -37,13 +37,17 @@ struct TrackKey {
 // Every record that makes a track busy: host ranges (not steps) and CUDA calls on their thread,
 // kernels, copies and memsets on their stream. Calls f(key, start, end) in one fixed order, so
 // two passes see the same records in the same order.
+// `host` / `gpu` false: leave those records out (a pass that needs only the others).
 template <typename F>
-void ForEachBusy(const Profile& p, F&& f) {
+void ForEachBusy(const Profile& p, F&& f, bool host = true, bool gpu = true) {
   using K = TimelineTrack::Kind;
-  for (const HostRange& r : p.ranges) {
-    if (!IsStepRange(p, r)) f(TrackKey{K::kHost, 0, r.tid}, r.start_ns, r.end_ns);
+  if (host) {
+    for (const HostRange& r : p.ranges) {
+      if (!IsStepRange(p, r)) f(TrackKey{K::kHost, 0, r.tid}, r.start_ns, r.end_ns);
+    }
+    for (const ApiCall& c : p.api_calls) f(TrackKey{K::kHost, 0, c.tid}, c.start_ns, c.end_ns);
   }
-  for (const ApiCall& c : p.api_calls) f(TrackKey{K::kHost, 0, c.tid}, c.start_ns, c.end_ns);
+  if (!gpu) return;
   for (const Kernel& k : p.kernels) {
     f(TrackKey{K::kStream, KernelDeviceId(p, k), k.stream_id}, k.start_ns, k.end_ns);
   }
@@ -187,12 +191,13 @@ void BuildTimeline(const HtmlReportInput& in, Timeline* tl) {
   // but start out of it; GPUs whose streams interleave): their records into (row, column)
   // buckets by a counting sort, each bucket sorted (small), then swept in column order.
   std::vector<bool> redo(keys.size(), false);
-  bool any = false;
+  bool redo_host = false, redo_gpu = false;
   for (uint32_t t = 0; t < keys.size(); ++t) {
     const uint32_t dev = device_of_slot[t];
     redo[t] = !rows[t].ordered || (dev != UINT32_MAX && !device_rows[dev].ordered);
-    any |= redo[t];
+    (keys[t].kind == TimelineTrack::Kind::kHost ? redo_host : redo_gpu) |= redo[t];
   }
+  const bool any = redo_host || redo_gpu;
   std::vector<uint64_t> offsets;   // per (slot, bin) of the redone slots; others empty
   std::unique_ptr<Span[]> spans;   // filled below, every element once: not zeroed first
   if (any) {
@@ -211,7 +216,7 @@ void BuildTimeline(const HtmlReportInput& in, Timeline* tl) {
       const uint32_t slot = slot_for(key);  // every key is known now: no new slot
       if (slot == UINT32_MAX || !redo[slot]) return;
       spans[next[slot * nb + tl->BinOf(s)]++] = {s, e};
-    });
+    }, redo_host, redo_gpu);
   }
   const auto bucket = [&](size_t t, size_t b) {
     return std::pair{spans.get() + offsets[t * nb + b], spans.get() + offsets[t * nb + b + 1]};
@@ -237,31 +242,45 @@ void BuildTimeline(const HtmlReportInput& in, Timeline* tl) {
     }
   }
   std::vector<TimelineTrack> devices;
-  std::vector<Span> scratch;
   for (uint32_t d = 0; d < device_rows.size(); ++d) {
     TimelineTrack dev;
     dev.kind = TimelineTrack::Kind::kDevice;
     dev.device = device_ids[d];
-    std::vector<uint32_t> members;
+    // Each member stream's spans, contiguous and in start order by now (its buckets are in
+    // column order, each sorted; an ordered stream's came sorted).
+    struct Run {
+      const Span* at;
+      const Span* end;
+    };
+    std::vector<Run> runs;
     for (uint32_t t = 0; t < keys.size(); ++t) {
-      if (device_of_slot[t] == d) {
-        members.push_back(t);
-        dev.events += tracks[t].events;
+      if (device_of_slot[t] != d) continue;
+      dev.events += tracks[t].events;
+      if (!device_rows[d].ordered) {
+        runs.push_back({spans.get() + offsets[t * nb], spans.get() + offsets[(t + 1) * nb]});
       }
     }
     if (device_rows[d].ordered) {
       dev.bins = std::move(device_rows[d].bins);
     } else {
+      // A k-way merge of the streams straight into the sweep: k is a few streams per GPU.
       dev.bins.assign(nb, 0);
       uint64_t cursor = tl->start_ns;
-      for (size_t b = 0; b < nb; ++b) {
-        scratch.clear();
-        for (uint32_t t : members) {
-          const auto [first, last_span] = bucket(t, b);
-          scratch.insert(scratch.end(), first, last_span);
+      const auto later = [](const Run& a, const Run& b) { return a.at->s > b.at->s; };
+      std::vector<Run> heap;
+      for (const Run& r : runs) {
+        if (r.at != r.end) heap.push_back(r);
+      }
+      std::make_heap(heap.begin(), heap.end(), later);
+      while (!heap.empty()) {
+        std::pop_heap(heap.begin(), heap.end(), later);
+        Run& r = heap.back();
+        Sweep(*tl, r.at->s, r.at->e, &cursor, &dev.bins);
+        if (++r.at == r.end) {
+          heap.pop_back();
+        } else {
+          std::push_heap(heap.begin(), heap.end(), later);
         }
-        std::sort(scratch.begin(), scratch.end(), by_start);
-        Sweep(*tl, scratch.data(), scratch.data() + scratch.size(), &cursor, &dev.bins);
       }
     }
     devices.push_back(std::move(dev));
