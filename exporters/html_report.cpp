@@ -166,16 +166,20 @@ void AppendFindings(const std::vector<Finding>& findings, std::string* out) {
   *out += "</section>";
 }
 
+// A link to a file beside the page: "./" first, so that a name can never read as a scheme
+// ("javascript:...") or a host ("//...").
+std::string FileHref(const std::string& name) { return "./" + Html(name, kMaxTextChars); }
+
 void AppendFiles(const HtmlReportLinks& l, std::string* out) {
   *out += "<section id=\"files\"><h2>Files</h2><ul>";
   const auto link = [&](const std::string& href, const char* what) {
     if (href.empty()) return;
-    *out += "<li><a href=\"" + Html(href, kMaxTextChars) + "\">" + Html(href, kMaxTextChars) +
+    *out += "<li><a href=\"" + FileHref(href) + "\">" + Html(href, kMaxTextChars) +
             "</a> &mdash; " + what + "</li>";
   };
   link(l.pftrace, "the trace as Perfetto protobuf: every event, the same times as this page");
   if (!l.trace.empty()) {
-    *out += "<li><a href=\"" + Html(l.trace, kMaxTextChars) + "\">" + Html(l.trace, kMaxTextChars) +
+    *out += "<li><a href=\"" + FileHref(l.trace) + "\">" + Html(l.trace, kMaxTextChars) +
             "</a>" + (l.trace_note.empty() ? "" : " (" + Html(l.trace_note, kMaxTextChars) + ")") +
             " &mdash; the trace as Chrome/Kineto JSON (Perfetto, chrome://tracing, HTA, "
             "TensorBoard)</li>";

@@ -323,8 +323,9 @@ TEST(HtmlReport, PageOfAKnownProfileSaysWhatTheModelHas) {
                      "<td>1.500ms</td><td>2.000ms</td><td>2.500ms</td><td>2.500ms</td>"));
   EXPECT_TRUE(Has(h, "No memory data"));
   // Links.
-  for (const char* link : {"href=\"trace.json\"", "href=\"trace.pftrace\"", "href=\"table.txt\"",
-                           "href=\"findings.txt\"", "href=\"findings.json\""}) {
+  for (const char* link : {"href=\"./trace.json\"", "href=\"./trace.pftrace\"",
+                           "href=\"./table.txt\"", "href=\"./findings.txt\"",
+                           "href=\"./findings.json\""}) {
     EXPECT_TRUE(Has(h, link)) << link;
   }
   EXPECT_TRUE(Has(h, "ui.perfetto.dev"));
@@ -489,7 +490,7 @@ TEST(HtmlReport, MergedPageNamesTheRanks) {
   EXPECT_TRUE(Has(page, "rank 1 (node1:8)"));
   EXPECT_TRUE(Has(page, "<b>Straggler</b>: ")) << page;
   EXPECT_TRUE(Has(page, "<code>straggler</code>"));
-  EXPECT_TRUE(Has(page, "href=\"trace.json\""));
+  EXPECT_TRUE(Has(page, "href=\"./trace.json\""));
   EXPECT_FALSE(Has(page, "<script"));
   EXPECT_LT(page.size(), kHtmlReportMaxBytes);
 }

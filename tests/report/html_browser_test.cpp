@@ -115,7 +115,7 @@ TEST_F(Browser, ReportRendersItsContentWithNoScriptAndNoConsoleMessage) {
   // What the page says (the numbers are derived in report_profile.h / html_report_test.cpp).
   for (const char* text : {"gprof-run report: ", "Neither overhead- nor compute-bound",
                            "<b>3 steps</b>, median 4.000ms", "GPU 0 idle 66.1% of the window",
-                           "7.890ms", "peak <b>150.0 MiB</b>", "href=\"trace.pftrace\"",
+                           "7.890ms", "peak <b>150.0 MiB</b>", "href=\"./trace.pftrace\"",
                            "ui.perfetto.dev"}) {
     EXPECT_NE(dom.find(text), std::string::npos) << text;
   }
