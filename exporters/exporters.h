@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "exporters/key_averages.h"
 #include "model/profile.h"
 
 namespace gprof {
@@ -51,6 +52,22 @@ const std::vector<std::string_view>& TableSortKeys();
 
 // Throws std::invalid_argument on an unknown sort key.
 std::string RenderTable(const Profile& profile, const TableOptions& options);
+
+// The table's rows before formatting, in its order, so that other views of the same profile (the
+// HTML report) show the same rows without computing KeyAverages again.
+struct TableRows {
+  std::string sort_key;  // the resolved key ("auto" chosen: self_cuda_time_total or self_cpu_...)
+  bool gpu = false;      // the profile has GPU data (the CUDA columns are shown)
+  bool by_shape = false; // rows per (name, input shapes)
+  std::vector<EventStats> rows;  // every row, sorted by sort_key descending (stable by name)
+};
+// Throws std::invalid_argument on an unknown sort key.
+TableRows SortedTableRows(const Profile& profile, const TableOptions& options);
+// RenderTable from rows SortedTableRows made of `profile` with the same `options`.
+std::string RenderTable(const Profile& profile, const TableOptions& options,
+                        const TableRows& rows);
+// The value a row is sorted by under `key` (one of TableSortKeys(), not "auto").
+int64_t TableSortValue(const EventStats& row, std::string_view key);  // memory keys may be < 0
 
 struct TraceStats {
   uint64_t events = 0;

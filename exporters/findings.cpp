@@ -14,12 +14,6 @@
 
 namespace gprof {
 namespace findings_internal {
-namespace {
-
-struct GpuShares {
-  uint32_t device = 0;
-  uint64_t gpu_busy = 0, host_busy = 0;
-};
 
 GpuShares Shares(Analysis& a, const std::vector<BlockingCall>& blocking) {
   GpuShares s;
@@ -42,11 +36,7 @@ GpuShares Shares(Analysis& a, const std::vector<BlockingCall>& blocking) {
   return s;
 }
 
-}  // namespace
-
-void BoundFindings(Analysis& a, const std::vector<BlockingCall>& blocking,
-                   std::vector<Finding>* out) {
-  const GpuShares s = Shares(a, blocking);
+void BoundFindings(Analysis& a, const GpuShares& s, std::vector<Finding>* out) {
   const Profile& p = a.p();
   if (!p.HasGpuData() || a.window() == 0) return;
   const double gpu = Share(s.gpu_busy, a.window());
@@ -134,11 +124,21 @@ const Evidence* Finding::Get(std::string_view key) const {
   return nullptr;
 }
 
-std::vector<Finding> FindFindings(const Profile& profile) {
+std::vector<Finding> FindFindings(const Profile& profile, FindingsContext* context) {
   Analysis a(profile);
   std::vector<Finding> out;
   const std::vector<BlockingCall> blocking = BlockingCalls(a);
-  BoundFindings(a, blocking, &out);
+  const GpuShares shares = Shares(a, blocking);
+  if (context != nullptr) {
+    context->origin_ns = TraceOriginNs(profile);
+    context->window_start_ns = a.ws();
+    context->window_end_ns = a.we();
+    context->steps = a.steps();
+    context->busiest_device = shares.device;
+    context->gpu_busy_ns = shares.gpu_busy;
+    context->host_busy_ns = shares.host_busy;
+  }
+  BoundFindings(a, shares, &out);
   GpuIdleFindings(a, &out);
   SyncFinding(a, blocking, &out);
   ColdStartFinding(a, &out);

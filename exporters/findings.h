@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "exporters/diff.h"
+#include "exporters/stats.h"
 #include "model/profile.h"
 
 namespace gprof {
@@ -157,7 +158,18 @@ struct Finding {
 // cold_start, heavy_kernel, gemm_bias_copy, profiler_overhead, memory_growth, alloc_churn,
 // memory_peak; then the distributed ids of
 // merge_findings.h: straggler, imbalance, comm_overlap), then subject. Deterministic.
-std::vector<Finding> FindFindings(const Profile& profile);
+// With `context`, also what the rules measured against (the window, the steps, the busy shares),
+// for other views of the same profile that must agree with the findings (the HTML report).
+struct FindingsContext {
+  uint64_t origin_ns = 0;        // TraceOriginNs: places' ts_ns are relative to it
+  uint64_t window_start_ns = 0;  // the window, absolute
+  uint64_t window_end_ns = 0;
+  std::vector<StepRow> steps;    // the steps, as `gprof-run stats --by-step` lists them
+  uint32_t busiest_device = 0;   // the device with the most busy time in the window
+  uint64_t gpu_busy_ns = 0;      // its busy time in the window (kernels, copies, memsets)
+  uint64_t host_busy_ns = 0;     // host busy time in the window, less time blocked in syncs
+};
+std::vector<Finding> FindFindings(const Profile& profile, FindingsContext* context = nullptr);
 
 // That order: by severity (high first), then id order; stable, so findings of one id keep the
 // order they were found in (their subject order).

@@ -14,7 +14,14 @@
 
 namespace gprof::findings_internal {
 
-void BoundFindings(Analysis& a, const std::vector<BlockingCall>& blocking,
+// The busiest device's busy time in the window and the host's (ranges and calls, less the time
+// blocked in `blocking` calls): what overhead_bound / compute_bound compare.
+struct GpuShares {
+  uint32_t device = 0;
+  uint64_t gpu_busy = 0, host_busy = 0;
+};
+GpuShares Shares(Analysis& a, const std::vector<BlockingCall>& blocking);
+void BoundFindings(Analysis& a, const GpuShares& shares,
                    std::vector<Finding>* out);  // overhead_bound | compute_bound
 void GpuIdleFindings(Analysis& a, std::vector<Finding>* out);
 void SyncFinding(Analysis& a, const std::vector<BlockingCall>& calls, std::vector<Finding>* out);

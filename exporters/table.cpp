@@ -49,26 +49,26 @@ void Cell(std::string& line, std::string_view text, size_t width) {
   line.append(kSpacing, ' ');
 }
 
-uint64_t TimeSortValue(const EventStats& e, std::string_view key, uint64_t n) {
-  if (key == "self_cpu_time_total") return e.self_cpu_ns;
-  if (key == "cpu_time_total") return e.cpu_total_ns;
-  if (key == "self_cuda_time_total" || key == "self_device_time_total") return e.self_cuda_ns;
-  if (key == "cuda_time_total" || key == "device_time_total") return e.cuda_total_ns;
-  if (key == "cpu_time") return e.cpu_total_ns / n;
-  if (key == "cuda_time" || key == "device_time") return e.cuda_total_ns / n;
-  return e.count;  // "count"
-}
+}  // namespace
 
 // Signed: memory keys can be negative (a row that frees more than it allocates sorts last).
-int64_t SortValue(const EventStats& e, std::string_view key) {
+int64_t TableSortValue(const EventStats& e, std::string_view key) {
   const uint64_t n = std::max<uint64_t>(e.count, 1);
   if (key == "self_cpu_memory_usage") return e.self_cpu_mem;
   if (key == "cpu_memory_usage") return e.cpu_mem;
   if (key == "self_cuda_memory_usage" || key == "self_device_memory_usage") return e.self_cuda_mem;
   if (key == "cuda_memory_usage" || key == "device_memory_usage") return e.cuda_mem;
-  return static_cast<int64_t>(TimeSortValue(e, key, n));
+  uint64_t v = e.count;  // "count"
+  if (key == "self_cpu_time_total") v = e.self_cpu_ns;
+  if (key == "cpu_time_total") v = e.cpu_total_ns;
+  if (key == "self_cuda_time_total" || key == "self_device_time_total") v = e.self_cuda_ns;
+  if (key == "cuda_time_total" || key == "device_time_total") v = e.cuda_total_ns;
+  if (key == "cpu_time") v = e.cpu_total_ns / n;
+  if (key == "cuda_time" || key == "device_time") v = e.cuda_total_ns / n;
+  return static_cast<int64_t>(v);
 }
 
+namespace {
 
 std::string CounterLine(uint64_t n, const char* what) { return std::to_string(n) + " " + what; }
 
@@ -124,25 +124,38 @@ std::string FoldedRowsLine(size_t folded, size_t shown, const std::string& sort_
          " (--row-limit -1 prints every row)";
 }
 
-std::string RenderTable(const Profile& profile, const TableOptions& options) {
+TableRows SortedTableRows(const Profile& profile, const TableOptions& options) {
   const auto& keys = TableSortKeys();
   if (std::find(keys.begin(), keys.end(), options.sort_by) == keys.end()) {
     std::string msg = "unknown sort key '" + options.sort_by + "'; expected one of:";
     for (std::string_view k : keys) msg += " " + std::string(k);
     throw std::invalid_argument(msg);
   }
-  const bool gpu = profile.HasGpuData();
-  std::string key = options.sort_by;
-  if (key == "auto") key = gpu ? "self_cuda_time_total" : "self_cpu_time_total";
-
-  const bool by_shape =
+  TableRows t;
+  t.gpu = profile.HasGpuData();
+  t.sort_key = options.sort_by;
+  if (t.sort_key == "auto") t.sort_key = t.gpu ? "self_cuda_time_total" : "self_cpu_time_total";
+  t.by_shape =
       options.group_by_input_shape == TableOptions::ByShape::kOn ||
       (options.group_by_input_shape == TableOptions::ByShape::kAuto && HasInputShapes(profile));
-  std::vector<EventStats> events = KeyAverages(profile, by_shape);
+  t.rows = KeyAverages(profile, t.by_shape);
   // Descending, stable over the name order KeyAverages returns: deterministic ties.
-  std::stable_sort(events.begin(), events.end(), [&](const EventStats& a, const EventStats& b) {
-    return SortValue(a, key) > SortValue(b, key);
+  std::stable_sort(t.rows.begin(), t.rows.end(), [&](const EventStats& a, const EventStats& b) {
+    return TableSortValue(a, t.sort_key) > TableSortValue(b, t.sort_key);
   });
+  return t;
+}
+
+std::string RenderTable(const Profile& profile, const TableOptions& options) {
+  return RenderTable(profile, options, SortedTableRows(profile, options));
+}
+
+std::string RenderTable(const Profile& profile, const TableOptions& options,
+                        const TableRows& sorted) {
+  const bool gpu = sorted.gpu;
+  const std::string& key = sorted.sort_key;
+  const bool by_shape = sorted.by_shape;
+  const std::vector<EventStats>& events = sorted.rows;
 
   // torch sums "Self CUDA time total" over the device rows only: an op's Self CUDA is the same
   // time as its kernels' rows.

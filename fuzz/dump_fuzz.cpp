@@ -1,5 +1,5 @@
 // libFuzzer target: the dump reader (model/dump.h ParseDump) and, for every dump it accepts, the
-// outputs a user gets from it (table, findings, trace JSON to /dev/null). The input is the body
+// outputs a user gets from it (table, findings, report.html, trace JSON to /dev/null). The input is the body
 // of a dump after its 16-byte header: the target adds the header and a trailer with the right
 // checksum, so the fuzzer explores the sections rather than the checksum; every 16th input is
 // also fed as is (header and trailer checks). Any crash, hang or sanitizer report is a bug: a
@@ -12,14 +12,24 @@
 
 #include "exporters/exporters.h"
 #include "exporters/findings.h"
+#include "exporters/html_report.h"
 #include "model/dump.h"
 
 namespace {
 
 void Render(const gprof::Profile& p) {
   try {
-    (void)gprof::RenderTable(p, gprof::TableOptions{});
-    (void)gprof::FormatFindingsJson(gprof::FindFindings(p));
+    const gprof::TableRows rows = gprof::SortedTableRows(p, gprof::TableOptions{});
+    (void)gprof::RenderTable(p, gprof::TableOptions{}, rows);
+    gprof::FindingsContext context;
+    const std::vector<gprof::Finding> findings = gprof::FindFindings(p, &context);
+    (void)gprof::FormatFindingsJson(findings);
+    gprof::HtmlReportInput page;
+    page.profile = &p;
+    page.findings = &findings;
+    page.context = &context;
+    page.table = &rows;
+    (void)gprof::FormatHtmlReport(page);
     (void)gprof::WriteTraceJson(p, "/dev/null");
   } catch (const std::exception&) {
     // Exporters may throw on I/O (documented); a throw is not a crash.

@@ -1,10 +1,10 @@
 // The launcher's commands. Launcher process only. Each returns the process exit status.
 //   RunCommand     gprof-run [options] [--] program [args...]
-//   ReportCommand  gprof-run report DIR [--sort-by KEY] [--row-limit N] [--quiet]
+//   ReportCommand  gprof-run report DIR [--sort-by KEY] [--row-limit N] [--html | --no-html] [--quiet]
 //   CheckCommand   gprof-run check TRACE.json...
 //   StatsCommand   gprof-run stats PATH [--report NAME]... [--format table|csv|json] [--by-step]
 //   DiffCommand    gprof-run diff A B [--format table|csv|json] [--by kernel|op|range|all]
-//   MergeCommand   gprof-run merge DIR... [-o OUTDIR] [--row-limit N] [--quiet]
+//   MergeCommand   gprof-run merge DIR... [-o OUTDIR] [--row-limit N] [--no-html] [--quiet]
 //   ExportCommand  gprof-run export [--type sqlite] PATH [-o FILE] [--quiet]
 #pragma once
 

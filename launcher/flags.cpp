@@ -72,6 +72,9 @@ const std::vector<FlagSpec> kFlags = {
     {"export", 0, "", "TYPE", "",
      "After the run, also write <outdir>/<dump>.sqlite for every dump: an SQLite database with "
      "Nsight Systems' table names, as gprof-run export writes it (sqlite is the only TYPE)."},
+    {"no-html", 0, "", "", "",
+     "Do not write report.html (a one-page summary for a browser: verdict, findings, steps, "
+     "timeline, top kernels, memory)."},
     {"force", 0, "", "", "",
      "Run even when CUDA_INJECTION64_PATH / NVTX_INJECTION64_PATH are already set by another "
      "tool (ours replaces theirs)."},
@@ -235,6 +238,8 @@ std::string ParseFlags(const std::vector<std::string>& args, LaunchOptions* o) {
     } else if (name == "export") {
       if (std::string e = CheckExportType(value); !e.empty()) return "--export " + value + ": " + e;
       o->export_sqlite = true;
+    } else if (name == "no-html") {
+      o->html = false;
     } else if (name == "force") {
       o->force = true;
     } else if (name == "preload") {
@@ -274,16 +279,18 @@ std::string HelpText() {
   std::string out =
       "Usage: gprof-run [options] [--] program [args...]\n"
       "       gprof-run report DIR [--sort-by KEY] [--row-limit N] [--trace-format LIST]\n"
-      "                  [--max-trace-mb N] [--profile-memory] [--quiet]\n"
+      "                  [--max-trace-mb N] [--profile-memory] [--html | --no-html]\n"
+      "                  [--quiet]\n"
       "       gprof-run check TRACE.json[.gz]...\n"
       "       gprof-run stats PATH [--report NAME]... [--format table|csv|json] [--by-step]\n"
       "       gprof-run diff A B [--format table|csv|json] [--by kernel|op|range|all]\n"
-      "       gprof-run merge DIR... [-o OUTDIR] [--row-limit N] [--quiet]\n"
+      "       gprof-run merge DIR... [-o OUTDIR] [--row-limit N] [--no-html] [--quiet]\n"
       "       gprof-run export [--type sqlite] PATH [-o FILE] [--quiet]\n"
       "\n"
       "Runs program with the gprof injection library (CUDA_INJECTION64_PATH and\n"
       "NVTX_INJECTION64_PATH), then writes <outdir>/table.txt (also printed on stderr),\n"
-      "<outdir>/trace.json (Chrome/Kineto trace for Perfetto) and keeps the raw dumps.\n"
+      "<outdir>/trace.json (Chrome/Kineto trace for Perfetto), <outdir>/report.html (a page for\n"
+      "a browser) and keeps the raw dumps.\n"
       "Exits with the program's status (128+N when it died of signal N).\n"
       "\n"
       "Options (each GPROF_* key can also come from the environment; a flag wins):\n";

@@ -37,6 +37,7 @@ struct LaunchOptions {
   bool force = false;
   bool preload = false;
   bool python_hook = true;  // --no-python-hook: no PYTHONPATH change for Python programs
+  bool html = true;         // --no-html: no report.html
   bool quiet = false;
   bool export_sqlite = false;  // --export sqlite: <outdir>/<dump>.sqlite after the run
   bool help = false;

@@ -14,13 +14,14 @@ namespace gprof::launcher {
 namespace {
 
 constexpr const char* kMergeUsage =
-    "Usage: gprof-run merge DIR... [-o OUTDIR] [--row-limit N] [--quiet]\n"
+    "Usage: gprof-run merge DIR... [-o OUTDIR] [--row-limit N] [--no-html] [--quiet]\n"
     "Merges the dumps of the processes in DIR... (the ranks of a distributed run; one directory\n"
     "per host, or one shared one) into one trace, a process group per rank named\n"
     "\"rank N (host:pid)\" on one time origin, and one table with min / median / max across the\n"
     "processes per row, and the distributed findings (straggler, imbalance, comm_overlap:\n"
-    "docs/FINDINGS.md): OUTDIR/trace.json, table.txt, findings.json and findings.txt from the\n"
-    "whole-run dumps, OUTDIR/cycle<C>.trace.json, ... per schedule cycle. OUTDIR defaults to\n"
+    "docs/FINDINGS.md): OUTDIR/trace.json, table.txt, findings.json, findings.txt and\n"
+    "report.html (a row per rank; not with --no-html) from the whole-run dumps,\n"
+    "OUTDIR/cycle<C>.trace.json, ... per schedule cycle. OUTDIR defaults to\n"
     "PARENT/merged/ when every DIR is in the same PARENT (one gprof-run per rank:\n"
     "gprof_traces/app.<job>/rank*), else the first DIR's merged/. The whole run's table and findings are also printed on stderr unless\n"
     "--quiet.\n"
@@ -56,6 +57,7 @@ int MergeCommand(const std::vector<std::string>& args) {
   std::string out_dir;
   int row_limit = kAutoRowLimit;
   bool quiet = false;
+  bool html = true;
   SubcommandArgs a(args);
   while (a.Next()) {
     const std::string& arg = a.arg();
@@ -73,6 +75,8 @@ int MergeCommand(const std::vector<std::string>& args) {
       if (!ParseRowLimit(value, &row_limit)) {
         return Usage("--row-limit " + value + ": expected -1 (all rows) or a whole number >= 0");
       }
+    } else if (arg == "--no-html" && !a.has_inline_value()) {
+      html = false;
     } else if ((arg == "--quiet" || arg == "-q") && !a.has_inline_value()) {
       quiet = true;
     } else if (!arg.empty() && arg[0] == '-') {
@@ -92,7 +96,7 @@ int MergeCommand(const std::vector<std::string>& args) {
     for (const std::string& d : dirs) list += (list.empty() ? "" : ", ") + d;
     return BadInput("no dump in " + list);
   }
-  const MergeResult r = WriteMergedView(groups, out_dir, row_limit);
+  const MergeResult r = WriteMergedView(groups, out_dir, row_limit, html);
   if (!r.error.empty()) {
     if (r.bad_input) return BadInput(r.error);
     std::fprintf(stderr, "gprof-run: error: %s; no merged output was written\n", r.error.c_str());

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "exporters/findings.h"
+#include "exporters/html_report.h"
 #include "exporters/merge.h"
 #include "exporters/merge_findings.h"
 #include "launcher/report.h"
@@ -92,7 +93,7 @@ std::vector<MergeGroup> FindMergeGroups(const std::vector<std::string>& dirs, st
 }
 
 MergeResult WriteMergedView(const std::vector<MergeGroup>& groups, const std::string& out_dir,
-                            int row_limit) {
+                            int row_limit, bool html) {
   MergeResult result;
   // 1. The survey of every group: a dump that cannot be read stops the merge before any output.
   std::vector<std::vector<MergeInput>> surveyed;
@@ -150,6 +151,23 @@ MergeResult WriteMergedView(const std::vector<MergeGroup>& groups, const std::st
         file->Write(text.data(), text.size());
         file->Close();
       }
+      if (html) {
+        // The merged page, from the survey alone (no further read of any dump).
+        MergedHtmlReportInput page;
+        page.inputs = &inputs;
+        page.findings = &findings;
+        page.title = out.title;
+        page.links.trace = groups[i].prefix + "trace.json";
+        page.links.table = groups[i].prefix + "table.txt";
+        page.links.findings_text = groups[i].prefix + "findings.txt";
+        page.links.findings_json = groups[i].prefix + "findings.json";
+        page.version = GPROF_VERSION;
+        const std::string text = FormatMergedHtmlReport(page);
+        out.page_path = out_dir + "/" + groups[i].prefix + "report.html";
+        auto& file = files.emplace_back(std::make_unique<PendingFile>(out.page_path));
+        file->Write(text.data(), text.size());
+        file->Close();
+      }
       out.table = table_text + FormatFindingsSummary(findings, "Merged findings");
       result.groups.push_back(std::move(out));
     }
@@ -168,7 +186,8 @@ std::string MergedViewText(const MergeResult& r) {
     if (!out.empty()) out += "; ";
     out += g.title + " of " + std::to_string(g.processes) +
            (g.processes == 1 ? " process" : " processes") + ": trace " + g.trace_path +
-           ", table " + g.table_path + ", findings " + g.findings_path;
+           ", table " + g.table_path + ", findings " + g.findings_path +
+           (g.page_path.empty() ? "" : ", report " + g.page_path);
   }
   return "merged view: " + out;
 }

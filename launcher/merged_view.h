@@ -6,7 +6,8 @@
 // window dumps (<program>.<pid>.cycle<C>.steps<A>-<B>.gpdump) form one group per cycle C. Each
 // group gives <out>/<prefix>trace.json, <out>/<prefix>table.txt and the distributed findings
 // (exporters/merge_findings.h) as <out>/<prefix>findings.json and <out>/<prefix>findings.txt,
-// prefix "" for the whole run and "cycle<C>." for a cycle.
+// and the merged page <out>/<prefix>report.html, prefix "" for the whole run and "cycle<C>." for
+// a cycle.
 //
 // All or nothing: every dump of every group is read (surveyed) before anything is written, and
 // the outputs go to temporary files renamed into place only when all of them are complete.
@@ -34,6 +35,7 @@ struct MergedGroupOutput {
   std::string trace_path;
   std::string table_path;
   std::string findings_path;  // findings.txt (findings.json beside it)
+  std::string page_path;      // report.html ("" with html off)
   // What stderr shows of the group: the table's text (table.txt), then the findings' short
   // section (FormatFindingsSummary). One string, so that every caller that prints the table
   // prints the findings after it.
@@ -49,12 +51,12 @@ struct MergeResult {
 };
 
 // Merges every group into `out_dir` (created when missing); tables show at most `row_limit`
-// rows (-1 = all).
+// rows (-1 = all); `html`: also <prefix>report.html (exporters/html_report.h), the merged page.
 MergeResult WriteMergedView(const std::vector<MergeGroup>& groups, const std::string& out_dir,
-                            int row_limit);
+                            int row_limit, bool html = true);
 
 // "merged view: whole run of 4 processes: trace OUT/trace.json, table OUT/table.txt, findings
-// OUT/findings.txt; cycle 1, ..." for the closing lines.
+// OUT/findings.txt, report OUT/report.html; cycle 1, ..." for the closing lines.
 std::string MergedViewText(const MergeResult& result);
 
 }  // namespace gprof::launcher

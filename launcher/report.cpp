@@ -17,7 +17,9 @@
 #include "exporters/gzip_file.h"
 #include "exporters/trace_split.h"
 #include "exporters/sqlite_export.h"
+#include "launcher/html_page.h"
 #include "launcher/manifest.h"
+#include "launcher/progress.h"
 #include "model/dump.h"
 #include "model/output_file.h"
 
@@ -113,11 +115,14 @@ bool WriteText(const std::string& path, const std::string& text) {
 }
 
 // Writes <stem>.json and <stem>.txt (docs/FINDINGS.md) and returns the short section for stderr;
-// "" when they could not be made. A failure here never costs the table or the trace.
+// "" when they could not be made. A failure here never costs the table or the trace. The
+// findings and what they measured against are kept in `found` and `context` (for report.html).
 std::string WriteFindings(const Profile& profile, const std::string& stem,
-                          std::vector<std::string>* outputs, std::FILE* err) {
+                          std::vector<std::string>* outputs, std::FILE* err,
+                          std::vector<Finding>* found, FindingsContext* context) {
   try {
-    const std::vector<Finding> findings = FindFindings(profile);
+    *found = FindFindings(profile, context);
+    const std::vector<Finding>& findings = *found;
     for (const auto& [path, text] : {std::pair{stem + ".json", FormatFindingsJson(findings)},
                                      std::pair{stem + ".txt", FormatFindingsText(findings)}}) {
       if (!WriteText(path, text)) throw std::runtime_error("cannot write " + path);
@@ -281,10 +286,26 @@ std::string LargeTraceText(const std::string& trace, uint64_t bytes, const Trace
 
 }  // namespace
 
+long MainPid(const std::string& dir, const std::vector<DumpName>& dumps) {
+  Manifest manifest;
+  std::string manifest_error;
+  if (ReadManifest(dir, &manifest, &manifest_error)) return manifest.pid;
+  long main_pid = -1, whole_runs = 0;
+  for (const DumpName& d : dumps) {
+    if (!d.window) {
+      ++whole_runs;
+      main_pid = d.pid;
+    }
+  }
+  return whole_runs == 1 ? main_pid : -1;
+}
+
 RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_options,
                               const TraceOptions& traces, bool quiet, std::FILE* err,
-                              bool export_sqlite) {
+                              const HtmlOptions& html, bool export_sqlite) {
+  if (html.only) return RenderHtmlPages(dir, table_options, err);
   RenderSummary summary;
+  Progress progress(err, Progress::IsTerminal(err));
   std::vector<DumpName> dumps = DumpsIn(dir);
   std::sort(dumps.begin(), dumps.end(), [](const DumpName& a, const DumpName& b) {
     if (a.pid != b.pid) return a.pid < b.pid;
@@ -294,22 +315,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
   });
   summary.dumps = static_cast<int>(dumps.size());
 
-  // Which dump belongs to the main process.
-  Manifest manifest;
-  std::string manifest_error;
-  long main_pid = -1;
-  if (ReadManifest(dir, &manifest, &manifest_error)) {
-    main_pid = manifest.pid;
-  } else {
-    long whole_runs = 0;
-    for (const DumpName& d : dumps) {
-      if (!d.window) {
-        ++whole_runs;
-        main_pid = d.pid;
-      }
-    }
-    if (whole_runs != 1) main_pid = -1;
-  }
+  const long main_pid = MainPid(dir, dumps);
   std::set<long> pids_with_whole_run;
   for (const DumpName& d : dumps) {
     if (!d.window) pids_with_whole_run.insert(d.pid);
@@ -318,33 +324,46 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
   Totals totals;
   std::set<long> ranked_pids;
   std::string main_table, main_table_source, main_table_path, main_trace_path, main_pftrace_path,
-      cupti_text, main_findings, main_findings_path, large_trace_notes, main_sqlite_path;
+      cupti_text, main_findings, main_findings_path, large_trace_notes, main_page_path,
+      main_sqlite_path;
   for (const DumpName& d : dumps) {
     const std::string path = dir + "/" + d.stem + kDumpExtension;
     const bool is_main = d.pid == main_pid && !d.window;
     const std::string table_path = dir + "/" + (is_main ? "table.txt" : d.stem + ".table.txt");
     const std::string trace_path = dir + "/" + (is_main ? "trace.json" : d.stem + ".trace.json");
     const std::string pftrace_path = dir + "/" + (is_main ? "trace.pftrace" : d.stem + ".pftrace");
+    const std::string shown_dump = d.stem + kDumpExtension + ": ";
+    progress.Stage(shown_dump + "reading");
     Profile profile;
     std::string error;
     if (!ReadDump(path, &profile, &error)) {
-      std::fprintf(err, "gprof-run: error: %s; not rendered\n", error.c_str());
+      progress.Print("gprof-run: error: " + error + "; not rendered\n");
       ++summary.failed;
       continue;
     }
     if (profile.info.rank >= 0) ranked_pids.insert(d.pid);
     try {
-      const std::string table = RenderTable(profile, table_options);
+      progress.Stage(shown_dump + "table");
+      const TableRows rows = SortedTableRows(profile, table_options);
+      const std::string table = RenderTable(profile, table_options, rows);
       if (!WriteText(table_path, table)) throw std::runtime_error("cannot write " + table_path);
       summary.outputs.push_back(table_path);
+      HtmlReportLinks links;  // report.html's, relative to the directory
+      links.table = std::filesystem::path(table_path).filename().string();
       std::string shown_trace;  // the trace the closing line names
       for (const auto& [wanted, json_path] :
            {std::pair{traces.json, trace_path}, std::pair{traces.json_gz, trace_path + ".gz"}}) {
         if (!wanted) continue;
+        progress.Stage(shown_dump + std::filesystem::path(json_path).filename().string());
         const std::vector<std::string> written =
             WriteTraceJsonCapped(profile, json_path, traces.max_json_bytes);
         summary.outputs.insert(summary.outputs.end(), written.begin(), written.end());
         if (shown_trace.empty()) {
+          links.trace = std::filesystem::path(written[0]).filename().string();
+          if (written.size() > 1) {
+            links.trace_note = "and " + std::to_string(written.size() - 1) +
+                               " more parts, cut by time";
+          }
           shown_trace = written.size() == 1
                             ? written[0]
                             : written[0] + " (and " + std::to_string(written.size() - 1) +
@@ -357,11 +376,30 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
         }
       }
       if (traces.pftrace) {
+        progress.Stage(shown_dump + std::filesystem::path(pftrace_path).filename().string());
         WritePerfettoTrace(profile, pftrace_path);
         summary.outputs.push_back(pftrace_path);
+        links.pftrace = std::filesystem::path(pftrace_path).filename().string();
       }
+      progress.Stage(shown_dump + "findings");
       const std::string findings_stem = dir + "/" + (is_main ? "findings" : d.stem + ".findings");
-      const std::string findings = WriteFindings(profile, findings_stem, &summary.outputs, err);
+      std::vector<Finding> found;
+      FindingsContext context;
+      const std::string findings =
+          WriteFindings(profile, findings_stem, &summary.outputs, err, &found, &context);
+      std::string page_path;
+      if (html.write && !findings.empty()) {  // the page needs the findings: no page without
+        progress.Stage(shown_dump + "report.html");
+        const std::string base = std::filesystem::path(findings_stem).filename().string();
+        links.findings_text = base + ".txt";
+        links.findings_json = base + ".json";
+        page_path = dir + "/" + HtmlPageName(d.stem, is_main);
+        if (WriteHtmlPage(profile, rows, found, context, links, page_path, err)) {
+          summary.outputs.push_back(page_path);
+        } else {
+          page_path.clear();
+        }
+      }
       const std::string sqlite =
           export_sqlite ? WriteSqlite(profile, SqliteExportPath(dir, d), &summary.outputs, err)
                         : "";
@@ -382,15 +420,17 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
         main_findings = findings;
         main_findings_path = findings.empty() ? "" : findings_stem + ".txt";
         main_sqlite_path = sqlite;
+        main_page_path = page_path;
         cupti_text = CuptiText(profile);
       }
       if (cupti_text.empty()) cupti_text = CuptiText(profile);
     } catch (const std::exception& e) {
-      std::fprintf(err, "gprof-run: error: %s: cannot render: %s\n", path.c_str(), e.what());
+      progress.Print("gprof-run: error: " + path + ": cannot render: " + e.what() + "\n");
       ++summary.failed;
     }
   }
 
+  progress.Done();
   if (dumps.empty()) {
     std::fprintf(err,
                  "gprof-run: no profile in %s: the program wrote no dump (it never used CUDA or "
@@ -423,6 +463,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
       where += ", trace " + main_pftrace_path;
     }
     if (!main_findings_path.empty()) where += ", findings " + main_findings_path;
+    if (!main_page_path.empty()) where += ", report " + main_page_path;
     if (!main_sqlite_path.empty()) where += ", SQLite " + main_sqlite_path;
   } else {
     where = "no dump from the main process";

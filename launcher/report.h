@@ -8,9 +8,10 @@
 //   <program>.<pid>.cycle<C>.steps<A>-<B>.gpdump        one schedule window
 // The main process (pid in gprof-run.json; without a manifest, the only whole-run dump) gets
 // <dir>/table.txt, <dir>/trace.json, <dir>/trace.pftrace (the same trace as Perfetto protobuf) and
-// <dir>/findings.json / findings.txt; every other dump <stem>.gpdump gets <stem>.table.txt,
-// <stem>.trace.json, <stem>.pftrace and <stem>.findings.json / .txt. With --export sqlite every
-// dump also gets <stem>.sqlite (exporters/sqlite_export.h), as `gprof-run export DIR` writes it.
+// <dir>/findings.json / findings.txt and <dir>/report.html (launcher/html_page.h); every other
+// dump <stem>.gpdump gets <stem>.table.txt, <stem>.trace.json, <stem>.pftrace,
+// <stem>.findings.json / .txt and <stem>.report.html. With --export sqlite every dump also gets
+// <stem>.sqlite (exporters/sqlite_export.h), as `gprof-run export DIR` writes it.
 #pragma once
 
 #include <cstdint>
@@ -78,11 +79,18 @@ std::string ParseMaxTraceMb(const std::string& text, TraceOptions* out);
 // file into the browser tab): the run says so and points to the .pftrace.
 inline constexpr uint64_t kJsonTraceComfortBytes = 1ull << 30;
 
-// Renders every dump in `dir`; writes messages and the main table (unless `quiet`) to `err`.
+// The main process's pid: gprof-run.json's, else that of the only whole-run dump; -1 when neither.
+long MainPid(const std::string& dir, const std::vector<DumpName>& dumps);
+
+struct HtmlOptions;  // html_page.h
+
+// Renders every dump in `dir`; writes messages and the main table (unless `quiet`) to `err`,
+// and a progress line when that takes more than a second (launcher/progress.h). `html`: the
+// report.html pages (by default written after each dump's other outputs; the second form).
 // `export_sqlite`: also each dump's SQLite export (SqliteExportPath); one that cannot be written
 // is a warning, never a failed dump.
 RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table,
                               const TraceOptions& traces, bool quiet, std::FILE* err,
-                              bool export_sqlite = false);
+                              const HtmlOptions& html, bool export_sqlite = false);
 
 }  // namespace gprof::launcher

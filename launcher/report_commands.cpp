@@ -6,6 +6,7 @@
 #include "exporters/exporters.h"
 #include "launcher/commands.h"
 #include "launcher/flags.h"
+#include "launcher/html_page.h"
 #include "launcher/report.h"
 #include "launcher/subcommand_args.h"
 
@@ -14,11 +15,14 @@ namespace {
 
 constexpr const char* kReportUsage =
     "Usage: gprof-run report DIR [--sort-by KEY] [--row-limit N] [--trace-format LIST]\n"
-    "                            [--max-trace-mb N] [--profile-memory] [--quiet]\n"
-    "Re-renders DIR/table.txt, trace.json, trace.pftrace and findings.json/.txt (and <stem>.* for\n"
-    "every other dump) from the raw dumps in DIR; --trace-format picks the traces (json, json.gz,\n"
-    "pftrace) and --max-trace-mb cuts larger JSON traces into parts by time. Exit: 0 all\n"
-    "rendered, 1 no dump or a dump could not be rendered, 2 usage error.\n";
+    "                            [--max-trace-mb N] [--profile-memory]\n"
+    "                            [--html | --no-html] [--quiet]\n"
+    "Re-renders DIR/table.txt, trace.json, trace.pftrace, findings.json/.txt and report.html (and\n"
+    "<stem>.* for every other dump) from the raw dumps in DIR; --trace-format picks the traces\n"
+    "(json, json.gz, pftrace) and --max-trace-mb cuts larger JSON traces into parts by time.\n"
+    "--html writes only the report.html pages (linking the files already there), --no-html\n"
+    "everything but them. Exit: 0 all rendered, 1 no dump or a dump could not be rendered,\n"
+    "2 usage error.\n";
 constexpr const char* kCheckUsage =
     "Usage: gprof-run check TRACE.json[.gz]...\n"
     "Checks traces against Perfetto's JSON importer rules; prints every violation.\n"
@@ -34,6 +38,8 @@ int Usage(const char* usage, const std::string& message) {
 int ReportCommand(const std::vector<std::string>& args) {
   TableOptions table;
   TraceOptions traces;
+  HtmlOptions html;
+  bool html_flag = false, no_html_flag = false;
   bool quiet = false;
   std::string dir;
   SubcommandArgs a(args);
@@ -63,6 +69,10 @@ int ReportCommand(const std::vector<std::string>& args) {
     } else if (arg == "--max-trace-mb") {
       if (!a.TakeValue()) return Usage(kReportUsage, "--max-trace-mb needs a value");
       if (std::string e = ParseMaxTraceMb(value, &traces); !e.empty()) return Usage(kReportUsage, e);
+    } else if (arg == "--html") {
+      html_flag = true;
+    } else if (arg == "--no-html") {
+      no_html_flag = true;
     } else if (arg == "--quiet" || arg == "-q") {
       quiet = true;
     } else if (!arg.empty() && arg[0] == '-') {
@@ -74,11 +84,14 @@ int ReportCommand(const std::vector<std::string>& args) {
     }
   }
   if (dir.empty()) return Usage(kReportUsage, "no directory given");
+  if (html_flag && no_html_flag) return Usage(kReportUsage, "--html and --no-html together");
+  html.only = html_flag;
+  html.write = !no_html_flag;
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {
     return Usage(kReportUsage, dir + " is not a directory");
   }
-  const RenderSummary s = RenderDirectory(dir, table, traces, quiet, stderr);
+  const RenderSummary s = RenderDirectory(dir, table, traces, quiet, stderr, html);
   if (!s.closing_line.empty()) std::fprintf(stderr, "%s\n", s.closing_line.c_str());
   return s.dumps > 0 && s.failed == 0 ? 0 : 1;
 }

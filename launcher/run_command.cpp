@@ -22,6 +22,7 @@
 #include "launcher/flags.h"
 #include "launcher/inject_lib.h"
 #include "launcher/manifest.h"
+#include "launcher/html_page.h"
 #include "launcher/merged_view.h"
 #include "launcher/output_dir.h"
 #include "launcher/python_program.h"
@@ -66,7 +67,7 @@ std::string MergeRanks(const std::string& dir, const LaunchOptions& o, std::FILE
   std::string error;
   const std::vector<MergeGroup> groups = FindMergeGroups({dir}, &error);
   if (!error.empty() || groups.empty()) return "";
-  const MergeResult r = WriteMergedView(groups, dir + "/merged", o.row_limit);
+  const MergeResult r = WriteMergedView(groups, dir + "/merged", o.row_limit, o.html);
   if (!r.error.empty()) {
     std::fprintf(err, "gprof-run: warning: no merged view of the ranks: %s (retry with gprof-run "
                       "merge %s)\n", r.error.c_str(), dir.c_str());
@@ -272,8 +273,10 @@ int RunCommand(const std::vector<std::string>& args) {
     table.sort_by = o.sort_by;
     table.row_limit = o.row_limit;
     table.profile_memory = o.profile_memory;
+    HtmlOptions html;
+    html.write = o.html;
     const RenderSummary s =
-        RenderDirectory(abs_dir, table, o.traces, o.quiet, stderr, o.export_sqlite);
+        RenderDirectory(abs_dir, table, o.traces, o.quiet, stderr, html, o.export_sqlite);
     std::string closing = s.closing_line;
     if (s.ranked_processes >= 2 && !closing.empty()) closing += MergeRanks(abs_dir, o, stderr);
     if (!closing.empty()) std::fprintf(stderr, "%s\n", closing.c_str());

@@ -84,7 +84,7 @@ TEST_F(MergeCommandTest, ThreeRanksGiveOneTraceThatCheckAcceptsAndATableAcrossRa
   ASSERT_TRUE(fs::exists(table_path));
   EXPECT_THAT(r.err, HasSubstr("gprof-run: merged view: whole run of 3 processes: trace " +
                                trace_path + ", table " + table_path + ", findings " + dir_ +
-                               "/merged/findings.txt\n"));
+                               "/merged/findings.txt, report " + dir_ + "/merged/report.html\n"));
 
   const json trace = json::parse(ReadFile(trace_path));
   EXPECT_EQ(trace["baseTimeNanoseconds"], SampleProfile(1, "x").info.start_ns);
@@ -272,7 +272,8 @@ TEST_F(MergeAfterRunTest, ARunWithSeveralRanksGetsTheMergedViewInItsDirectory) {
   EXPECT_THAT(last, ::testing::StartsWith("gprof-run: recorded 3 processes:"));
   EXPECT_THAT(last, HasSubstr("; merged view: whole run of 3 processes: trace " + out +
                               "/merged/trace.json, table " + out + "/merged/table.txt, findings " +
-                              out + "/merged/findings.txt\n"));
+                              out + "/merged/findings.txt, report " + out +
+                              "/merged/report.html\n"));
   EXPECT_EQ(std::count(last.begin(), last.end(), '\n'), 1);
   EXPECT_THAT(r.err, HasSubstr("Merged table: whole run\n3 processes: ranks 0-2;"));
 }

@@ -1,0 +1,42 @@
+// report.html (exporters/html_report.h) for the dumps of an output directory: written by
+// RenderDirectory after each dump's table, traces and findings, or alone by
+// `gprof-run report DIR --html` from the dumps and the files already there. Launcher process only.
+//
+// Naming, as the other outputs: the main process's whole run gets <dir>/report.html, every other
+// dump <stem>.gpdump gets <stem>.report.html.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "exporters/exporters.h"
+#include "exporters/findings.h"
+#include "exporters/html_report.h"
+#include "launcher/report.h"
+
+namespace gprof::launcher {
+
+// What RenderDirectory does about the page (run: --no-html; report: --html, --no-html).
+struct HtmlOptions {
+  bool write = true;  // write report.html
+  bool only = false;  // write only the pages: the table, traces and findings files stay as they are
+};
+
+// "report.html" or "<stem>.report.html".
+std::string HtmlPageName(const std::string& stem, bool is_main);
+
+// The page's links to the files beside it that exist now (for `report --html`).
+HtmlReportLinks LinksToExistingFiles(const std::string& dir, const std::string& stem, bool is_main);
+
+// Writes the page to `path`; false, with a warning on `err`, when it cannot be made (a failure
+// here never costs the other outputs).
+bool WriteHtmlPage(const Profile& profile, const TableRows& rows,
+                   const std::vector<Finding>& findings, const FindingsContext& context,
+                   const HtmlReportLinks& links, const std::string& path, std::FILE* err);
+
+// `gprof-run report DIR --html`: the pages of every dump in `dir`, nothing else. The closing
+// line names them.
+RenderSummary RenderHtmlPages(const std::string& dir, const TableOptions& table, std::FILE* err);
+
+}  // namespace gprof::launcher
