@@ -29,8 +29,11 @@ QUOTED = {
                           "collector/cupti/api_filter.h", "model/", "config/", "support/"],
     "collector/lifecycle": ["collector/", "model/", "config/", "support/"],
     "inject": ["collector/lifecycle/runtime.h"],
-    # The fuzz targets drive the readers of untrusted input, never the collector.
-    "fuzz": ["exporters/", "model/", "config/"],
+    # The fuzz targets drive the readers of untrusted input: the exporters' and the model's, and
+    # in the collector only the CUPTI record decoder with the drain's merge (each header by name).
+    "fuzz": ["fuzz/", "exporters/", "model/", "config/",
+             "collector/cupti/activity_decoder.h", "collector/cupti/gpu_drain.h",
+             "collector/cupti/gpu_collector.h"],
 }
 # Unit tests next to the code may also use the shared test support.
 TEST_EXTRA = ["tests/support/"]
@@ -100,11 +103,15 @@ def self_test():
         "collector/host/bad.cpp": '#include "collector/cupti/session_state.h"\n',
         "collector/windows/bad.cpp": '#include "collector/lifecycle/flush.h"\n',
         "launcher/bad.cpp": "#include <cuda_runtime_api.h>\n",
+        "fuzz/bad.cpp": '#include "collector/cupti/session_state.h"\n',
+        "fuzz/bad.h": "#include <cupti.h>\n",
     }
     clean = {
         "exporters/good.cpp": '#include "exporters/x.h"\n#include "model/profile.h"\n#include <vector>\n',
         "collector/cupti/good.cpp": '#include <cupti.h>\n#include "collector/host/api_records.h"\n',
         "collector/windows/good.cpp": '#include "collector/cupti/gpu_collector.h"\n',
+        "fuzz/good.cpp": ('#include "collector/cupti/activity_decoder.h"\n'
+                          '#include "fuzz/fuzz_check.h"\n'),
     }
     with tempfile.TemporaryDirectory() as root:
         for rel, text in {**planted, **clean}.items():
