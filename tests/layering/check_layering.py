@@ -30,10 +30,15 @@ QUOTED = {
     "collector/lifecycle": ["collector/", "model/", "config/", "support/"],
     "inject": ["collector/lifecycle/runtime.h"],
     # The fuzz targets drive the readers of untrusted input: the exporters' and the model's, and
-    # in the collector only the CUPTI record decoder with the drain's merge (each header by name).
+    # in the collector only the CUPTI record decoder with the drain's merge, and the NVTX hooks,
+    # registry and the profile builder that reads their records back (each header by name).
     "fuzz": ["fuzz/", "exporters/", "model/", "config/",
              "collector/cupti/activity_decoder.h", "collector/cupti/gpu_drain.h",
-             "collector/cupti/gpu_collector.h"],
+             "collector/cupti/gpu_collector.h",
+             "collector/host/nvtx_hooks.h", "collector/host/nvtx_registry.h",
+             "collector/host/nvtx_records.h", "collector/host/api_records.h",
+             "collector/host/thread_buffer.h", "collector/host/host_collection.h",
+             "collector/host/profile_builder.h"],
 }
 # Unit tests next to the code may also use the shared test support.
 TEST_EXTRA = ["tests/support/"]
@@ -44,6 +49,7 @@ CUDA_HEADER = re.compile(r"^(cupti[^/]*\.h|cuda[^/]*\.h|cuda\.h|nvtx3/.*|nvTools
 CUDA_ALLOWED = {
     "collector/cupti": CUDA_HEADER,
     "collector/host": re.compile(r"^nvtx3/.*$"),  # the NVTX hooks' callback tables
+    "fuzz": re.compile(r"^nvtx3/.*$"),  # nvtx_registry_fuzz plays the NVTX client's side
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
@@ -110,7 +116,9 @@ def self_test():
         "exporters/good.cpp": '#include "exporters/x.h"\n#include "model/profile.h"\n#include <vector>\n',
         "collector/cupti/good.cpp": '#include <cupti.h>\n#include "collector/host/api_records.h"\n',
         "collector/windows/good.cpp": '#include "collector/cupti/gpu_collector.h"\n',
-        "fuzz/good.cpp": ('#include "collector/cupti/activity_decoder.h"\n'
+        "fuzz/good.cpp": ('#include <nvtx3/nvToolsExt.h>\n'
+                          '#include "collector/host/nvtx_registry.h"\n'
+                          '#include "collector/cupti/activity_decoder.h"\n'
                           '#include "fuzz/fuzz_check.h"\n'),
     }
     with tempfile.TemporaryDirectory() as root:
