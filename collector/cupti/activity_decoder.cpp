@@ -5,6 +5,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "model/profile.h"
+
 namespace gprof::collector {
 namespace {
 
@@ -52,8 +54,12 @@ MemKind ToMemKind(uint32_t kind) {
 }
 
 // A time span CUPTI can deliver broken: a zero start (an incomplete record of a forced flush, or
-// a bad record) or an end before the start.
-bool BadSpan(uint64_t start, uint64_t end) { return start == 0 || end < start; }
+// a bad record), an end before the start, or a time past kMaxProfileTimeNs (the year 2116: no
+// clock reads that, and the dump reader rejects a whole profile holding one, CheckProfile).
+bool BadSpan(uint64_t start, uint64_t end) {
+  return start == 0 || end < start || end >= kMaxProfileTimeNs;
+}
+bool BadInstant(uint64_t ts) { return ts == 0 || ts >= kMaxProfileTimeNs; }
 
 // Counts and refuses a record with a broken span: unfinished (no end yet) or broken.
 template <typename Activity>
@@ -309,7 +315,7 @@ void DecodeRecord(const CUpti_Activity* record, GpuBatch* batch) {
     }
     case CUPTI_ACTIVITY_KIND_MEMORY2: {
       const auto& a = *reinterpret_cast<const MemoryActivity*>(record);
-      if (a.timestamp == 0) {
+      if (BadInstant(a.timestamp)) {
         ++batch->records_bad_timestamps;
         break;
       }

@@ -57,10 +57,11 @@ struct GpuBatch : GpuRecords {
   uint64_t records_unknown_kind = 0;   // kinds we do not decode
   uint64_t records_uncorrelated = 0;   // GPU work records with correlation id 0
   uint64_t graph_traces = 0;           // GRAPH_TRACE records (graph-level; kernels carry graph ids)
-  // Records dropped because CUPTI delivered them with a broken time span (start 0, or end before
-  // start; a memory record with timestamp 0): one such record would move the trace's base time
-  // to the epoch. A record CUPTI delivered broken is a CUPTI-side error: the drain adds this to
-  // Counters::cupti_errors.
+  // Records dropped because CUPTI delivered them with a broken time span (start 0, end before
+  // start, or a time past kMaxProfileTimeNs; a memory record with timestamp 0 or past it): one
+  // such record would move the trace's base time to the epoch, or make the dump reader reject
+  // the whole profile (model/profile.h CheckProfile). A record CUPTI delivered broken is a
+  // CUPTI-side error: the drain adds this to Counters::cupti_errors.
   uint64_t records_bad_timestamps = 0;
   // Records CUPTI handed back unfinished: an end timestamp of 0 (a forced flush returns buffers
   // holding work still running, cupti_activity.h on cuptiActivityFlushAll; kernels also carry 0

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "model/profile.h"
+
 namespace gprof::collector {
 namespace {
 
@@ -381,6 +383,45 @@ TEST(ActivityDecoder, BrokenTimestampsAreDroppedAndCounted) {
   DecodeRecord(reinterpret_cast<CUpti_Activity*>(&s), &batch);
   EXPECT_EQ(batch.memsets.size(), 1u);
   EXPECT_EQ(batch.records_bad_timestamps, 5u);
+}
+
+// A time past kMaxProfileTimeNs (the year 2116) is broken too: kept, one such record made the
+// dump reader reject the whole profile (CheckProfile: "has a timestamp past the year 2116").
+// Found by fuzz/activity_decoder_fuzz.
+TEST(ActivityDecoder, TimesPastTheYear2116AreDroppedAndCounted) {
+  GpuBatch batch;
+  KernelActivity late_end = MakeKernel(7, "_Z4latev");
+  late_end.end = kMaxProfileTimeNs;
+  DecodeRecord(reinterpret_cast<CUpti_Activity*>(&late_end), &batch);
+  KernelActivity late = MakeKernel(8, "_Z4latev");
+  late.start = kMaxProfileTimeNs;
+  late.end = UINT64_MAX;
+  DecodeRecord(reinterpret_cast<CUpti_Activity*>(&late), &batch);
+  MemsetActivity s{};
+  s.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  s.correlationId = 9;
+  s.start = 900;
+  s.end = kMaxProfileTimeNs + 1;
+  DecodeRecord(reinterpret_cast<CUpti_Activity*>(&s), &batch);
+  MemoryActivity mem{};
+  mem.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+  mem.timestamp = kMaxProfileTimeNs;
+  DecodeRecord(reinterpret_cast<CUpti_Activity*>(&mem), &batch);
+  EXPECT_TRUE(batch.kernels.empty());
+  EXPECT_TRUE(batch.memsets.empty());
+  EXPECT_TRUE(batch.memory_ops.empty());
+  EXPECT_EQ(batch.records_bad_timestamps, 4u);
+
+  // Just below the limit is a time like any other.
+  KernelActivity last = MakeKernel(10, "_Z4lastv");
+  last.start = kMaxProfileTimeNs - 2;
+  last.end = kMaxProfileTimeNs - 1;
+  DecodeRecord(reinterpret_cast<CUpti_Activity*>(&last), &batch);
+  mem.timestamp = kMaxProfileTimeNs - 1;
+  DecodeRecord(reinterpret_cast<CUpti_Activity*>(&mem), &batch);
+  EXPECT_EQ(batch.kernels.size(), 1u);
+  EXPECT_EQ(batch.memory_ops.size(), 1u);
+  EXPECT_EQ(batch.records_bad_timestamps, 4u);
 }
 
 // A forced flush hands back work still running (cupti_activity.h, cuptiActivityFlushAll): its

@@ -61,8 +61,10 @@ StringId ProfileBuilder::NameOf(NvtxNameEncoding encoding, uint32_t registered, 
     case NvtxNameEncoding::kUtf8:
       return profile_->strings.Intern(TrimPartialUtf8(std::string_view(bytes, len)));
     case NvtxNameEncoding::kWide: {
+      // An empty name (nvtxRangePushW(L"")) has no units, and an empty vector's data() may be
+      // null: memcpy must not get it, even for 0 bytes.
       std::vector<wchar_t> wide(len / sizeof(wchar_t));
-      std::memcpy(wide.data(), bytes, wide.size() * sizeof(wchar_t));
+      if (!wide.empty()) std::memcpy(wide.data(), bytes, wide.size() * sizeof(wchar_t));
       return profile_->strings.Intern(WideToUtf8(wide.data(), wide.size()));
     }
     case NvtxNameEncoding::kRegistered:

@@ -190,6 +190,25 @@ TEST_F(Builder, WideNamesBecomeUtf8) {
   EXPECT_EQ(Name(profile_.ranges[0].name), "gr\xc3\xbc\xc3\x9f" "e \xe6\xad\xa5 \xf0\x9f\x9a\x80");
 }
 
+// nvtxRangePushW(L"") and nvtxMarkW(L""): a wide name of no units (or of less than one unit's
+// bytes). The builder copied the 0 units with memcpy into an empty vector's data(), a null
+// pointer: undefined behaviour that UBSan reports (scripts/sanitize fails on it; a plain build
+// passes either way). Found by fuzz/nvtx_registry_fuzz.
+TEST_F(Builder, EmptyWideNamesAreEmpty) {
+  NvtxBeginFields f;
+  f.ts = T(10);
+  f.encoding = NvtxNameEncoding::kWide;
+  BeginRaw(HostRecordType::kNvtxPush, 1, f, nullptr, 0);
+  Pop(1, 20);
+  f.ts = T(30);
+  BeginRaw(HostRecordType::kNvtxMark, 1, f, "abc", 3);  // not even one wchar_t
+  builder_.Finish(Ns(100));
+  ASSERT_EQ(profile_.ranges.size(), 1u);
+  EXPECT_EQ(Name(profile_.ranges[0].name), "");
+  ASSERT_EQ(profile_.marks.size(), 1u);
+  EXPECT_EQ(Name(profile_.marks[0].name), "");
+}
+
 TEST_F(Builder, RegisteredStringsResolveThroughTheRegistry) {
   NvtxBeginFields f;
   f.ts = T(10);

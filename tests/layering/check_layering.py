@@ -29,8 +29,16 @@ QUOTED = {
                           "collector/cupti/api_filter.h", "model/", "config/", "support/"],
     "collector/lifecycle": ["collector/", "model/", "config/", "support/"],
     "inject": ["collector/lifecycle/runtime.h"],
-    # The fuzz targets drive the readers of untrusted input, never the collector.
-    "fuzz": ["exporters/", "model/", "config/"],
+    # The fuzz targets drive the readers of untrusted input: the exporters' and the model's, and
+    # in the collector only the CUPTI record decoder with the drain's merge, and the NVTX hooks,
+    # registry and the profile builder that reads their records back (each header by name).
+    "fuzz": ["fuzz/", "exporters/", "model/", "config/",
+             "collector/cupti/activity_decoder.h", "collector/cupti/gpu_drain.h",
+             "collector/cupti/gpu_collector.h",
+             "collector/host/nvtx_hooks.h", "collector/host/nvtx_registry.h",
+             "collector/host/nvtx_records.h", "collector/host/api_records.h",
+             "collector/host/thread_buffer.h", "collector/host/host_collection.h",
+             "collector/host/profile_builder.h"],
 }
 # Unit tests next to the code may also use the shared test support.
 TEST_EXTRA = ["tests/support/"]
@@ -41,6 +49,7 @@ CUDA_HEADER = re.compile(r"^(cupti[^/]*\.h|cuda[^/]*\.h|cuda\.h|nvtx3/.*|nvTools
 CUDA_ALLOWED = {
     "collector/cupti": CUDA_HEADER,
     "collector/host": re.compile(r"^nvtx3/.*$"),  # the NVTX hooks' callback tables
+    "fuzz": re.compile(r"^nvtx3/.*$"),  # nvtx_registry_fuzz plays the NVTX client's side
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
@@ -100,11 +109,17 @@ def self_test():
         "collector/host/bad.cpp": '#include "collector/cupti/session_state.h"\n',
         "collector/windows/bad.cpp": '#include "collector/lifecycle/flush.h"\n',
         "launcher/bad.cpp": "#include <cuda_runtime_api.h>\n",
+        "fuzz/bad.cpp": '#include "collector/cupti/session_state.h"\n',
+        "fuzz/bad.h": "#include <cupti.h>\n",
     }
     clean = {
         "exporters/good.cpp": '#include "exporters/x.h"\n#include "model/profile.h"\n#include <vector>\n',
         "collector/cupti/good.cpp": '#include <cupti.h>\n#include "collector/host/api_records.h"\n',
         "collector/windows/good.cpp": '#include "collector/cupti/gpu_collector.h"\n',
+        "fuzz/good.cpp": ('#include <nvtx3/nvToolsExt.h>\n'
+                          '#include "collector/host/nvtx_registry.h"\n'
+                          '#include "collector/cupti/activity_decoder.h"\n'
+                          '#include "fuzz/fuzz_check.h"\n'),
     }
     with tempfile.TemporaryDirectory() as root:
         for rel, text in {**planted, **clean}.items():
