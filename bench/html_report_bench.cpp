@@ -1,4 +1,4 @@
-// Figure 10: report.html (exporters/html_report.h) of a profile with N launches (default 1 M):
+// Figure 11: report.html (exporters/html_report.h) of a profile with N launches (default 1 M):
 // the page's size and the time to make and write it, beyond what the run computes anyway for the
 // other outputs (the table's rows and the findings, whose times are printed for reference). The
 // page's own work is a few linear passes over the records; its size is bounded whatever N
@@ -95,12 +95,12 @@ void Figures(const Profile& p, const std::string& suffix, const std::string& sha
               suffix.c_str(), launches, context.steps.size(), findings.size(), bytes, best,
               table_s, findings_s);
   const std::string n = Fmt("%.2g", launches);
-  bench::PrintFigure(std::string("10") + (suffix.empty() ? "a" : "c"),
+  bench::PrintFigure(std::string("11") + (suffix.empty() ? "a" : "c"),
                      "report.html bytes, " + n + " launches (" + shape + ")",
                      Fmt("%.0f KiB", static_cast<double>(bytes) / 1024.0),
                      "<= " + std::to_string(kHtmlReportMaxBytes >> 10) + " KiB",
                      bytes <= kHtmlReportMaxBytes ? "PASS" : "FAIL");
-  bench::PrintFigure(std::string("10") + (suffix.empty() ? "b" : "d"),
+  bench::PrintFigure(std::string("11") + (suffix.empty() ? "b" : "d"),
                      "report.html format + write, beyond table rows and findings (CPU s), " + n +
                          " launches",
                      Fmt("%.3f s", best), "< 1 s", best < 1.0 ? "PASS" : "FAIL");

@@ -121,6 +121,19 @@ std::string Heading(const StatsTable& t) { return " ** " + t.title + " (" + t.na
 
 }  // namespace
 
+std::vector<Step> ProfileSteps(const Profile& p) {
+  // Profile::steps, then step ranges whose number Profile::steps does not have.
+  std::vector<Step> steps = p.steps;
+  std::set<uint32_t> numbers;
+  for (const Step& s : steps) numbers.insert(s.number);
+  for (const HostRange& r : p.ranges) {
+    uint32_t number = 0;
+    if (!IsStepRange(p, r) || !StepNumber(p.strings.Get(r.name), &number)) continue;
+    if (numbers.insert(number).second) steps.push_back({r.start_ns, r.end_ns, number, r.tid});
+  }
+  return steps;
+}
+
 const std::vector<std::string_view>& StatsReportNames() {
   static const std::vector<std::string_view> kNames = {kApi, kKern, kMemTime, kMemSize, kNvtx};
   return kNames;
@@ -195,15 +208,7 @@ void StatsCollector::Add(const Profile& p) {
     nvtx_[{RangeName(p, r), style}].push_back(Duration(r.start_ns, r.end_ns));
   }
 
-  // Steps: Profile::steps, then step ranges whose number Profile::steps does not have.
-  std::vector<Step> steps = p.steps;
-  std::set<uint32_t> numbers;
-  for (const Step& s : steps) numbers.insert(s.number);
-  for (const HostRange& r : p.ranges) {
-    uint32_t number = 0;
-    if (!IsStepRange(p, r) || !StepNumber(p.strings.Get(r.name), &number)) continue;
-    if (numbers.insert(number).second) steps.push_back({r.start_ns, r.end_ns, number, r.tid});
-  }
+  const std::vector<Step> steps = ProfileSteps(p);
   if (steps.empty()) return;
   std::vector<Interval> intervals;
   intervals.reserve(p.kernels.size() + p.memcpys.size() + p.memsets.size());

@@ -55,6 +55,10 @@ struct SampleSummary {
   double stddev = 0;
 };
 
+// The steps of a profile: Profile::steps, then its step ranges (ProfilerStep#N, kRangeStep)
+// whose number Profile::steps does not have; unsorted.
+std::vector<Step> ProfileSteps(const Profile& profile);
+
 // Summary of `samples` (sorted in place). All zero for no samples.
 SampleSummary SummarizeSamples(std::vector<uint64_t>* samples);
 

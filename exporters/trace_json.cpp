@@ -12,6 +12,7 @@
 // Tracks are the plan's: host events on pid = OS pid, tid = OS tid; GPU work on pid = device,
 // tid = stream (as Kineto, so HTA finds args.stream > 0); overflow and extra tracks on synthetic
 // tids from 0x80000000 up, named after the track they belong to.
+#include <algorithm>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -113,12 +114,12 @@ class TraceWriter {
   // relative to the trace origin as the events'.
   void WriteMemoryPeaks() {
     JsonWriter& o = out_;
-    StatsCollector stats;
-    stats.Add(p_);
+    std::vector<Step> found = ProfileSteps(p_);
+    std::sort(found.begin(), found.end(), [](const Step& a, const Step& b) {
+      return std::make_pair(a.number, a.start_ns) < std::make_pair(b.number, b.start_ns);
+    });
     std::vector<std::tuple<uint32_t, uint64_t, uint64_t>> steps;
-    for (const StepRow& s : stats.Steps()) {
-      steps.emplace_back(s.number, s.start_ns, s.start_ns + s.wall_ns);
-    }
+    for (const Step& s : found) steps.emplace_back(s.number, s.start_ns, s.end_ns);
     const MemoryPeaks m = DeviceMemoryPeaks(p_, steps);
     o.Raw(",\n    \"memory\": {\"peak_bytes\": ").Uint(m.peak_bytes);
     o.Raw(", \"peak_ts\": ").Micros(m.peak_ns > plan_.base_ns() ? m.peak_ns - plan_.base_ns() : 0);
