@@ -58,35 +58,13 @@
 #include "collector/cupti/gpu_collector.h"
 #include "collector/cupti/gpu_drain.h"
 #include "fuzz/fuzz_check.h"
+#include "fuzz/fuzz_input.h"
 #include "model/profile.h"
 
 namespace gprof::collector {
 namespace {
 
-class Reader {
- public:
-  Reader(const uint8_t* data, size_t size) : data_(data), size_(size) {}
-  bool empty() const { return at_ >= size_; }
-  uint8_t Byte() { return at_ < size_ ? data_[at_++] : 0; }
-  void Bytes(void* out, size_t n) {
-    if (n == 0) return;
-    const size_t have = at_ < size_ ? std::min(n, size_ - at_) : 0;
-    if (have != 0) std::memcpy(out, data_ + at_, have);
-    std::memset(static_cast<char*>(out) + have, 0, n - have);
-    at_ += have;
-  }
-  template <typename T>
-  T Get() {
-    T v;
-    Bytes(&v, sizeof v);
-    return v;
-  }
-
- private:
-  const uint8_t* data_;
-  size_t size_;
-  size_t at_ = 0;
-};
+using Reader = fuzz::FuzzReader;
 
 // The kinds a record op names directly; any other comes through op 3.
 constexpr CUpti_ActivityKind kKinds[12] = {
