@@ -212,9 +212,11 @@ std::vector<EventStats> KeyAverages(const Profile& p, const KeyAveragesOptions& 
       }
     }
     // The non-step range enclosing each node, for an API call's memory Self (see the header).
+    // (A plain reference: clang 14 cannot capture the structured binding itself.)
+    const std::vector<HostNode>& tree = nodes;
     const auto in_range = [&](const HostNode& n) {
-      for (int64_t up = n.parent; up >= 0; up = nodes[static_cast<size_t>(up)].parent) {
-        if (is_range(nodes[static_cast<size_t>(up)])) return true;
+      for (int64_t up = n.parent; up >= 0; up = tree[static_cast<size_t>(up)].parent) {
+        if (is_range(tree[static_cast<size_t>(up)])) return true;
       }
       return false;
     };
