@@ -36,8 +36,8 @@ struct Mem {
   int64_t cpu = 0;
   int64_t cuda = 0;
   Mem& operator+=(const Mem& o) {
-    cpu += o.cpu;
-    cuda += o.cuda;
+    cpu = AddBytes(cpu, o.cpu);
+    cuda = AddBytes(cuda, o.cuda);
     return *this;
   }
 };
@@ -66,7 +66,8 @@ std::unordered_map<uint32_t, Mem> MemoryByCall(const Profile& p) {
     const MemoryOp& m = p.memory_ops[e.op];
     if (m.correlation_id == 0) continue;
     Mem& mem = out[m.correlation_id];
-    (IsDeviceMemory(m) ? mem.cuda : mem.cpu) += e.delta;
+    int64_t& bytes = IsDeviceMemory(m) ? mem.cuda : mem.cpu;
+    bytes = AddBytes(bytes, e.delta);
   }
   return out;
 }
@@ -108,10 +109,10 @@ std::vector<EventStats> KeyAverages(const Profile& p, const KeyAveragesOptions& 
     e.cpu_total_ns += cpu;
     e.self_cuda_ns += self_cuda;
     e.cuda_total_ns += cuda;
-    e.cpu_mem += mem.cpu;
-    e.cuda_mem += mem.cuda;
-    e.self_cpu_mem += self_mem.cpu;
-    e.self_cuda_mem += self_mem.cuda;
+    e.cpu_mem = AddBytes(e.cpu_mem, mem.cpu);
+    e.cuda_mem = AddBytes(e.cuda_mem, mem.cuda);
+    e.self_cpu_mem = AddBytes(e.self_cpu_mem, self_mem.cpu);
+    e.self_cuda_mem = AddBytes(e.self_cuda_mem, self_mem.cuda);
   };
 
   const CorrelationIndex corr(p);
@@ -229,7 +230,7 @@ std::vector<EventStats> KeyAverages(const Profile& p, const KeyAveragesOptions& 
       shapes_of_next = n.order == 1 ? p.ranges[n.index].shapes : kNoString;
       Mem self_mem;
       if (is_range(n)) {
-        self_mem = {n.mem.cpu - n.nested_mem.cpu, n.mem.cuda - n.nested_mem.cuda};
+        self_mem = {SubBytes(n.mem.cpu, n.nested_mem.cpu), SubBytes(n.mem.cuda, n.nested_mem.cuda)};
       } else if (n.order == 2 && !in_range(n)) {
         // Outside every range: the call owns what it and its nested calls allocated, less what
         // a nested call already owns (none do: calls nest only in calls outside ranges too, so

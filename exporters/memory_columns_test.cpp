@@ -3,6 +3,7 @@
 // out in the comments, and their rendering (_format_memory's units).
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -150,6 +151,36 @@ TEST(MemorySum, OwnersAreTheInnermostRangesElseTheCall) {
   const MemoryOwnerRow& call = rows.at("cudaMalloc");
   EXPECT_EQ(call.allocated_bytes, 512u);
   EXPECT_EQ(call.peak_in_use_bytes, static_cast<uint64_t>(2 * kMb + 512));
+}
+
+// 40000 allocations of just under 256 TiB (the largest size a dump may hold, kMaxRecordBytes)
+// in one range: 40000 * (2^48 - 1) ~ 1.1e19 bytes, past INT64_MAX (9.2e18). A hostile dump can
+// hold that; the signed sums (the table's memory columns, memory_sum's net) stop at INT64_MAX
+// instead of overflowing, and the unsigned ones (bytes allocated, in use) still hold the exact
+// sum, below UINT64_MAX (1.8e19). Found by fuzz/dump_fuzz.
+TEST(MemorySum, SumsPastInt64StopAtItsLimit) {
+  Profile p;
+  const StringId a = p.strings.Intern("A");
+  p.ranges.push_back({0, 1'000'000, a, 1, 0, 0, 0});
+  p.api_names.push_back({20, ApiDomain::kRuntime, 0, p.strings.Intern("cudaMalloc")});
+  constexpr uint64_t kSize = kMaxRecordBytes - 1;
+  constexpr uint32_t kCount = 40000;
+  for (uint32_t i = 0; i < kCount; ++i) {
+    p.api_calls.push_back({10 + 10 * uint64_t{i}, 15 + 10 * uint64_t{i}, i + 1, 1, 20,
+                           ApiDomain::kRuntime, 0, 0});
+    p.memory_ops.push_back({12 + 10 * uint64_t{i}, 0x1000 + uint64_t{i} * 0x1000, kSize, i + 1,
+                            0xffffffffu, MemoryOpKind::kAlloc, MemKind::kDevice, 0, 0, 0});
+  }
+  std::map<std::string, MemoryOwnerRow> rows;
+  AddMemoryOwners(p, &rows);
+  const MemoryOwnerRow& row = rows.at("A");
+  EXPECT_EQ(row.allocations, kCount);
+  EXPECT_EQ(row.allocated_bytes, uint64_t{kCount} * kSize);
+  EXPECT_EQ(row.peak_in_use_bytes, uint64_t{kCount} * kSize);
+  EXPECT_EQ(row.net_bytes, INT64_MAX);
+  const EventStats range = ByName(p).at("A");
+  EXPECT_EQ(range.cuda_mem, INT64_MAX);
+  EXPECT_EQ(range.self_cuda_mem, INT64_MAX);
 }
 
 TEST(MemorySum, TableOrderedByBytesAllocatedInMegabytes) {

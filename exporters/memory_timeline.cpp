@@ -38,8 +38,8 @@ std::vector<MemoryEvent> MemoryTimeline(const Profile& p) {
     uint64_t& dev = on_device[m.device_id];
     if (IsDeviceMemory(m)) {
       if (e.delta >= 0) {
-        in_use += bytes;
-        dev += bytes;
+        in_use = AddBytes(in_use, bytes);
+        dev = AddBytes(dev, bytes);
       } else {
         in_use -= std::min(in_use, bytes);
         dev -= std::min(dev, bytes);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "model/profile.h"
@@ -22,6 +23,24 @@ struct MemoryEvent {
   uint64_t on_device;   // device memory in use on this record's device after it
 };
 inline constexpr uint32_t kNoAlloc = 0xffffffffu;
+
+// Byte sums that stop at the type's limit instead of overflowing. Each size is below
+// kMaxRecordBytes (the dump reader checks), but a hostile dump can hold enough of them to pass
+// 2^63; no real profile comes near it.
+inline int64_t AddBytes(int64_t a, int64_t b) {
+  int64_t r;
+  if (!__builtin_add_overflow(a, b, &r)) return r;
+  return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+}
+inline int64_t SubBytes(int64_t a, int64_t b) {
+  int64_t r;
+  if (!__builtin_sub_overflow(a, b, &r)) return r;
+  return b < 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+}
+inline uint64_t AddBytes(uint64_t a, uint64_t b) {
+  uint64_t r;
+  return __builtin_add_overflow(a, b, &r) ? std::numeric_limits<uint64_t>::max() : r;
+}
 
 inline bool IsDeviceMemory(const MemoryOp& m) { return m.mem_kind != MemKind::kPinned; }
 

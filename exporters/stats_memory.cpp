@@ -68,10 +68,10 @@ void AddMemoryOwners(const Profile& p, std::map<std::string, MemoryOwnerRow>* ro
     }
     MemoryOwnerRow& row = (*rows)[owner];
     const uint64_t bytes = static_cast<uint64_t>(e.delta < 0 ? -e.delta : e.delta);
-    row.net_bytes += e.delta;
+    row.net_bytes = AddBytes(row.net_bytes, e.delta);
     if (m.op == MemoryOpKind::kAlloc) {
       ++row.allocations;
-      row.allocated_bytes += bytes;
+      row.allocated_bytes = AddBytes(row.allocated_bytes, bytes);
       row.largest_bytes = std::max(row.largest_bytes, bytes);
       row.peak_in_use_bytes = std::max(row.peak_in_use_bytes, e.in_use);
     } else {

@@ -211,14 +211,14 @@ CUptiResult Walk(uint8_t* buffer, size_t valid, CUpti_Activity** record) {
 // What a record may change in a batch.
 struct Tally {
   size_t kernels, memcpys, memsets, syncs, memory_ops, overheads, devices;
-  uint64_t unknown, uncorrelated, graph_traces, bad_timestamps, incomplete;
+  uint64_t unknown, uncorrelated, graph_traces, broken_records, incomplete;
   bool operator==(const Tally&) const = default;
 };
 Tally TallyOf(const GpuBatch& b) {
   return Tally{b.kernels.size(),   b.memcpys.size(),       b.memsets.size(),
                b.syncs.size(),     b.memory_ops.size(),    b.overheads.size(),
                b.devices.size(),   b.records_unknown_kind, b.records_uncorrelated,
-               b.graph_traces,     b.records_bad_timestamps, b.records_incomplete};
+               b.graph_traces,     b.records_broken, b.records_incomplete};
 }
 
 uint32_t Dim(int32_t v) { return v < 0 ? 0u : static_cast<uint32_t>(v); }
@@ -234,10 +234,16 @@ bool Refused(const Activity& a, Tally* expect) {
     return true;
   }
   if (a.start == 0 || a.end < a.start || a.end >= kMaxProfileTimeNs) {
-    ++expect->bad_timestamps;
+    ++expect->broken_records;
     return true;
   }
   return false;
+}
+// The rule for sizes: one at or past kMaxRecordBytes is broken.
+bool RefusedSize(uint64_t bytes, Tally* expect) {
+  if (bytes < kMaxRecordBytes) return false;
+  ++expect->broken_records;
+  return true;
 }
 
 template <typename Activity>
@@ -298,7 +304,7 @@ void DecodeAndCheck(const CUpti_Activity* record, GpuBatch* b) {
       GPROF_SAME_OFFSET(contextId);
       GPROF_SAME_OFFSET(streamId);
 #undef GPROF_SAME_OFFSET
-      if (Refused(a, &expect)) break;
+      if (Refused(a, &expect) || RefusedSize(a.bytes, &expect)) break;
       ++expect.memcpys;
       const uint32_t id = peer ? p.correlationId
                                : (a.runtimeCorrelationId != 0 ? a.runtimeCorrelationId
@@ -326,7 +332,7 @@ void DecodeAndCheck(const CUpti_Activity* record, GpuBatch* b) {
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const auto a = As<MemsetActivity>(record);
-      if (Refused(a, &expect)) break;
+      if (Refused(a, &expect) || RefusedSize(a.bytes, &expect)) break;
       ++expect.memsets;
       if (a.correlationId == 0) ++expect.uncorrelated;
       GPROF_FUZZ_CHECK(b->memsets.size() == expect.memsets);
@@ -341,9 +347,10 @@ void DecodeAndCheck(const CUpti_Activity* record, GpuBatch* b) {
     case CUPTI_ACTIVITY_KIND_MEMORY2: {
       const auto a = As<MemoryActivity>(record);
       if (a.timestamp == 0 || a.timestamp >= kMaxProfileTimeNs) {
-        ++expect.bad_timestamps;
+        ++expect.broken_records;
         break;
       }
+      if (RefusedSize(a.bytes, &expect)) break;
       ++expect.memory_ops;
       GPROF_FUZZ_CHECK(b->memory_ops.size() == expect.memory_ops);
       const MemoryOp& m = b->memory_ops.back();
@@ -474,14 +481,14 @@ void MergeAndCheck(GpuBatch* batch, const GpuBatch* reference, KnownDevices* kno
                first_memset = p->memsets.size();
   const Counters before = p->counters;
   const uint64_t incomplete = batch->records_incomplete, unknown = batch->records_unknown_kind,
-                 bad = batch->records_bad_timestamps;
+                 bad = batch->records_broken;
   GPROF_FUZZ_CHECK(batch->records_uncorrelated == CountZeroIds(*batch));
   const uint64_t zero_ids = batch->records_uncorrelated;
   std::vector<GpuBatch> batches;
   batches.push_back(std::move(*batch));
   const MergeTotals totals = MergeGpuBatches(&batches, known, p);
   GPROF_FUZZ_CHECK(batches.empty());
-  GPROF_FUZZ_CHECK(totals.bad_timestamps == bad);
+  GPROF_FUZZ_CHECK(totals.broken_records == bad);
   GPROF_FUZZ_CHECK(p->counters.gpu_records_incomplete ==
                    before.gpu_records_incomplete + incomplete);
   GPROF_FUZZ_CHECK(p->counters.records_unknown_kind == before.records_unknown_kind + unknown);

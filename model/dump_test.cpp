@@ -269,6 +269,21 @@ TEST(Dump, RejectsRecordsPointingPastTheirTables) {
             std::string::npos)
       << ReadError(path);
   p.kernels.clear();
+  // 256 TiB (2^48) is past any device's or host's memory; one byte less is a size like any other.
+  MemoryOp huge{};
+  huge.ts_ns = 10;
+  huge.bytes = uint64_t{1} << 48;
+  p.memory_ops.push_back(huge);
+  ASSERT_EQ(WriteDump(p, path), "");
+  EXPECT_NE(ReadError(path).find("corrupt (memory record 0 has a size past 256 TiB)"),
+            std::string::npos)
+      << ReadError(path);
+  p.memory_ops.back().bytes = (uint64_t{1} << 48) - 1;
+  p.memsets.push_back({1, 2, uint64_t{1} << 48, 0, 0, 0, 0, MemKind::kDevice, 0, 0});
+  ASSERT_EQ(WriteDump(p, path), "");
+  EXPECT_NE(ReadError(path).find("corrupt (memset 0 has a size past 256 TiB)"), std::string::npos)
+      << ReadError(path);
+  p.memsets.clear();
   ASSERT_EQ(WriteDump(p, path), "");
   Profile back;
   std::string error;

@@ -45,6 +45,18 @@ std::string CheckProfile(const Profile& p) {
     }
   });
   if (!gpu_late.empty()) return gpu_late;
+  const auto huge = [](const char* what, size_t i) {
+    return std::string(what) + " " + std::to_string(i) + " has a size past 256 TiB";
+  };
+  for (size_t i = 0; i < p.memcpys.size(); ++i) {
+    if (p.memcpys[i].bytes >= kMaxRecordBytes) return huge("memcpy", i);
+  }
+  for (size_t i = 0; i < p.memsets.size(); ++i) {
+    if (p.memsets[i].bytes >= kMaxRecordBytes) return huge("memset", i);
+  }
+  for (size_t i = 0; i < p.memory_ops.size(); ++i) {
+    if (p.memory_ops[i].bytes >= kMaxRecordBytes) return huge("memory record", i);
+  }
   for (size_t i = 0; i < p.domains.size(); ++i) {
     if (bad_string(p.domains[i])) return fail("domain", i);
   }

@@ -180,10 +180,14 @@ inline uint32_t KernelDeviceId(const Profile& p, const Kernel& k) {
 }
 
 // "" when every string id and domain index in `p` points at something `p` holds (kNoString
-// always does) and every timestamp is below kMaxProfileTimeNs, else which record does not. The
-// dump reader rejects a profile that fails this: a corrupt or hand-made dump must not make the
-// exporters index past their tables or overflow their time arithmetic.
+// always does), every timestamp is below kMaxProfileTimeNs and every memcpy, memset and memory
+// record's size below kMaxRecordBytes, else which record does not. The dump reader rejects a
+// profile that fails this: a corrupt or hand-made dump must not make the exporters index past
+// their tables or overflow their time and byte arithmetic.
 inline constexpr uint64_t kMaxProfileTimeNs = uint64_t{1} << 62;  // CLOCK_REALTIME in year 2116
+// 256 TiB: above any one device's or host's memory (an H200 has 141 GB), so above any one copy,
+// set or allocation; sums of many such sizes still saturate (exporters/memory_timeline.h).
+inline constexpr uint64_t kMaxRecordBytes = uint64_t{1} << 48;
 std::string CheckProfile(const Profile& p);
 
 }  // namespace gprof

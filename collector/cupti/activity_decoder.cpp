@@ -69,7 +69,15 @@ bool Refuse(const Activity& a, GpuBatch* batch) {
     return true;
   }
   if (!BadSpan(a.start, a.end)) return false;
-  ++batch->records_bad_timestamps;
+  ++batch->records_broken;
+  return true;
+}
+
+// Counts and refuses a record with a size no device or host holds (kMaxRecordBytes, 256 TiB): a
+// bad record, and one such would make the dump reader reject the whole profile.
+bool RefuseSize(uint64_t bytes, GpuBatch* batch) {
+  if (bytes < kMaxRecordBytes) return false;
+  ++batch->records_broken;
   return true;
 }
 
@@ -294,21 +302,21 @@ void DecodeRecord(const CUpti_Activity* record, GpuBatch* batch) {
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const auto& a = *reinterpret_cast<const MemcpyActivity*>(record);
-      if (Refuse(a, batch)) break;
+      if (Refuse(a, batch) || RefuseSize(a.bytes, batch)) break;
       batch->memcpys.push_back(DecodeMemcpy(a));
       if (batch->memcpys.back().correlation_id == 0) ++batch->records_uncorrelated;
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {
       const auto& a = *reinterpret_cast<const PeerCopyActivity*>(record);
-      if (Refuse(a, batch)) break;
+      if (Refuse(a, batch) || RefuseSize(a.bytes, batch)) break;
       batch->memcpys.push_back(DecodePeerCopy(a));
       if (batch->memcpys.back().correlation_id == 0) ++batch->records_uncorrelated;
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const auto& a = *reinterpret_cast<const MemsetActivity*>(record);
-      if (Refuse(a, batch)) break;
+      if (Refuse(a, batch) || RefuseSize(a.bytes, batch)) break;
       batch->memsets.push_back(DecodeMemset(a));
       if (batch->memsets.back().correlation_id == 0) ++batch->records_uncorrelated;
       break;
@@ -316,9 +324,10 @@ void DecodeRecord(const CUpti_Activity* record, GpuBatch* batch) {
     case CUPTI_ACTIVITY_KIND_MEMORY2: {
       const auto& a = *reinterpret_cast<const MemoryActivity*>(record);
       if (BadInstant(a.timestamp)) {
-        ++batch->records_bad_timestamps;
+        ++batch->records_broken;
         break;
       }
+      if (RefuseSize(a.bytes, batch)) break;
       batch->memory_ops.push_back(DecodeMemory(a));
       break;
     }

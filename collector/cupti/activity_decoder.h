@@ -57,12 +57,13 @@ struct GpuBatch : GpuRecords {
   uint64_t records_unknown_kind = 0;   // kinds we do not decode
   uint64_t records_uncorrelated = 0;   // GPU work records with correlation id 0
   uint64_t graph_traces = 0;           // GRAPH_TRACE records (graph-level; kernels carry graph ids)
-  // Records dropped because CUPTI delivered them with a broken time span (start 0, end before
-  // start, or a time past kMaxProfileTimeNs; a memory record with timestamp 0 or past it): one
-  // such record would move the trace's base time to the epoch, or make the dump reader reject
-  // the whole profile (model/profile.h CheckProfile). A record CUPTI delivered broken is a
+  // Records dropped because CUPTI delivered them broken: a broken time span (start 0, end before
+  // start, or a time past kMaxProfileTimeNs; a memory record with timestamp 0 or past it), or a
+  // copy, set or memory record sized at or past kMaxRecordBytes (256 TiB). One such record would
+  // move the trace's base time to the epoch, or make the dump reader reject the whole profile
+  // (model/profile.h CheckProfile). A record CUPTI delivered broken is a
   // CUPTI-side error: the drain adds this to Counters::cupti_errors.
-  uint64_t records_bad_timestamps = 0;
+  uint64_t records_broken = 0;
   // Records CUPTI handed back unfinished: an end timestamp of 0 (a forced flush returns buffers
   // holding work still running, cupti_activity.h on cuptiActivityFlushAll; kernels also carry 0
   // timestamps "for lack of device memory"), or CUPTI_ERROR_INVALID_KIND from
@@ -97,8 +98,8 @@ DeviceInfo DecodeDevice(const DeviceActivity& a, GpuBatch* batch);
 OverheadKind MapOverheadKind(CUpti_ActivityOverheadKind kind);
 
 // Dispatches on record->kind and appends to the matching vector of `batch`. Unknown kinds are
-// counted (records_unknown_kind), never misread; records with broken timestamps are counted
-// (records_bad_timestamps) and dropped.
+// counted (records_unknown_kind), never misread; records with broken timestamps or sizes are
+// counted (records_broken) and dropped.
 void DecodeRecord(const CUpti_Activity* record, GpuBatch* batch);
 
 // Walks one completed CUPTI buffer with `next_record` (cuptiActivityGetNextRecord, or a stand-in in

@@ -334,7 +334,7 @@ TEST(ActivityDecoder, BrokenTimestampsAreDroppedAndCounted) {
   zero_start.start = 0;
   DecodeRecord(reinterpret_cast<CUpti_Activity*>(&zero_start), &batch);
   EXPECT_TRUE(batch.kernels.empty());
-  EXPECT_EQ(batch.records_bad_timestamps, 1u);
+  EXPECT_EQ(batch.records_broken, 1u);
   EXPECT_EQ(batch.records_uncorrelated, 0u);
 
   KernelActivity backwards = MakeKernel(8, "_Z4backv");
@@ -344,7 +344,7 @@ TEST(ActivityDecoder, BrokenTimestampsAreDroppedAndCounted) {
   DecodeRecord(reinterpret_cast<CUpti_Activity*>(&good), &batch);
   ASSERT_EQ(batch.kernels.size(), 1u);
   EXPECT_EQ(batch.kernels[0].correlation_id, 9u);
-  EXPECT_EQ(batch.records_bad_timestamps, 2u);
+  EXPECT_EQ(batch.records_broken, 2u);
 
   MemcpyActivity m{};
   m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
@@ -375,14 +375,14 @@ TEST(ActivityDecoder, BrokenTimestampsAreDroppedAndCounted) {
   EXPECT_TRUE(batch.overheads.empty());
   EXPECT_TRUE(batch.memory_ops.empty());
   // zero start, backwards kernel, zero-start memcpy, backwards memset, zero memory timestamp.
-  EXPECT_EQ(batch.records_bad_timestamps, 5u);
+  EXPECT_EQ(batch.records_broken, 5u);
 
   // A zero-length span at a real time is fine (a tiny memset can start and end on the same tick).
   s.start = 900;
   s.end = 900;
   DecodeRecord(reinterpret_cast<CUpti_Activity*>(&s), &batch);
   EXPECT_EQ(batch.memsets.size(), 1u);
-  EXPECT_EQ(batch.records_bad_timestamps, 5u);
+  EXPECT_EQ(batch.records_broken, 5u);
 }
 
 // A time past kMaxProfileTimeNs (the year 2116) is broken too: kept, one such record made the
@@ -410,7 +410,7 @@ TEST(ActivityDecoder, TimesPastTheYear2116AreDroppedAndCounted) {
   EXPECT_TRUE(batch.kernels.empty());
   EXPECT_TRUE(batch.memsets.empty());
   EXPECT_TRUE(batch.memory_ops.empty());
-  EXPECT_EQ(batch.records_bad_timestamps, 4u);
+  EXPECT_EQ(batch.records_broken, 4u);
 
   // Just below the limit is a time like any other.
   KernelActivity last = MakeKernel(10, "_Z4lastv");
@@ -421,7 +421,37 @@ TEST(ActivityDecoder, TimesPastTheYear2116AreDroppedAndCounted) {
   DecodeRecord(reinterpret_cast<CUpti_Activity*>(&mem), &batch);
   EXPECT_EQ(batch.kernels.size(), 1u);
   EXPECT_EQ(batch.memory_ops.size(), 1u);
-  EXPECT_EQ(batch.records_bad_timestamps, 4u);
+  EXPECT_EQ(batch.records_broken, 4u);
+}
+
+// A copy, set or memory record sized at 256 TiB (kMaxRecordBytes) or more is broken: no device or
+// host holds that much, and one such record made the dump reader reject the whole profile
+// (CheckProfile: "has a size past 256 TiB"). Found by fuzz/dump_fuzz (the sums it overflowed).
+TEST(ActivityDecoder, SizesPast256TiBAreDroppedAndCounted) {
+  GpuBatch batch;
+  MemsetActivity s{};
+  s.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  s.correlationId = 9;
+  s.start = 900;
+  s.end = 950;
+  s.bytes = kMaxRecordBytes;
+  DecodeRecord(reinterpret_cast<CUpti_Activity*>(&s), &batch);
+  MemoryActivity mem{};
+  mem.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+  mem.timestamp = 1000;
+  mem.bytes = UINT64_MAX;
+  DecodeRecord(reinterpret_cast<CUpti_Activity*>(&mem), &batch);
+  EXPECT_TRUE(batch.memsets.empty());
+  EXPECT_TRUE(batch.memory_ops.empty());
+  EXPECT_EQ(batch.records_broken, 2u);
+
+  s.bytes = kMaxRecordBytes - 1;
+  DecodeRecord(reinterpret_cast<CUpti_Activity*>(&s), &batch);
+  mem.bytes = kMaxRecordBytes - 1;
+  DecodeRecord(reinterpret_cast<CUpti_Activity*>(&mem), &batch);
+  EXPECT_EQ(batch.memsets.size(), 1u);
+  EXPECT_EQ(batch.memory_ops.size(), 1u);
+  EXPECT_EQ(batch.records_broken, 2u);
 }
 
 // A forced flush hands back work still running (cupti_activity.h, cuptiActivityFlushAll): its
@@ -438,7 +468,7 @@ TEST(ActivityDecoder, UnfinishedRecordsAreCountedAsIncomplete) {
   DecodeRecord(reinterpret_cast<CUpti_Activity*>(&queued), &batch);
   EXPECT_TRUE(batch.kernels.empty());
   EXPECT_EQ(batch.records_incomplete, 2u);
-  EXPECT_EQ(batch.records_bad_timestamps, 0u);
+  EXPECT_EQ(batch.records_broken, 0u);
 }
 
 using test_support::WalkPackedRecords;

@@ -136,7 +136,7 @@ MergeTotals MergeGpuBatches(std::vector<GpuBatch>* batches, KnownDevices* device
   }
   for (GpuBatch& batch : *batches) {
     uncorrelated_ids_zero += batch.records_uncorrelated;
-    totals.bad_timestamps += batch.records_bad_timestamps;
+    totals.broken_records += batch.records_broken;
     profile->counters.gpu_records_incomplete += batch.records_incomplete;
     MergeBatch(batch, profile, &config_index, devices);
   }

@@ -22,9 +22,9 @@ namespace gprof::collector {
 using KnownDevices = std::vector<std::pair<DeviceInfo, std::string>>;
 
 struct MergeTotals {
-  // Records CUPTI delivered with broken timestamps, dropped by the decoder: a CUPTI-side error
-  // that the caller adds to Counters::cupti_errors.
-  uint64_t bad_timestamps = 0;
+  // Records CUPTI delivered with broken timestamps or sizes, dropped by the decoder: a
+  // CUPTI-side error that the caller adds to Counters::cupti_errors.
+  uint64_t broken_records = 0;
 };
 // Unfinished records (GpuBatch::records_incomplete) go to counters.gpu_records_incomplete.
 

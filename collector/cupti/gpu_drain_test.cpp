@@ -68,12 +68,12 @@ TEST(MergeGpuBatches, WithoutApiCallsOnlyZeroIdsCountAsUnlinked) {
   std::vector<GpuBatch> batches;
   batches.push_back(Batch({"a"}, {1}, 5));
   batches.back().records_uncorrelated = 2;  // the decoder saw two records with id 0
-  batches.back().records_bad_timestamps = 3;
+  batches.back().records_broken = 3;
   Profile p;
   KnownDevices devices;
   const MergeTotals totals = MergeGpuBatches(&batches, &devices, &p);
   EXPECT_EQ(p.counters.gpu_records_uncorrelated, 2u);
-  EXPECT_EQ(totals.bad_timestamps, 3u);
+  EXPECT_EQ(totals.broken_records, 3u);
 }
 
 TEST(MergeGpuBatches, DevicesSeenOnceAreAddedToEveryLaterProfile) {

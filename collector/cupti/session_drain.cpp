@@ -75,10 +75,10 @@ void Drain(Profile* profile, bool forced) {
     profile->collector_cost.activity_bytes += b.buffer_bytes;
   }
   const MergeTotals totals = MergeGpuBatches(&ready, &s->devices, profile);
-  // Records CUPTI delivered with broken timestamps were dropped by the decoder: a CUPTI-side
-  // error, counted (and warned about) with the others.
-  if (totals.bad_timestamps != 0) {
-    g_cupti_errors.fetch_add(totals.bad_timestamps, std::memory_order_relaxed);
+  // Records CUPTI delivered with broken timestamps or sizes were dropped by the decoder: a
+  // CUPTI-side error, counted (and warned about) with the others.
+  if (totals.broken_records != 0) {
+    g_cupti_errors.fetch_add(totals.broken_records, std::memory_order_relaxed);
   }
   const uint64_t exits_without_enter = g_exits_without_enter.load(std::memory_order_relaxed);
   if (exits_without_enter != 0 && !s->logged_exits_without_enter) {
