@@ -87,6 +87,12 @@ const std::vector<ConfigKey>& KeyTable() {
     {"GPROF_DELAY", ConfigType::kSpec, "0",
      "Collect nothing for this long after start (e.g. 2s, 500ms)."},
     {"GPROF_DURATION", ConfigType::kSpec, "0", "Stop collecting after this long (0 = no limit)."},
+    {"GPROF_START_PAUSED", ConfigType::kBool, "0",
+     "1|0: collect nothing until `gprof-run capture` or `gprof-run resume` asks for it over the "
+     "control socket (docs/ATTACH.md); each capture is its own profile."},
+    {"GPROF_SESSION", ConfigType::kString, "",
+     "Name of this process for `gprof-run capture|pause|resume|sessions` (letters, digits, . _ "
+     "-; at most 64; default: the program's name)."},
     // Read by the Python hook (python/gprof_run_hook/) in torch programs; parsed here so that the
     // launcher rejects a bad value before the program starts.
     {"GPROF_TORCH_OPS", ConfigType::kBool, "1",
@@ -315,6 +321,31 @@ struct Parser {
     }
   }
 
+  void ControlKeys() {
+    Config& c = result.config;
+    Bool("GPROF_START_PAUSED", &c.start_paused);
+    if (const std::string* v = Get("GPROF_SESSION")) {
+      constexpr std::string_view kAllowed =
+          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
+      const bool valid =
+          !v->empty() && v->size() <= 64 && v->find_first_not_of(kAllowed) == std::string::npos;
+      if (valid) c.session = *v;
+      else Error("GPROF_SESSION", *v, "expected 1 to 64 letters, digits, '.', '_' or '-'");
+    }
+    if (!c.start_paused) return;
+    const char* other = nullptr;
+    if (c.schedule.enabled()) other = "GPROF_SCHEDULE";
+    else if (c.capture.kind != CaptureRange::Kind::kNone) other = "GPROF_CAPTURE_RANGE";
+    else if (c.capture.delay_ns > 0 || c.capture.duration_ns > 0) other = "GPROF_DELAY/DURATION";
+    if (other != nullptr) {
+      Error("GPROF_START_PAUSED", *Get("GPROF_START_PAUSED"),
+            std::string("--start-paused takes its windows from `gprof-run capture` and cannot be "
+                        "combined with ") + other);
+      return;
+    }
+    c.capture.kind = CaptureRange::Kind::kControl;
+  }
+
   void UnknownKeys() {
     for (const auto& [key, value] : env) {
       if (key.rfind("GPROF_", 0) != 0) continue;
@@ -387,6 +418,7 @@ ParseResult ParseConfig(const std::map<std::string, std::string>& env) {
   p.ScheduleKey();
   p.StepKey();
   p.CaptureKeys();
+  p.ControlKeys();
   p.UnknownKeys();
   return std::move(p.result);
 }

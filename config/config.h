@@ -45,9 +45,10 @@ struct StepSource {
   uint64_t period_ns = 0;                 // kTime only
 };
 
-// nsys-style capture ranges.
+// nsys-style capture ranges, and captures asked for from outside (kControl: --start-paused, then
+// `gprof-run capture|resume|pause`, collector/control/).
 struct CaptureRange {
-  enum class Kind { kNone, kCudaProfilerApi, kNvtx };
+  enum class Kind { kNone, kCudaProfilerApi, kNvtx, kControl };
   Kind kind = Kind::kNone;
   std::string nvtx_name;    // --nvtx-capture NAME[@DOMAIN]: the NAME part
   std::string nvtx_domain;  // the DOMAIN part ("" = default domain)
@@ -75,6 +76,10 @@ struct Config {
   Schedule schedule;
   StepSource step;
   CaptureRange capture;
+  // --start-paused: collect nothing until a capture is asked for over the control socket
+  // (capture.kind is then kControl); `session` names the process there ("" = its program name).
+  bool start_paused = false;
+  std::string session;
 };
 
 enum class ConfigType { kString, kBool, kUint, kEnum, kSpec };

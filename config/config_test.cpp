@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace gprof {
 namespace {
 
@@ -110,6 +114,30 @@ TEST(Config, CaptureRange) {
   EXPECT_FALSE(ParseConfig({{"GPROF_DELAY", "2s"}, {"GPROF_SCHEDULE", "active=1"}}).ok());
   EXPECT_FALSE(ParseConfig({{"GPROF_CAPTURE_RANGE", "cudaProfilerApi"},
                             {"GPROF_SCHEDULE", "active=1"}}).ok());
+}
+
+TEST(Config, StartPausedMakesControlCapturesAndRefusesOtherWindows) {
+  const ParseResult r = ParseConfig({{"GPROF_START_PAUSED", "1"}, {"GPROF_SESSION", "svc-1.a_b"}});
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r.config.start_paused);
+  EXPECT_EQ(r.config.capture.kind, CaptureRange::Kind::kControl);
+  EXPECT_EQ(r.config.session, "svc-1.a_b");
+  EXPECT_EQ(ParseConfig({{"GPROF_SESSION", "x"}}).config.capture.kind, CaptureRange::Kind::kNone);
+  for (const auto& other : std::vector<std::pair<std::string, std::string>>{
+           {"GPROF_SCHEDULE", "active=1"},
+           {"GPROF_CAPTURE_RANGE", "cudaProfilerApi"},
+           {"GPROF_DURATION", "1s"}}) {
+    const ParseResult bad = ParseConfig({{"GPROF_START_PAUSED", "1"}, other});
+    ASSERT_EQ(bad.errors.size(), 1u) << other.first;
+    EXPECT_EQ(bad.errors[0].key, "GPROF_START_PAUSED");
+    EXPECT_NE(bad.errors[0].message.find("cannot be combined"), std::string::npos);
+  }
+  // Session names become socket listings and file names: no slashes, spaces or empties.
+  for (const std::string& bad :
+       std::vector<std::string>{"", "a/b", "a b", "\xc3\xa9", std::string(65, 'a')}) {
+    EXPECT_FALSE(ParseConfig({{"GPROF_SESSION", bad}}).ok()) << bad;
+  }
+  EXPECT_TRUE(ParseConfig({{"GPROF_SESSION", std::string(64, 'a')}}).ok());
 }
 
 TEST(Config, ApiFilter) {

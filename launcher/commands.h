@@ -6,6 +6,8 @@
 //   DiffCommand    gprof-run diff A B [--format table|csv|json] [--by kernel|op|range|all]
 //   MergeCommand   gprof-run merge DIR... [-o OUTDIR] [--row-limit N] [--no-html] [--quiet]
 //   ExportCommand  gprof-run export [--type sqlite] PATH [-o FILE] [--quiet]
+//   SessionsCommand, CaptureCommand, PauseCommand, ResumeCommand
+//                  gprof-run sessions | capture|pause|resume NAME|PID ... (--start-paused)
 #pragma once
 
 #include <string>
@@ -24,6 +26,11 @@ int StatsCommand(const std::vector<std::string>& args);  // stats_command.cpp
 int DiffCommand(const std::vector<std::string>& args);   // diff_command.cpp
 int MergeCommand(const std::vector<std::string>& args);  // merge_command.cpp
 int ExportCommand(const std::vector<std::string>& args);  // export_command.cpp
+// control_commands.cpp
+int SessionsCommand(const std::vector<std::string>& args);
+int CaptureCommand(const std::vector<std::string>& args);
+int PauseCommand(const std::vector<std::string>& args);
+int ResumeCommand(const std::vector<std::string>& args);
 
 // "" when `type` is an export type this gprof-run writes (sqlite, when built with SQLite), else
 // the message (export --type, --export).

@@ -58,6 +58,13 @@ const std::vector<FlagSpec> kFlags = {
      "Stop after the first capture range, or capture every range (at most N)."},
     {"delay", 0, "GPROF_DELAY", "DURATION", "", "Collect nothing for this long (e.g. 2s)."},
     {"duration", 0, "GPROF_DURATION", "DURATION", "", "Stop collecting after this long."},
+    {"start-paused", 0, "GPROF_START_PAUSED", "", "1",
+     "Collect nothing until asked: from another shell, gprof-run capture NAME|PID --duration S "
+     "(or --steps N) records one capture, gprof-run resume / pause an open-ended one; each "
+     "capture is its own profile (docs/ATTACH.md)."},
+    {"session", 0, "GPROF_SESSION", "NAME", "",
+     "The name gprof-run capture, pause, resume and sessions know this program by (default: its "
+     "name)."},
     {"sort-by", 0, "", "KEY", "", "Table sort key (see below); default auto."},
     {"profile-memory", 0, "", "", "",
      "Table columns CPU Mem / Self CPU Mem / CUDA Mem / Self CUDA Mem (torch's "

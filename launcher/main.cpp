@@ -1,6 +1,6 @@
-// gprof-run: entry point. Dispatches to the report/check/stats/diff/merge/export commands or
-// profiles a program. A program named "report", "check", "stats", "diff", "merge" or "export" is
-// profiled with `gprof-run -- report ...`.
+// gprof-run: entry point. Dispatches to the report/check/stats/diff/merge/export commands, the
+// session commands (sessions/capture/pause/resume) or profiles a program. A program named like
+// a command is profiled with `gprof-run -- report ...`.
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -28,6 +28,18 @@ int main(int argc, char** argv) {
     }
     if (!args.empty() && args[0] == "export") {
       return gprof::launcher::ExportCommand({args.begin() + 1, args.end()});
+    }
+    if (!args.empty() && args[0] == "sessions") {
+      return gprof::launcher::SessionsCommand({args.begin() + 1, args.end()});
+    }
+    if (!args.empty() && args[0] == "capture") {
+      return gprof::launcher::CaptureCommand({args.begin() + 1, args.end()});
+    }
+    if (!args.empty() && args[0] == "pause") {
+      return gprof::launcher::PauseCommand({args.begin() + 1, args.end()});
+    }
+    if (!args.empty() && args[0] == "resume") {
+      return gprof::launcher::ResumeCommand({args.begin() + 1, args.end()});
     }
     return gprof::launcher::RunCommand(args);
   } catch (const std::exception& e) {

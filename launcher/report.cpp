@@ -153,7 +153,8 @@ std::string WriteSqlite(const Profile& profile, const std::string& path,
 }  // namespace
 
 bool ParseDumpName(const std::string& file_name, DumpName* name) {
-  static const std::regex kPattern(R"(^(.+)\.(\d+)(\.cycle(\d+)\.steps(\d+)-(\d+))?\.gpdump$)");
+  static const std::regex kPattern(
+      R"(^(.+)\.(\d+)(\.cycle(\d+)\.steps(\d+)-(\d+)|\.capture(\d+))?\.gpdump$)");
   std::smatch m;
   if (!std::regex_match(file_name, m, kPattern)) return false;
   try {
@@ -161,7 +162,12 @@ bool ParseDumpName(const std::string& file_name, DumpName* name) {
     name->program = m[1].str();
     name->pid = std::stol(m[2].str());
     name->window = m[3].matched;
-    if (name->window) {
+    name->capture = m[7].matched;
+    if (name->capture) {
+      const unsigned long k = std::stoul(m[7].str());
+      if (k == 0 || k > UINT32_MAX) return false;
+      name->cycle = static_cast<uint32_t>(k - 1);
+    } else if (name->window) {
       name->cycle = static_cast<uint32_t>(std::stoul(m[4].str()));
       name->first_step = static_cast<uint32_t>(std::stoul(m[5].str()));
       name->last_step = static_cast<uint32_t>(std::stoul(m[6].str()));
@@ -302,11 +308,15 @@ long MainPid(const std::string& dir, const std::vector<DumpName>& dumps) {
 
 RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_options,
                               const TraceOptions& traces, bool quiet, std::FILE* err,
-                              const HtmlOptions& html, bool export_sqlite) {
+                              const HtmlOptions& html, bool export_sqlite,
+                              const std::string& only_stem) {
   if (html.only) return RenderHtmlPages(dir, table_options, err);
   RenderSummary summary;
   Progress progress(err, Progress::IsTerminal(err));
   std::vector<DumpName> dumps = DumpsIn(dir);
+  if (!only_stem.empty()) {
+    std::erase_if(dumps, [&](const DumpName& d) { return d.stem != only_stem; });
+  }
   std::sort(dumps.begin(), dumps.end(), [](const DumpName& a, const DumpName& b) {
     if (a.pid != b.pid) return a.pid < b.pid;
     if (a.window != b.window) return !a.window;

@@ -6,6 +6,8 @@
 // Naming (agreed with the injection library):
 //   <program>.<pid>.gpdump                              whole run of one process
 //   <program>.<pid>.cycle<C>.steps<A>-<B>.gpdump        one schedule window
+//   <program>.<pid>.capture<K>.gpdump                   one capture of --start-paused (window
+//                                                       cycle K-1)
 // The main process (pid in gprof-run.json; without a manifest, the only whole-run dump) gets
 // <dir>/table.txt, <dir>/trace.json, <dir>/trace.pftrace (the same trace as Perfetto protobuf) and
 // <dir>/findings.json / findings.txt and <dir>/report.html (launcher/html_page.h); every other
@@ -27,7 +29,8 @@ struct DumpName {
   std::string stem;     // file name without .gpdump
   std::string program;
   long pid = 0;
-  bool window = false;  // a schedule window rather than the whole run
+  bool window = false;  // a schedule window (or a capture) rather than the whole run
+  bool capture = false;  // a capture of --start-paused (`cycle` is its number - 1)
   uint32_t cycle = 0;
   uint32_t first_step = 0;
   uint32_t last_step = 0;
@@ -88,9 +91,10 @@ struct HtmlOptions;  // html_page.h
 // and a progress line when that takes more than a second (launcher/progress.h). `html`: the
 // report.html pages (by default written after each dump's other outputs; the second form).
 // `export_sqlite`: also each dump's SQLite export (SqliteExportPath); one that cannot be written
-// is a warning, never a failed dump.
+// is a warning, never a failed dump. `only_stem`: render just that dump (`gprof-run capture`).
 RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table,
                               const TraceOptions& traces, bool quiet, std::FILE* err,
-                              const HtmlOptions& html, bool export_sqlite = false);
+                              const HtmlOptions& html, bool export_sqlite = false,
+                              const std::string& only_stem = "");
 
 }  // namespace gprof::launcher

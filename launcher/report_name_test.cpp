@@ -27,6 +27,21 @@ TEST(DumpName, Window) {
   EXPECT_EQ(n.stem, "train.77.cycle2.steps10-14");
 }
 
+// --start-paused captures: capture<K>, numbered from 1, are window K-1.
+TEST(DumpName, Capture) {
+  DumpName n;
+  ASSERT_TRUE(ParseDumpName("svc.9.capture3.gpdump", &n));
+  EXPECT_EQ(n.stem, "svc.9.capture3");
+  EXPECT_EQ(n.program, "svc");
+  EXPECT_EQ(n.pid, 9);
+  EXPECT_TRUE(n.window);
+  EXPECT_TRUE(n.capture);
+  EXPECT_EQ(n.cycle, 2u);
+  EXPECT_FALSE(ParseDumpName("svc.9.capture0.gpdump", &n));
+  ASSERT_TRUE(ParseDumpName("train.77.cycle2.steps10-14.gpdump", &n));
+  EXPECT_FALSE(n.capture);
+}
+
 TEST(DumpName, NotDumps) {
   DumpName n;
   for (const char* name : {"table.txt", "train.gpdump", "train.77.gpdump.tmp.77", "gprof-run.json",

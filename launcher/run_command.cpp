@@ -251,6 +251,14 @@ int RunCommand(const std::vector<std::string>& args) {
   }
 
   const std::string exec_error = child.Release({"GPROF_OUTPUT_DIR=" + abs_dir});
+  if (exec_error.empty() && parsed.config.start_paused) {
+    std::fprintf(stderr,
+                 "gprof-run: %s runs paused (pid %ld): from another shell, `gprof-run capture %ld "
+                 "--duration 5s` (or --steps N) records a capture into %s; `gprof-run sessions` "
+                 "lists paused programs\n",
+                 o.program[0].c_str(), static_cast<long>(child.pid()),
+                 static_cast<long>(child.pid()), out_dir.c_str());
+  }
   const int status = child.Wait();
   if (!exec_error.empty()) {
     Error(o.program[0] + ": " + exec_error);

@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <unordered_set>
 
+#include "collector/control/control_server.h"
 #include "collector/cupti/gpu_collector.h"
 #include "collector/host/host_collection.h"
 #include "collector/host/profile_builder.h"
@@ -103,8 +104,10 @@ bool WriteProfile(const Profile& profile, const std::string& path) {
 void FlushNow() {
   Runtime& rt = *g_rt;
   if (g_windows_active) {
-    // Saves a partly recorded window; takes flush_mutex itself (through WriteWindow).
+    // Saves a partly recorded window; takes flush_mutex itself (through WriteWindow). Then the
+    // control server (--start-paused) tells the clients still waiting what was saved.
     FinishWindows(NowNs());
+    StopControlServer();
   }
   std::lock_guard<std::mutex> lock(rt.flush_mutex);
   SetHostCollectionEnabled(false);
@@ -208,7 +211,9 @@ std::string WriteWindow(const WindowSpan& span, Profile* gpu_pending) noexcept {
     profile.info.partial_window = span.partial;
     profile.counters.window_events_lost = span.events_lost;
     profile.counters.window_starts_late = span.starts_late;
-    const std::string path = WindowDumpPath(rt.config.output_dir, profile.info);
+    const std::string path = WindowDumpPath(
+        rt.config.output_dir, profile.info,
+        rt.config.capture.kind == CaptureRange::Kind::kControl);
     return WriteProfile(profile, path) ? path : std::string();
   } catch (const std::exception& e) {
     log::Error(std::string("writing a window profile failed: ") + e.what());

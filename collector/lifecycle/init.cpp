@@ -17,6 +17,7 @@
 #include <cstring>
 #include <string>
 
+#include "collector/control/control_server.h"
 #include "collector/cupti/gpu_collector.h"
 #include "collector/host/host_collection.h"
 #include "collector/host/nvtx_hooks.h"
@@ -174,6 +175,14 @@ bool InitOnce() {
   if (rt->config.nvtx) SetHostCollectionEnabled(true);
   g_windows_active =
       WithFlushSignalsBlocked([&] { return StartWindows(rt->config, rt->info.start_ns, &WriteWindow); });
+  if (rt->config.start_paused && g_windows_active) {
+    ControlIdentity identity;
+    identity.session = rt->config.session.empty() ? rt->info.program : rt->config.session;
+    identity.program = rt->info.program;
+    identity.command = rt->info.command_line;
+    identity.output_dir = rt->config.output_dir;
+    WithFlushSignalsBlocked([&] { return StartControlServer(rt->config, identity); });
+  }
   log::Debug("initialized in pid " + std::to_string(g_pid) + " (" + rt->info.program + ")");
   return true;
 }

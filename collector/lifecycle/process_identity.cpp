@@ -53,8 +53,12 @@ std::string WholeRunDumpPath(const std::string& dir, const ProfileInfo& info) {
   return prefix + info.program + "." + std::to_string(info.pid) + kDumpExtension;
 }
 
-std::string WindowDumpPath(const std::string& dir, const ProfileInfo& info) {
+std::string WindowDumpPath(const std::string& dir, const ProfileInfo& info, bool capture) {
   const std::string prefix = dir.empty() ? std::string() : dir + "/";
+  if (capture) {
+    return prefix + info.program + "." + std::to_string(info.pid) + ".capture" +
+           std::to_string(info.cycle + 1) + kDumpExtension;
+  }
   return prefix + info.program + "." + std::to_string(info.pid) + ".cycle" +
          std::to_string(info.cycle) + ".steps" + std::to_string(info.first_step) + "-" +
          std::to_string(info.last_step) + kDumpExtension;

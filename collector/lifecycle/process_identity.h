@@ -14,9 +14,11 @@
 namespace gprof::collector {
 
 // Dump names. Whole run: `<dir>/<program>.<pid>.gpdump`; window:
-// `<dir>/<program>.<pid>.cycle<C>.steps<A>-<B>.gpdump`. `dir` "" means the current directory.
+// `<dir>/<program>.<pid>.cycle<C>.steps<A>-<B>.gpdump`; control capture (--start-paused, the
+// window's cycle + 1): `<dir>/<program>.<pid>.capture<K>.gpdump`. `dir` "" means the current
+// directory.
 std::string WholeRunDumpPath(const std::string& dir, const ProfileInfo& info);
-std::string WindowDumpPath(const std::string& dir, const ProfileInfo& info);
+std::string WindowDumpPath(const std::string& dir, const ProfileInfo& info, bool capture = false);
 
 // Program name for dump names: basename of the executable, or for a Python interpreter the
 // script's basename (`python train.py` -> "train.py"), the module for `-m mod`, "python" for -c.

@@ -69,6 +69,15 @@ thread_local int t_push_depth __attribute__((tls_model("initial-exec"))) = 0;
 thread_local int t_capture_depth __attribute__((tls_model("initial-exec"))) = -1;
 std::atomic<uint64_t> g_capture_range_id{0};
 
+// Whether step boundaries are wanted now: always for a schedule; for control captures only
+// while one is waiting for its first step or running (one relaxed load), so that a paused
+// program posts nothing.
+bool StepsWanted(const Windows* w) {
+  if (w->config.schedule.enabled()) return true;
+  return w->config.capture.kind == CaptureRange::Kind::kControl &&
+         w->control_state.load(std::memory_order_relaxed) != 0;
+}
+
 }  // namespace
 
 void OnNvtx(NvtxEventKind kind, uint16_t domain, const char* name, uint32_t len, uint64_t ts,
@@ -105,7 +114,7 @@ void OnNvtx(NvtxEventKind kind, uint16_t domain, const char* name, uint32_t len,
       }
     }
   }
-  if (c.schedule.enabled() && c.step.kind == StepSource::Kind::kNvtx && begins &&
+  if (StepsWanted(w) && c.step.kind == StepSource::Kind::kNvtx && begins &&
       StepNameMatches(c.step.pattern, name, len)) {
     Post(EventKind::kStep, ts);
   }
@@ -118,8 +127,8 @@ namespace {
 uint8_t ClassifyApi(const Config& c, const char* function_name) {
   if (function_name == nullptr) return 4;
   const std::string_view name = BaseApiName(function_name);
-  if (c.schedule.enabled() && c.step.kind == StepSource::Kind::kApi &&
-      BaseApiName(c.step.pattern) == name) {
+  const bool steps = c.schedule.enabled() || c.capture.kind == CaptureRange::Kind::kControl;
+  if (steps && c.step.kind == StepSource::Kind::kApi && BaseApiName(c.step.pattern) == name) {
     return 1;
   }
   if (c.capture.kind == CaptureRange::Kind::kCudaProfilerApi) {
@@ -142,12 +151,12 @@ void OnApi(const ApiHookEvent& e) noexcept {
       cls = ClassifyApi(c, e.function_name);
       slot.store(cls, std::memory_order_relaxed);
     }
-    if (cls == 1) Post(EventKind::kStep, e.ts_ns);
+    if (cls == 1 && StepsWanted(w)) Post(EventKind::kStep, e.ts_ns);
     if (cls == 2) Post(EventKind::kCaptureStart, e.ts_ns);
     if (cls == 3) Post(EventKind::kCaptureStop, e.ts_ns);
   }
-  if (c.schedule.enabled() && c.step.kind == StepSource::Kind::kKernel && e.is_launch &&
-      e.symbol_name != nullptr) {
+  if (c.step.kind == StepSource::Kind::kKernel && e.is_launch && e.symbol_name != nullptr &&
+      StepsWanted(w)) {
     const KernelMatchCache::Key key = KernelMatchCache::KeyOf(e.symbol_name);
     int match = w->kernel_cache.Lookup(key);
     if (match < 0) {

@@ -54,8 +54,69 @@ TrackerOutput WindowTracker::Begin() {
 }
 
 TrackerOutput WindowTracker::OnStepBoundary(uint64_t ts, uint32_t tid) {
-  if (!schedule_.enabled() || step_kind_ == StepSource::Kind::kTime) return {};
+  if (step_kind_ == StepSource::Kind::kTime) return {};
+  if (Control()) return ControlBoundary(ts, tid);
+  if (!schedule_.enabled()) return {};
   return Boundary(ts, tid);
+}
+
+TrackerOutput WindowTracker::ControlBoundary(uint64_t ts, uint32_t tid) {
+  TrackerOutput out;
+  if (step_ >= 0 && window_open_ && control_steps_left_ > 0) {
+    window_.steps.push_back({step_start_ns_, ts, static_cast<uint32_t>(step_), step_tid_});
+  }
+  ++step_;
+  step_start_ns_ = ts;
+  step_tid_ = tid;
+  if (control_steps_armed_ > 0) {
+    control_steps_left_ = control_steps_armed_;
+    control_steps_armed_ = 0;
+    OpenWindow(ts, &out);
+    window_.first_step = static_cast<uint32_t>(step_);
+  } else if (window_open_ && control_steps_left_ > 0 && --control_steps_left_ == 0) {
+    window_.last_step = static_cast<uint32_t>(step_ - 1);
+    CloseWindow(ts, /*partial=*/false, &out);
+    SetCollecting(&out, false);
+    collecting_ = false;
+  }
+  return out;
+}
+
+TrackerOutput WindowTracker::OnControlCapture(uint64_t ts, uint64_t duration_ns, uint32_t steps) {
+  TrackerOutput out;
+  if (!Control() || window_open_ || control_steps_armed_ > 0) return out;
+  SetCollecting(&out, true);
+  collecting_ = true;
+  if (steps > 0) {
+    // Steps are numbered within the capture: while paused no step boundary is seen (the hooks
+    // that find them are off), so the program's own count is unknown here.
+    step_ = -1;
+    control_steps_armed_ = steps;
+    out.discard = true;  // the capture starts from nothing
+    out.discard_before_ns = ts;
+    return out;
+  }
+  control_steps_left_ = 0;
+  control_end_ns_ = duration_ns > 0 && duration_ns < UINT64_MAX - ts ? ts + duration_ns
+                                                                     : UINT64_MAX;
+  OpenWindow(ts, &out);
+  window_.first_step = step_ >= 0 ? static_cast<uint32_t>(step_) : 0;
+  return out;
+}
+
+TrackerOutput WindowTracker::OnControlPause(uint64_t ts) {
+  TrackerOutput out;
+  if (!Control() || (!window_open_ && control_steps_armed_ == 0)) return out;
+  control_steps_armed_ = 0;
+  if (window_open_) {
+    window_.last_step = step_ >= 0 ? static_cast<uint32_t>(step_) : 0;
+    CloseWindow(ts, /*partial=*/false, &out);
+  }
+  control_steps_left_ = 0;
+  control_end_ns_ = UINT64_MAX;
+  SetCollecting(&out, false);
+  collecting_ = false;
+  return out;
 }
 
 TrackerOutput WindowTracker::Boundary(uint64_t ts, uint32_t tid) {
@@ -113,7 +174,7 @@ void WindowTracker::CloseWindow(uint64_t ts, bool partial, TrackerOutput* out) {
 
 TrackerOutput WindowTracker::OnCaptureStart(uint64_t ts) {
   TrackerOutput out;
-  if (capture_.kind == CaptureRange::Kind::kNone || capture_done_ || window_open_ ||
+  if (capture_.kind == CaptureRange::Kind::kNone || Control() || capture_done_ || window_open_ ||
       !AfterDelay(ts)) {
     return out;  // nested or late starts are ignored, as nsys does
   }
@@ -131,7 +192,7 @@ TrackerOutput WindowTracker::OnCaptureStart(uint64_t ts) {
 
 TrackerOutput WindowTracker::OnCaptureStop(uint64_t ts) {
   TrackerOutput out;
-  if (capture_.kind == CaptureRange::Kind::kNone || !window_open_) return out;
+  if (capture_.kind == CaptureRange::Kind::kNone || Control() || !window_open_) return out;
   CloseWindow(ts, /*partial=*/false, &out);
   SetCollecting(&out, false);
   collecting_ = false;
@@ -147,6 +208,16 @@ TrackerOutput WindowTracker::OnTime(uint64_t now) {
     while (step_kind_ == StepSource::Kind::kTime && now >= next_time_step_ns_) {
       Merge(&out, Boundary(next_time_step_ns_, 0));
       next_time_step_ns_ += step_period_ns_;
+    }
+    return out;
+  }
+  if (Control()) {
+    if (window_open_ && now >= control_end_ns_) {
+      window_.last_step = step_ >= 0 ? static_cast<uint32_t>(step_) : 0;
+      CloseWindow(control_end_ns_, /*partial=*/false, &out);
+      control_end_ns_ = UINT64_MAX;
+      SetCollecting(&out, false);
+      collecting_ = false;
     }
     return out;
   }
@@ -171,10 +242,12 @@ TrackerOutput WindowTracker::OnTime(uint64_t now) {
 TrackerOutput WindowTracker::OnExit(uint64_t ts) {
   TrackerOutput out;
   if (!windowed_) return out;
+  control_steps_armed_ = 0;
   if (window_open_) {
-    if (schedule_.enabled() && step_ >= 0) {
+    if ((schedule_.enabled() || control_steps_left_ > 0) && step_ >= 0) {
       window_.steps.push_back({step_start_ns_, ts, static_cast<uint32_t>(step_), step_tid_});
     }
+    if (Control()) window_.last_step = step_ >= 0 ? static_cast<uint32_t>(step_) : 0;
     CloseWindow(ts, /*partial=*/true, &out);
   }
   if (collecting_) {
@@ -194,6 +267,7 @@ uint64_t WindowTracker::NextDeadline() const {
   if (schedule_.enabled()) {
     return step_kind_ == StepSource::Kind::kTime ? next_time_step_ns_ : UINT64_MAX;
   }
+  if (Control()) return window_open_ ? control_end_ns_ : UINT64_MAX;
   if (capture_done_) return UINT64_MAX;
   if (window_open_) {
     return capture_.duration_ns > 0 ? first_capture_ns_ + capture_.duration_ns : UINT64_MAX;

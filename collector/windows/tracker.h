@@ -12,7 +12,9 @@
 // when the first active step begins; the window covers the active steps and is saved when the
 // last active step ends; a window cut short by exit is saved as partial; one ended during warmup
 // saves nothing. Capture ranges (cudaProfilerStart/Stop, an NVTX range) and --delay/--duration
-// each define windows directly.
+// each define windows directly. Control captures (--start-paused, collector/control/) open a
+// window when asked: now (for a duration, or until a pause), or at the next step boundary (for
+// a number of steps); the program's own capture ranges are ignored then.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +60,17 @@ class WindowTracker {
   // cudaProfilerStart / an NVTX capture range opening, and their ends.
   TrackerOutput OnCaptureStart(uint64_t ts);
   TrackerOutput OnCaptureStop(uint64_t ts);
+  // Control captures (CaptureRange::Kind::kControl; ignored otherwise). A capture of `steps`
+  // steps (> 0) collects from now and opens its window at the next step boundary; else the
+  // window opens at `ts` and closes `duration_ns` later (0: at the next pause). Ignored while a
+  // capture is open or waiting for its first step. A pause closes and saves the open capture,
+  // or cancels one still waiting.
+  TrackerOutput OnControlCapture(uint64_t ts, uint64_t duration_ns, uint32_t steps);
+  TrackerOutput OnControlPause(uint64_t ts);
+  // Control captures: a capture waits for its first step boundary.
+  bool ControlArmed() const { return control_steps_armed_ > 0; }
+  // Windows saved so far (the next window's number).
+  uint32_t WindowsSaved() const { return windows_saved_; }
   // Called periodically by the window thread: --delay/--duration and time-sliced steps.
   TrackerOutput OnTime(uint64_t now);
   // Program exit: saves a partly recorded window.
@@ -74,6 +87,8 @@ class WindowTracker {
 
  private:
   TrackerOutput Boundary(uint64_t ts, uint32_t tid);
+  TrackerOutput ControlBoundary(uint64_t ts, uint32_t tid);
+  bool Control() const { return capture_.kind == CaptureRange::Kind::kControl; }
   void OpenWindow(uint64_t ts, TrackerOutput* out);
   void CloseWindow(uint64_t ts, bool partial, TrackerOutput* out);
   bool AfterDelay(uint64_t ts) const { return ts >= start_ns_ + capture_.delay_ns; }
@@ -99,6 +114,11 @@ class WindowTracker {
   uint32_t captures_started_ = 0;
   bool capture_done_ = false;   // capture-range-end=stop reached, or repeat:N exhausted
   uint64_t first_capture_ns_ = 0;
+
+  // Control captures.
+  uint32_t control_steps_armed_ = 0;  // steps of a capture waiting for its first boundary
+  uint32_t control_steps_left_ = 0;   // boundaries until the open capture closes (0: by time)
+  uint64_t control_end_ns_ = UINT64_MAX;
 };
 
 }  // namespace gprof::collector

@@ -231,5 +231,123 @@ TEST(WindowTracker, CaptureStartsBeforeDelayAreIgnored) {
   EXPECT_EQ(d.saved.size(), 1u);
 }
 
+Config ControlConfig(StepSource::Kind kind = StepSource::Kind::kNvtx) {
+  Config c;
+  c.start_paused = true;
+  c.capture.kind = CaptureRange::Kind::kControl;
+  c.step.kind = kind;
+  return c;
+}
+
+// --start-paused: nothing is collected until asked; the program's own cudaProfilerStart/Stop
+// open nothing.
+TEST(WindowTracker, StartPausedCollectsNothingUntilAskedAndIgnoresProgramCaptureRanges) {
+  Driver d{ControlConfig()};
+  EXPECT_TRUE(d.tracker.windowed());
+  EXPECT_FALSE(d.collecting);
+  d.Apply(d.tracker.OnCaptureStart(kStart + 10));
+  d.Step(kStart + 20);
+  EXPECT_FALSE(d.collecting);
+  EXPECT_FALSE(d.tracker.InWindow());
+  EXPECT_EQ(d.tracker.NextDeadline(), UINT64_MAX);
+  d.Exit(kStart + 100);
+  EXPECT_TRUE(d.saved.empty());
+}
+
+// capture --duration 50: a window [ts, ts + 50) saved when the time passes; a second capture is
+// window 1.
+TEST(WindowTracker, ControlCaptureForADurationClosesOnTime) {
+  Driver d{ControlConfig()};
+  d.Apply(d.tracker.OnControlCapture(kStart + 100, 50, 0));
+  EXPECT_TRUE(d.collecting);
+  EXPECT_TRUE(d.tracker.InWindow());
+  EXPECT_EQ(d.last_discard, kStart + 100);
+  EXPECT_EQ(d.tracker.NextDeadline(), kStart + 150);
+  // A second request while one is open is ignored.
+  d.Apply(d.tracker.OnControlCapture(kStart + 120, 1000, 0));
+  d.Apply(d.tracker.OnTime(kStart + 149));
+  EXPECT_TRUE(d.saved.empty());
+  d.Apply(d.tracker.OnTime(kStart + 170));  // the window thread woke late: the cut is exact
+  ASSERT_EQ(d.saved.size(), 1u);
+  EXPECT_EQ(d.saved[0].cycle, 0u);
+  EXPECT_EQ(d.saved[0].start_ns, kStart + 100);
+  EXPECT_EQ(d.saved[0].end_ns, kStart + 150);
+  EXPECT_FALSE(d.saved[0].partial);
+  EXPECT_FALSE(d.collecting);
+  EXPECT_EQ(d.tracker.WindowsSaved(), 1u);
+  d.Apply(d.tracker.OnControlCapture(kStart + 300, 10, 0));
+  d.Apply(d.tracker.OnTime(kStart + 310));
+  ASSERT_EQ(d.saved.size(), 2u);
+  EXPECT_EQ(d.saved[1].cycle, 1u);
+  EXPECT_EQ(d.saved[1].start_ns, kStart + 300);
+}
+
+// resume (no duration) runs until pause; a pause with nothing open changes nothing.
+TEST(WindowTracker, ResumeRunsUntilPause) {
+  Driver d{ControlConfig()};
+  d.Apply(d.tracker.OnControlPause(kStart + 5));
+  EXPECT_TRUE(d.saved.empty());
+  d.Apply(d.tracker.OnControlCapture(kStart + 10, 0, 0));
+  EXPECT_EQ(d.tracker.NextDeadline(), UINT64_MAX);
+  d.Apply(d.tracker.OnTime(kStart + 1'000'000'000));
+  EXPECT_TRUE(d.tracker.InWindow());
+  d.Apply(d.tracker.OnControlPause(kStart + 2'000'000'000));
+  ASSERT_EQ(d.saved.size(), 1u);
+  EXPECT_EQ(d.saved[0].start_ns, kStart + 10);
+  EXPECT_EQ(d.saved[0].end_ns, kStart + 2'000'000'000);
+  EXPECT_FALSE(d.collecting);
+}
+
+// capture --steps 2 with NVTX steps: collection goes on at once (the first step's GPU work must
+// not be missed), the window opens at the next boundary and closes at the second boundary after
+// it. Steps are numbered within the capture (0 and 1): while paused the hooks that see step
+// boundaries are off, so the program's own count is unknown.
+TEST(WindowTracker, ControlCaptureOfStepsStartsAtTheNextBoundary) {
+  Driver d{ControlConfig()};
+  for (uint64_t i = 0; i < 3; ++i) d.Step(kStart + 10 * i);  // steps 0, 1, 2 begin
+  d.Apply(d.tracker.OnControlCapture(kStart + 25, 0, 2));
+  EXPECT_TRUE(d.collecting);
+  EXPECT_TRUE(d.tracker.ControlArmed());
+  EXPECT_FALSE(d.tracker.InWindow());
+  d.Step(kStart + 30);  // capture step 0 begins: the window opens
+  EXPECT_TRUE(d.tracker.InWindow());
+  EXPECT_EQ(d.last_discard, kStart + 30);
+  d.Step(kStart + 40);  // capture step 1
+  EXPECT_TRUE(d.saved.empty());
+  d.Step(kStart + 55);  // both steps are done
+  ASSERT_EQ(d.saved.size(), 1u);
+  const WindowSpan& w = d.saved[0];
+  EXPECT_EQ(w.start_ns, kStart + 30);
+  EXPECT_EQ(w.end_ns, kStart + 55);
+  EXPECT_EQ(w.first_step, 0u);
+  EXPECT_EQ(w.last_step, 1u);
+  ASSERT_EQ(w.steps.size(), 2u);
+  EXPECT_EQ(w.steps[0].number, 0u);
+  EXPECT_EQ(w.steps[1].start_ns, kStart + 40);
+  EXPECT_EQ(w.steps[1].end_ns, kStart + 55);
+  EXPECT_FALSE(d.collecting);
+}
+
+// A pause cancels a steps capture still waiting for its first boundary; exit in the middle of
+// a capture saves it as partial.
+TEST(WindowTracker, ControlPauseCancelsAWaitingCaptureAndExitSavesPartial) {
+  Driver d{ControlConfig(StepSource::Kind::kApi)};
+  d.Apply(d.tracker.OnControlCapture(kStart + 10, 0, 5));
+  d.Apply(d.tracker.OnControlPause(kStart + 20));
+  EXPECT_FALSE(d.tracker.ControlArmed());
+  EXPECT_FALSE(d.collecting);
+  EXPECT_TRUE(d.saved.empty());
+  d.Apply(d.tracker.OnControlCapture(kStart + 30, 0, 5));
+  d.Step(kStart + 40);  // capture step 0 begins
+  d.Step(kStart + 50);  // step 1
+  d.Exit(kStart + 60);
+  ASSERT_EQ(d.saved.size(), 1u);
+  EXPECT_TRUE(d.saved[0].partial);
+  EXPECT_EQ(d.saved[0].start_ns, kStart + 40);
+  EXPECT_EQ(d.saved[0].first_step, 0u);
+  EXPECT_EQ(d.saved[0].last_step, 1u);
+  EXPECT_EQ(d.saved[0].steps.size(), 2u);
+}
+
 }  // namespace
 }  // namespace gprof::collector

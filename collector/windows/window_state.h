@@ -17,12 +17,20 @@
 
 namespace gprof::collector::windows {
 
-enum class EventKind : uint8_t { kStep = 1, kCaptureStart = 2, kCaptureStop = 3 };
+enum class EventKind : uint8_t {
+  kStep = 1,
+  kCaptureStart = 2,
+  kCaptureStop = 3,
+  kControlCapture = 4,  // collector/control/: duration_ns, steps
+  kControlPause = 5,
+};
 
 struct Event {
   uint64_t ts_ns;
   uint32_t tid;
   EventKind kind;
+  uint32_t steps = 0;         // kControlCapture
+  uint64_t duration_ns = 0;   // kControlCapture
 };
 
 // Bounded multi-producer single-consumer queue (Vyukov's cell-sequence design): producers claim a
@@ -94,6 +102,11 @@ struct Windows {
   std::thread thread;
   Profile gpu_pending;  // GPU records drained but not yet assigned to a window (window thread)
   WindowWriter write_window = nullptr;  // saves one completed window (the runtime's writer)
+  // Control captures: published by the window thread after each decision (ControlStatus), and
+  // told about each saved window (SetWindowSavedObserver).
+  std::atomic<uint8_t> control_state{0};
+  std::atomic<uint32_t> windows_saved{0};
+  std::atomic<WindowSavedObserver> saved_observer{nullptr};
   Windows(const Config& c, uint64_t start_ns, WindowWriter writer)
       : config(c), tracker(c, start_ns), write_window(writer) {}
 };

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "collector/cupti/gpu_collector.h"
+#include "collector/host/host_collection.h"
 #include "collector/host/nvtx_hooks.h"
 #include "collector/host/nvtx_registry.h"
 #include "collector/host/thread_buffer.h"
@@ -40,6 +41,15 @@ std::atomic<bool> g_finished{false};
 // missed while CUPTI turns activity on. Capture ranges and time windows cannot be foreseen: there
 // both stay on for the whole run and the window cut keeps only what belongs to each window.
 void UpdateGpuActivity(Windows* w) {
+  if (w->config.capture.kind == CaptureRange::Kind::kControl) {
+    // Control captures: everything off while paused (CUPTI stays subscribed with no activity
+    // kind on; NVTX hooks return after one load), on from the request to the save.
+    const bool want = w->tracker.CollectingNowOrNext();
+    SetGpuActivityEnabled(want);
+    SetGpuCollectionEnabled(want);
+    SetHostCollectionEnabled(want && w->config.nvtx);
+    return;
+  }
   if (!w->config.schedule.enabled()) return;
   // Idempotent in the session; repeated so that a session started after this decision (cuInit
   // after the first NVTX call) gets it too.
@@ -68,8 +78,11 @@ void Act(Windows* w, TrackerOutput out, uint64_t ts) {
     span.starts_late = late - w->late_reported;
     w->lost_reported = lost;
     w->late_reported = late;
-    w->write_window(span, &w->gpu_pending);
+    const std::string path = w->write_window(span, &w->gpu_pending);
     ResetHostRecordsBefore(span.end_ns);
+    if (WindowSavedObserver o = w->saved_observer.load(std::memory_order_acquire)) {
+      o(span.cycle, path, span.partial);
+    }
   }
   if (out.discard) {
     ResetHostRecordsBefore(out.discard_before_ns);
@@ -81,6 +94,28 @@ void Act(Windows* w, TrackerOutput out, uint64_t ts) {
     ResetHostRecordsBefore(ts);
   }
   UpdateGpuActivity(w);
+  const ControlState state = w->tracker.InWindow()        ? ControlState::kCapturing
+                             : w->tracker.ControlArmed() ? ControlState::kWaitingForStep
+                                                         : ControlState::kPaused;
+  w->control_state.store(static_cast<uint8_t>(state), std::memory_order_release);
+  w->windows_saved.store(w->tracker.WindowsSaved(), std::memory_order_release);
+}
+
+// A control capture starts when the window thread applies it: collection goes on first, then
+// the window opens at the time read after that, so no launch inside the window can miss its GPU
+// record while CUPTI turns activity on. A pause closes at the time it is applied.
+void ApplyControl(Windows* w, const Event& e) {
+  if (e.kind == EventKind::kControlPause) {
+    const uint64_t now = NowNs();
+    Act(w, w->tracker.OnControlPause(now), now);
+    return;
+  }
+  if (w->tracker.InWindow() || w->tracker.ControlArmed()) return;  // one capture at a time
+  SetGpuActivityEnabled(true);
+  SetGpuCollectionEnabled(true);
+  SetHostCollectionEnabled(w->config.nvtx);
+  const uint64_t now = NowNs();
+  Act(w, w->tracker.OnControlCapture(now, e.duration_ns, e.steps), now);
 }
 
 void Apply(Windows* w, const Event& e) {
@@ -88,7 +123,20 @@ void Apply(Windows* w, const Event& e) {
     case EventKind::kStep: Act(w, w->tracker.OnStepBoundary(e.ts_ns, e.tid), e.ts_ns); break;
     case EventKind::kCaptureStart: Act(w, w->tracker.OnCaptureStart(e.ts_ns), e.ts_ns); break;
     case EventKind::kCaptureStop: Act(w, w->tracker.OnCaptureStop(e.ts_ns), e.ts_ns); break;
+    case EventKind::kControlCapture:
+    case EventKind::kControlPause: ApplyControl(w, e); break;
   }
+}
+
+bool PostControl(const Event& e) {
+  Windows* w = g_windows.load(std::memory_order_acquire);
+  if (w == nullptr || w->config.capture.kind != CaptureRange::Kind::kControl ||
+      g_finished.load(std::memory_order_acquire) || !w->queue.Push(e)) {
+    return false;
+  }
+  w->wake_seq.fetch_add(1, std::memory_order_release);
+  syscall(SYS_futex, &w->wake_seq, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+  return true;
 }
 
 void ThreadMain(Windows* w) {
@@ -173,6 +221,28 @@ void FinishWindows(uint64_t exit_ns) noexcept {
     }
   } catch (const std::exception& e) {
     log::Error(std::string("saving the last window failed: ") + e.what());
+  }
+}
+
+bool PostControlCapture(uint64_t duration_ns, uint32_t steps) noexcept {
+  return PostControl({NowNs(), 0, EventKind::kControlCapture, steps, duration_ns});
+}
+
+bool PostControlPause() noexcept { return PostControl({NowNs(), 0, EventKind::kControlPause}); }
+
+ControlStatus GetControlStatus() noexcept {
+  ControlStatus out;
+  const Windows* w = g_windows.load(std::memory_order_acquire);
+  if (w == nullptr || w->config.capture.kind != CaptureRange::Kind::kControl) return out;
+  out.running = !g_finished.load(std::memory_order_acquire);
+  out.state = static_cast<ControlState>(w->control_state.load(std::memory_order_acquire));
+  out.windows_saved = w->windows_saved.load(std::memory_order_acquire);
+  return out;
+}
+
+void SetWindowSavedObserver(WindowSavedObserver observer) noexcept {
+  if (Windows* w = g_windows.load(std::memory_order_acquire)) {
+    w->saved_observer.store(observer, std::memory_order_release);
   }
 }
 

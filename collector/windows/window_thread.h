@@ -44,4 +44,23 @@ void FinishWindows(uint64_t exit_ns) noexcept;
 // Step-boundary events that could not be queued (queue full): reported as a warning at exit.
 uint64_t WindowEventsLost() noexcept;
 
+// Control captures (--start-paused; collector/control/ calls these from its own thread). Each
+// posts a request that the window thread applies in order: a capture of `steps` steps (> 0),
+// else of `duration_ns` (0: until a pause); a pause. False when windows do not run with
+// CaptureRange::Kind::kControl, or the queue is full. Cold.
+bool PostControlCapture(uint64_t duration_ns, uint32_t steps) noexcept;
+bool PostControlPause() noexcept;
+enum class ControlState : uint8_t { kPaused = 0, kWaitingForStep = 1, kCapturing = 2 };
+struct ControlStatus {
+  bool running = false;  // windows run with control captures
+  ControlState state = ControlState::kPaused;
+  uint32_t windows_saved = 0;  // captures saved so far (the next one's number)
+};
+ControlStatus GetControlStatus() noexcept;
+// Called on the window thread (or at exit) after each window is saved, with its number and the
+// dump's path ("" when writing failed). Cold; one observer (the control server).
+using WindowSavedObserver = void (*)(uint32_t cycle, const std::string& path,
+                                     bool partial) noexcept;
+void SetWindowSavedObserver(WindowSavedObserver observer) noexcept;
+
 }  // namespace gprof::collector

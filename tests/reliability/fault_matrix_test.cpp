@@ -503,6 +503,8 @@ const std::map<std::string, std::string>& BadValues() {
       {"GPROF_RECORD_SHAPES", "2"},
       {"GPROF_TORCH_ITT", "itt"},
       {"GPROF_TORCH_STEPS", "every"},
+      {"GPROF_START_PAUSED", "later"},
+      {"GPROF_SESSION", "my/session"},
   };
   return table;
 }

@@ -1,0 +1,60 @@
+// A long-running CUDA "service" for on-demand capture (gprof-run --start-paused, then
+// gprof-run capture; docs/ATTACH.md): it serves requests until told to stop, each request an
+// NVTX range "request#N" around one kernel launch and a stream synchronize, and counts them
+// itself so a capture can be checked against its own numbers.
+// Usage: service STOP_FILE [REQUEST_US]
+//   Serves until STOP_FILE exists (checked between requests), sleeping REQUEST_US (default 200)
+//   after each request. Writes "requests=N" to STOP_FILE.count after every 100 requests and at
+//   the end, and prints "service: requests=N kernels=N" and GPROF_EXAMPLE_DONE service.
+#include <nvtx3/nvToolsExt.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "check.h"
+
+__global__ void serve_kernel(int* counter) {
+  if (threadIdx.x == 0) atomicAdd(counter, 1);
+}
+
+namespace {
+
+void WriteCount(const std::string& path, long requests) {
+  const std::string tmp = path + ".tmp";
+  if (FILE* f = std::fopen(tmp.c_str(), "w")) {
+    std::fprintf(f, "requests=%ld\n", requests);
+    std::fclose(f);
+    std::rename(tmp.c_str(), path.c_str());
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s STOP_FILE [REQUEST_US]\n", argv[0]);
+    return 2;
+  }
+  const std::string stop = argv[1];
+  const int pause_us = argc > 2 ? std::atoi(argv[2]) : 200;
+  int* counter = nullptr;
+  EXAMPLE_CHECK(cudaMalloc(&counter, sizeof(int)));
+  EXAMPLE_CHECK(cudaMemset(counter, 0, sizeof(int)));
+  long requests = 0;
+  while (access(stop.c_str(), F_OK) != 0) {
+    nvtxRangePushA(("request#" + std::to_string(requests)).c_str());
+    serve_kernel<<<1, 32>>>(counter);
+    EXAMPLE_CHECK(cudaStreamSynchronize(0));
+    nvtxRangePop();
+    ++requests;
+    if (requests % 100 == 0) WriteCount(stop + ".count", requests);
+    if (pause_us > 0) usleep(static_cast<useconds_t>(pause_us));
+  }
+  WriteCount(stop + ".count", requests);
+  EXAMPLE_CHECK(cudaFree(counter));
+  std::printf("service: requests=%ld kernels=%ld\n", requests, requests);
+  std::printf("GPROF_EXAMPLE_DONE service\n");
+  return 0;
+}

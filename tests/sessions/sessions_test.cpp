@@ -1,0 +1,370 @@
+// --start-paused sessions end to end, on the CUDA/CUPTI stand-in: examples/cuda/service runs
+// under `gprof-run --start-paused` while each test drives `gprof-run sessions`, `capture`,
+// `pause` and `resume` from other processes. Each capture is checked against what the service
+// itself did (its request#N ranges and its own request count), not against gprof-run's numbers.
+// This proves the collector and the launcher agree with the stand-in; the same commands on a
+// real GPU are part of scripts/gpu-check.
+//
+// Every test points XDG_RUNTIME_DIR at its own directory, so its sockets are its own.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "model/dump.h"
+#include "tests/support/process.h"
+
+namespace gprof::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string StandInCupti() { return StandInLibDir() + "/libcupti.so.13"; }
+
+// One service under gprof-run --start-paused, run on a thread of the test.
+class Service {
+ public:
+  Service(const std::string& tag, const std::vector<std::string>& flags,
+          const std::map<std::string, std::string>& env = {}) {
+    root_ = MakeTempDir(tag);
+    out_ = root_ + "/out";
+    xdg_ = root_ + "/xdg";
+    fs::create_directories(xdg_);
+    ::chmod(xdg_.c_str(), 0700);
+    stop_ = root_ + "/stop";
+    std::vector<std::string> argv = {LauncherPath(), "-o", out_, "--cupti-lib", StandInCupti(),
+                                     "--start-paused"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.insert(argv.end(), {"--", GPROF_SERVICE_PROG, stop_, "200"});
+    ProcessOptions o = Options();
+    for (const auto& [k, v] : env) o.set_env[k] = v;
+    o.timeout = std::chrono::milliseconds(120000);
+    thread_ = std::thread([this, argv, o] { result_ = RunProcess(argv, o); });
+  }
+  ~Service() { Stop(); }
+  ProcessOptions Options() const {
+    ProcessOptions o;
+    o.unset_env = {"CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH", "GPROF_OUTPUT_DIR",
+                   "GPROF_CUPTI_LIB", "GPROF_SCHEDULE", "GPROF_LOG_LEVEL", "LD_PRELOAD",
+                   "GPROF_START_PAUSED", "GPROF_SESSION"};
+    o.set_env["LD_LIBRARY_PATH"] = StandInLibDir();
+    o.set_env["XDG_RUNTIME_DIR"] = xdg_;
+    return o;
+  }
+  // Runs gprof-run with `args` as a client of this service's sessions.
+  ProcessResult Client(const std::vector<std::string>& args) const {
+    std::vector<std::string> argv = {LauncherPath()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunProcess(argv, Options());
+  }
+  // Waits until the service's session listens (its first CUDA call starts it).
+  long WaitForSession() {
+    const std::string dir = xdg_ + "/gprof-run";
+    for (int i = 0; i < 1000; ++i) {
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator(dir, ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.size() > 5 && name.substr(name.size() - 5) == ".sock") {
+          return std::stol(name.substr(0, name.size() - 5));
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return -1;
+  }
+  // The service's own request count (written every 100 requests).
+  long Requests() const {
+    const std::string text = ReadFile(stop_ + ".count");
+    return text.rfind("requests=", 0) == 0 ? std::stol(text.substr(9)) : 0;
+  }
+  void WaitForRequests(long n) const {
+    for (int i = 0; i < 2000 && Requests() < n; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  const ProcessResult& Stop() {
+    if (thread_.joinable()) {
+      std::FILE* f = std::fopen(stop_.c_str(), "w");
+      if (f != nullptr) std::fclose(f);
+      thread_.join();
+    }
+    return result_;
+  }
+  const std::string& out() const { return out_; }
+  const std::string& xdg() const { return xdg_; }
+
+ private:
+  std::string root_, out_, xdg_, stop_;
+  std::thread thread_;
+  ProcessResult result_;
+};
+
+Profile ReadProfile(const std::string& path) {
+  Profile p;
+  std::string error;
+  EXPECT_TRUE(ReadDump(path, &p, &error)) << error;
+  return p;
+}
+
+// The request numbers of the request#N ranges in `p`, sorted.
+std::vector<long> RequestNumbers(const Profile& p) {
+  std::set<long> n;
+  for (const HostRange& r : p.ranges) {
+    const std::string name(p.strings.Get(r.name));
+    if (name.rfind("request#", 0) == 0) n.insert(std::stol(name.substr(8)));
+  }
+  return {n.begin(), n.end()};
+}
+
+std::string Describe(const ProcessResult& r) {
+  return "exit " + std::to_string(r.exit_code) + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
+}
+
+// The service's stdout is the same as without gprof-run, but for its counts.
+void ExpectServiceUntouched(const ProcessResult& r) {
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_EQ(r.out.rfind("service: requests=", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("\nGPROF_EXAMPLE_DONE service\n"), std::string::npos) << r.out;
+}
+
+// capture --duration by session name: the capture covers exactly that long, holds a run of
+// consecutive requests each with its kernel, none lost, and none from before it was asked for.
+TEST(Sessions, CaptureByNameHoldsOnlyTheRequestsOfItsInterval) {
+  Service svc("sessions_duration", {"--session", "svc-a"});
+  const long pid = svc.WaitForSession();
+  ASSERT_GT(pid, 0) << Describe(svc.Stop());
+  svc.WaitForRequests(200);
+  const long before = svc.Requests();
+  const ProcessResult listed = svc.Client({"sessions"});
+  EXPECT_EQ(listed.exit_code, 0) << Describe(listed);
+  EXPECT_NE(listed.out.find(std::to_string(pid)), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("svc-a"), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("paused"), std::string::npos) << listed.out;
+
+  const ProcessResult cap = svc.Client({"capture", "svc-a", "--duration", "300ms", "--quiet"});
+  ASSERT_EQ(cap.exit_code, 0) << Describe(cap);
+  const long after = svc.Requests();
+  const std::string dump = svc.out() + "/service." + std::to_string(pid) + ".capture1.gpdump";
+  EXPECT_NE(cap.err.find("capture 1 saved: " + dump), std::string::npos) << cap.err;
+  EXPECT_TRUE(fs::exists(svc.out() + "/service." + std::to_string(pid) + ".capture1.table.txt"));
+  EXPECT_TRUE(fs::exists(svc.out() + "/service." + std::to_string(pid) + ".capture1.trace.json"));
+
+  const Profile p = ReadProfile(dump);
+  EXPECT_EQ(p.info.end_ns - p.info.start_ns, 300'000'000u);  // the cut is exact
+  const std::vector<long> reqs = RequestNumbers(p);
+  ASSERT_GE(reqs.size(), 10u);  // 300 ms of 200 us requests on the stand-in: hundreds
+  EXPECT_EQ(reqs.back() - reqs.front() + 1, static_cast<long>(reqs.size())) << "consecutive";
+  // The service's count file lags by at most 100 requests.
+  EXPECT_GE(reqs.front(), before);
+  EXPECT_LE(reqs.back(), after + 100);
+  // Each captured request launched its kernel inside the window (a request cut at the window's
+  // end may have its range start inside and its launch outside: at most one).
+  EXPECT_GE(p.kernels.size() + 1, reqs.size());
+  EXPECT_LE(p.kernels.size(), reqs.size() + 1);
+  EXPECT_EQ(p.counters.gpu_launches_without_records, 0u);
+  EXPECT_EQ(p.counters.gpu_records_incomplete, 0u);
+
+  ExpectServiceUntouched(svc.Stop());
+  EXPECT_FALSE(fs::exists(svc.xdg() + "/gprof-run/" + std::to_string(pid) + ".sock"))
+      << "the socket is removed at exit";
+}
+
+// capture --steps N by pid, with the service's requests as steps: exactly N whole requests,
+// numbered 0..N-1 within the capture; then a second capture of the same process is capture 2.
+TEST(Sessions, CaptureOfStepsByPidAndASecondCapture) {
+  Service svc("sessions_steps", {"--step", "nvtx:request#*"});
+  const long pid = svc.WaitForSession();
+  ASSERT_GT(pid, 0) << Describe(svc.Stop());
+  const ProcessResult cap = svc.Client({"capture", std::to_string(pid), "--steps", "5",
+                                        "--quiet", "--no-html"});
+  ASSERT_EQ(cap.exit_code, 0) << Describe(cap);
+  const std::string stem = svc.out() + "/service." + std::to_string(pid);
+  const Profile p = ReadProfile(stem + ".capture1.gpdump");
+  const std::vector<long> reqs = RequestNumbers(p);
+  ASSERT_EQ(reqs.size(), 5u);
+  EXPECT_EQ(reqs.back() - reqs.front(), 4);
+  EXPECT_EQ(p.kernels.size(), 5u);
+  EXPECT_EQ(p.info.first_step, 0u);
+  EXPECT_EQ(p.info.last_step, 4u);
+  EXPECT_FALSE(fs::exists(stem + ".capture1.report.html"));  // --no-html
+
+  const ProcessResult second = svc.Client({"capture", std::to_string(pid), "--duration", "50ms",
+                                           "--quiet"});
+  ASSERT_EQ(second.exit_code, 0) << Describe(second);
+  const Profile q = ReadProfile(stem + ".capture2.gpdump");
+  EXPECT_EQ(q.info.cycle, 1u);
+  ASSERT_FALSE(RequestNumbers(q).empty());
+  EXPECT_GT(RequestNumbers(q).front(), reqs.back());
+  ExpectServiceUntouched(svc.Stop());
+}
+
+// resume runs until pause, which saves and renders the capture; a second pause has nothing to
+// save; asking for a capture while one runs is refused with the way out.
+TEST(Sessions, ResumeUntilPause) {
+  Service svc("sessions_resume", {"--session", "svc-r"});
+  ASSERT_GT(svc.WaitForSession(), 0) << Describe(svc.Stop());
+  const ProcessResult resumed = svc.Client({"resume", "svc-r"});
+  ASSERT_EQ(resumed.exit_code, 0) << Describe(resumed);
+  EXPECT_NE(resumed.err.find("capture 1 of svc-r"), std::string::npos) << resumed.err;
+  const ProcessResult busy = svc.Client({"capture", "svc-r", "--duration", "1s"});
+  EXPECT_EQ(busy.exit_code, 1) << Describe(busy);
+  EXPECT_NE(busy.err.find("capture 1 is still running"), std::string::npos) << busy.err;
+  const ProcessResult listed = svc.Client({"sessions"});
+  EXPECT_NE(listed.out.find("capturing"), std::string::npos) << listed.out;
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const ProcessResult paused = svc.Client({"pause", "svc-r", "--quiet"});
+  ASSERT_EQ(paused.exit_code, 0) << Describe(paused);
+  EXPECT_NE(paused.err.find("capture 1 saved"), std::string::npos) << paused.err;
+  const ProcessResult again = svc.Client({"pause", "svc-r"});
+  EXPECT_EQ(again.exit_code, 0) << Describe(again);
+  EXPECT_NE(again.err.find("was not capturing"), std::string::npos) << again.err;
+  ExpectServiceUntouched(svc.Stop());
+  std::vector<std::string> dumps;
+  for (const std::string& name : ListDir(svc.out())) {
+    if (fs::path(name).extension() == ".gpdump") dumps.push_back(name);
+  }
+  ASSERT_EQ(dumps.size(), 1u) << "paused between captures: no whole-run dump";
+  EXPECT_NE(dumps[0].find(".capture1.gpdump"), std::string::npos) << dumps[0];
+  const Profile p = ReadProfile(svc.out() + "/" + dumps[0]);
+  EXPECT_GE(p.info.end_ns - p.info.start_ns, 200'000'000u);
+  EXPECT_FALSE(RequestNumbers(p).empty());
+}
+
+// A client of another uid is refused (SO_PEERCRED) and the refusal is logged by the program.
+// The socket directory is opened up by the test so that the other uid can reach the socket at
+// all: the peer check is what is under test. Needs root, to become another uid.
+TEST(Sessions, ClientOfAnotherUidIsRefusedAndLogged) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to act as another uid (setuid in a child)";
+  Service svc("sessions_uid", {});
+  const long pid = svc.WaitForSession();
+  ASSERT_GT(pid, 0) << Describe(svc.Stop());
+  const std::string sock = svc.xdg() + "/gprof-run/" + std::to_string(pid) + ".sock";
+  ASSERT_EQ(::chmod((svc.xdg() + "/gprof-run").c_str(), 0711), 0);
+  ASSERT_EQ(::chmod(svc.xdg().c_str(), 0711), 0);
+  ASSERT_EQ(::chmod(sock.c_str(), 0777), 0);
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::close(pipe_fds[0]);
+    std::string reply = "setuid failed";
+    if (::setgid(65534) == 0 && ::setuid(65534) == 0) {
+      reply = "connect failed";
+      const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+      sockaddr_un addr{};
+      addr.sun_family = AF_UNIX;
+      std::strncpy(addr.sun_path, sock.c_str(), sizeof addr.sun_path - 1);
+      if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+        // The server answers a refused client at once and closes: the request may meet a closed
+        // socket (EPIPE, not SIGPIPE), and the reply is read either way.
+        const char req[] = "status\n";
+        [[maybe_unused]] ssize_t w = ::send(fd, req, sizeof req - 1, MSG_NOSIGNAL);
+        char buf[512] = {};
+        const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+        reply = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "no reply";
+      }
+    }
+    [[maybe_unused]] ssize_t w = ::write(pipe_fds[1], reply.data(), reply.size());
+    ::_exit(0);
+  }
+  ::close(pipe_fds[1]);
+  std::string reply;
+  char buf[512];
+  ssize_t n;
+  while ((n = ::read(pipe_fds[0], buf, sizeof buf)) > 0) reply.append(buf, static_cast<size_t>(n));
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_EQ(reply.rfind("error\tmessage=refused: only uid 0 may control this process", 0), 0u)
+      << "[" << reply << "] wait status " << status;
+  // The session still serves its own user (once the directory is closed again: clients refuse a
+  // session directory open to others).
+  ASSERT_EQ(::chmod((svc.xdg() + "/gprof-run").c_str(), 0700), 0);
+  const ProcessResult listed = svc.Client({"sessions"});
+  EXPECT_NE(listed.out.find(std::to_string(pid)), std::string::npos) << listed.out;
+  const ProcessResult& done = svc.Stop();
+  ExpectServiceUntouched(done);
+  EXPECT_NE(done.err.find("refused a control request from uid 65534"), std::string::npos)
+      << done.err;
+}
+
+// Refusals, each one line and exit 1: a dead pid, a live process that is no session, an unknown
+// name; bad arguments are usage errors (2). A socket left by a process that is gone is removed
+// by `gprof-run sessions`.
+TEST(Sessions, RefusalsAndStaleSockets) {
+  const std::string root = MakeTempDir("sessions_refusals");
+  const std::string xdg = root + "/xdg";
+  fs::create_directories(xdg + "/gprof-run");
+  ::chmod(xdg.c_str(), 0700);
+  ::chmod((xdg + "/gprof-run").c_str(), 0700);
+  ProcessOptions o;
+  o.set_env["XDG_RUNTIME_DIR"] = xdg;
+  // A pid that is gone: a child that has exited and been reaped.
+  const pid_t gone = ::fork();
+  if (gone == 0) ::_exit(0);
+  ::waitpid(gone, nullptr, 0);
+  {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    const std::string path = xdg + "/gprof-run/" + std::to_string(gone) + ".sock";
+    std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    ::close(fd);  // left behind, as after a SIGKILL
+  }
+  const ProcessResult listed = RunProcess({LauncherPath(), "sessions"}, o);
+  EXPECT_EQ(listed.exit_code, 0) << Describe(listed);
+  EXPECT_NE(listed.err.find("removed 1 socket(s) of programs that are gone"), std::string::npos)
+      << listed.err;
+  EXPECT_NE(listed.out.find("no paused sessions"), std::string::npos) << listed.out;
+  EXPECT_TRUE(ListDir(xdg + "/gprof-run").empty());
+
+  const ProcessResult dead =
+      RunProcess({LauncherPath(), "capture", std::to_string(gone), "--duration", "1s"}, o);
+  EXPECT_EQ(dead.exit_code, 1) << Describe(dead);
+  EXPECT_NE(dead.err.find("no paused session with pid " + std::to_string(gone) +
+                          ": no such process"),
+            std::string::npos)
+      << dead.err;
+  const ProcessResult self =
+      RunProcess({LauncherPath(), "capture", std::to_string(::getpid()), "--steps", "2"}, o);
+  EXPECT_EQ(self.exit_code, 1) << Describe(self);
+  EXPECT_NE(self.err.find("not started with gprof-run --start-paused"), std::string::npos)
+      << self.err;
+  const ProcessResult name = RunProcess({LauncherPath(), "pause", "nobody-here"}, o);
+  EXPECT_EQ(name.exit_code, 1) << Describe(name);
+  EXPECT_NE(name.err.find("no paused session named nobody-here"), std::string::npos) << name.err;
+  for (const std::vector<std::string>& bad :
+       std::vector<std::vector<std::string>>{{"capture", "x"},
+                                             {"capture", "x", "--duration", "1s", "--steps", "2"},
+                                             {"capture", "x", "--steps", "0"},
+                                             {"capture"},
+                                             {"resume", "x", "--duration", "1s"}}) {
+    std::vector<std::string> argv = {LauncherPath()};
+    argv.insert(argv.end(), bad.begin(), bad.end());
+    const ProcessResult r = RunProcess(argv, o);
+    EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  }
+  // --start-paused with a schedule is a usage error before the program starts.
+  const ProcessResult mixed = RunProcess({LauncherPath(), "--start-paused", "--active", "1", "--",
+                                          "/bin/echo", "ran"},
+                                         o);
+  EXPECT_EQ(mixed.exit_code, 2) << Describe(mixed);
+  EXPECT_TRUE(mixed.out.empty()) << mixed.out;
+  EXPECT_NE(mixed.err.find("cannot be combined with GPROF_SCHEDULE"), std::string::npos)
+      << mixed.err;
+}
+
+}  // namespace
+}  // namespace gprof::testing
