@@ -127,6 +127,23 @@ std::vector<long> RequestNumbers(const Profile& p) {
   return {n.begin(), n.end()};
 }
 
+// Sends `bytes` to the socket as a raw client and returns everything the server answers.
+std::string RawRequest(const std::string& sock, const std::string& bytes) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, sock.c_str(), sizeof addr.sun_path - 1);
+  std::string reply;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    [[maybe_unused]] ssize_t w = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    char buf[512];
+    ssize_t n;
+    while ((n = ::read(fd, buf, sizeof buf)) > 0) reply.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return reply;
+}
+
 std::string Describe(const ProcessResult& r) {
   return "exit " + std::to_string(r.exit_code) + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
 }
@@ -151,6 +168,11 @@ TEST(Sessions, CaptureByNameHoldsOnlyTheRequestsOfItsInterval) {
   EXPECT_NE(listed.out.find(std::to_string(pid)), std::string::npos) << listed.out;
   EXPECT_NE(listed.out.find("svc-a"), std::string::npos) << listed.out;
   EXPECT_NE(listed.out.find("paused"), std::string::npos) << listed.out;
+  // Bad requests are answered and closed; the session goes on.
+  const std::string sock = svc.xdg() + "/gprof-run/" + std::to_string(pid) + ".sock";
+  EXPECT_EQ(RawRequest(sock, "=x\n"), "error\tmessage=malformed request\n");
+  EXPECT_EQ(RawRequest(sock, std::string(20000, 'a')), "error\tmessage=request too long\n");
+  EXPECT_EQ(RawRequest(sock, "launch\tmissiles=1\n"), "error\tmessage=unknown request 'launch'\n");
 
   const ProcessResult cap = svc.Client({"capture", "svc-a", "--duration", "300ms", "--quiet"});
   ASSERT_EQ(cap.exit_code, 0) << Describe(cap);
