@@ -276,6 +276,11 @@ int RunCommand(const std::vector<std::string>& args) {
                  "are kept\n",
                  windows);
   }
+  if (parsed.config.start_paused && DumpsIn(abs_dir).empty()) {
+    std::fprintf(stderr,
+                 "gprof-run: no capture was asked for (--start-paused): nothing was recorded\n");
+    return status;
+  }
   try {
     TableOptions table;
     table.sort_by = o.sort_by;

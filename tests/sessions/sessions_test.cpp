@@ -388,5 +388,19 @@ TEST(Sessions, RefusalsAndStaleSockets) {
       << mixed.err;
 }
 
+// A paused program that is never captured ends as it would without gprof-run, and the run says
+// that nothing was asked for (not that the program wrote no dump).
+TEST(Sessions, NeverCapturedRunSaysNothingWasAskedFor) {
+  Service svc("sessions_never", {});
+  ASSERT_GT(svc.WaitForSession(), 0) << Describe(svc.Stop());
+  svc.WaitForRequests(100);
+  const ProcessResult& r = svc.Stop();
+  ExpectServiceUntouched(r);
+  EXPECT_NE(r.err.find("no capture was asked for (--start-paused): nothing was recorded"),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(ListDir(svc.xdg() + "/gprof-run").empty());
+}
+
 }  // namespace
 }  // namespace gprof::testing
