@@ -2,8 +2,9 @@
 // under `gprof-run --start-paused` while each test drives `gprof-run sessions`, `capture`,
 // `pause` and `resume` from other processes. Each capture is checked against what the service
 // itself did (its request#N ranges and its own request count), not against gprof-run's numbers.
-// This proves the collector and the launcher agree with the stand-in; the same commands on a
-// real GPU are part of scripts/gpu-check.
+// Built twice: sessions_test (label standin) proves the collector and the launcher agree with the
+// stand-in; sessions_gpu_test (label gpu, GPROF_SESSIONS_ON_GPU) runs the same checks with the
+// real driver and CUPTI and skips where cuInit fails.
 //
 // Every test points XDG_RUNTIME_DIR at its own directory, so its sockets are its own.
 #include <gtest/gtest.h>
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "model/dump.h"
+#include "tests/support/gpu_available.h"
 #include "tests/support/process.h"
 
 namespace gprof::testing {
@@ -30,7 +32,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
+#ifdef GPROF_SESSIONS_ON_GPU
+constexpr bool kOnGpu = true;
+#else
+constexpr bool kOnGpu = false;
+#endif
+
 std::string StandInCupti() { return StandInLibDir() + "/libcupti.so.13"; }
+
+// The real-GPU twin skips where there is no GPU.
+#define SKIP_WITHOUT_THE_DEVICE()                                      \
+  do {                                                                 \
+    std::string why_;                                                  \
+    if (kOnGpu && !GpuAvailable(&why_)) {                              \
+      GTEST_SKIP() << "no usable GPU: " << why_;                       \
+    }                                                                  \
+  } while (0)
 
 // One service under gprof-run --start-paused, run on a thread of the test.
 class Service {
@@ -43,8 +60,9 @@ class Service {
     fs::create_directories(xdg_);
     ::chmod(xdg_.c_str(), 0700);
     stop_ = root_ + "/stop";
-    std::vector<std::string> argv = {LauncherPath(), "-o", out_, "--cupti-lib", StandInCupti(),
-                                     "--start-paused"};
+    std::vector<std::string> argv = {LauncherPath(), "-o", out_};
+    if (!kOnGpu) argv.insert(argv.end(), {"--cupti-lib", StandInCupti()});
+    argv.push_back("--start-paused");
     argv.insert(argv.end(), flags.begin(), flags.end());
     argv.insert(argv.end(), {"--", GPROF_SERVICE_PROG, stop_, "200"});
     ProcessOptions o = Options();
@@ -58,7 +76,7 @@ class Service {
     o.unset_env = {"CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH", "GPROF_OUTPUT_DIR",
                    "GPROF_CUPTI_LIB", "GPROF_SCHEDULE", "GPROF_LOG_LEVEL", "LD_PRELOAD",
                    "GPROF_START_PAUSED", "GPROF_SESSION"};
-    o.set_env["LD_LIBRARY_PATH"] = StandInLibDir();
+    if (!kOnGpu) o.set_env["LD_LIBRARY_PATH"] = StandInLibDir();
     o.set_env["XDG_RUNTIME_DIR"] = xdg_;
     return o;
   }
@@ -158,6 +176,7 @@ void ExpectServiceUntouched(const ProcessResult& r) {
 // capture --duration by session name: the capture covers exactly that long, holds a run of
 // consecutive requests each with its kernel, none lost, and none from before it was asked for.
 TEST(Sessions, CaptureByNameHoldsOnlyTheRequestsOfItsInterval) {
+  SKIP_WITHOUT_THE_DEVICE();
   Service svc("sessions_duration", {"--session", "svc-a"});
   const long pid = svc.WaitForSession();
   ASSERT_GT(pid, 0) << Describe(svc.Stop());
@@ -205,6 +224,7 @@ TEST(Sessions, CaptureByNameHoldsOnlyTheRequestsOfItsInterval) {
 // capture --steps N by pid, with the service's requests as steps: exactly N whole requests,
 // numbered 0..N-1 within the capture; then a second capture of the same process is capture 2.
 TEST(Sessions, CaptureOfStepsByPidAndASecondCapture) {
+  SKIP_WITHOUT_THE_DEVICE();
   Service svc("sessions_steps", {"--step", "nvtx:request#*"});
   const long pid = svc.WaitForSession();
   ASSERT_GT(pid, 0) << Describe(svc.Stop());
@@ -234,6 +254,7 @@ TEST(Sessions, CaptureOfStepsByPidAndASecondCapture) {
 // resume runs until pause, which saves and renders the capture; a second pause has nothing to
 // save; asking for a capture while one runs is refused with the way out.
 TEST(Sessions, ResumeUntilPause) {
+  SKIP_WITHOUT_THE_DEVICE();
   Service svc("sessions_resume", {"--session", "svc-r"});
   ASSERT_GT(svc.WaitForSession(), 0) << Describe(svc.Stop());
   const ProcessResult resumed = svc.Client({"resume", "svc-r"});
@@ -267,6 +288,7 @@ TEST(Sessions, ResumeUntilPause) {
 // The socket directory is opened up by the test so that the other uid can reach the socket at
 // all: the peer check is what is under test. Needs root, to become another uid.
 TEST(Sessions, ClientOfAnotherUidIsRefusedAndLogged) {
+  SKIP_WITHOUT_THE_DEVICE();
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to act as another uid (setuid in a child)";
   Service svc("sessions_uid", {});
   const long pid = svc.WaitForSession();
@@ -391,6 +413,7 @@ TEST(Sessions, RefusalsAndStaleSockets) {
 // A paused program that is never captured ends as it would without gprof-run, and the run says
 // that nothing was asked for (not that the program wrote no dump).
 TEST(Sessions, NeverCapturedRunSaysNothingWasAskedFor) {
+  SKIP_WITHOUT_THE_DEVICE();
   Service svc("sessions_never", {});
   ASSERT_GT(svc.WaitForSession(), 0) << Describe(svc.Stop());
   svc.WaitForRequests(100);
