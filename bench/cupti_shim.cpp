@@ -50,6 +50,7 @@ CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, con
   return CUPTI_SUCCESS;
 }
 CUptiResult cuptiActivityEnable(CUpti_ActivityKind) { return CUPTI_SUCCESS; }
+CUptiResult cuptiActivityEnableAndDump(CUpti_ActivityKind) { return CUPTI_SUCCESS; }
 CUptiResult cuptiActivityDisable(CUpti_ActivityKind) { return CUPTI_SUCCESS; }
 CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute, size_t*, void*) {
   return CUPTI_SUCCESS;

@@ -27,8 +27,11 @@ struct GpuStartResult {
 };
 
 // Loads libcupti, checks its version, subscribes, enables callbacks and activity kinds. On any
-// failure everything stays inert and `status` says why (shown once to the user).
-GpuStartResult StartGpuCollection(const Config& config);
+// failure everything stays inert and `status` says why (shown once to the user). `late`: CUDA
+// was initialized before us (`gprof-run attach`): device records, which CUPTI emits at driver
+// initialization only, are asked for with cuptiActivityEnableAndDump (cupti_activity.h: "the
+// records for CUDA resources ... that are currently active if user late attaches CUPTI").
+GpuStartResult StartGpuCollection(const Config& config, bool late = false);
 
 // Flushes CUPTI's activity buffers (forced when `forced`), then moves every GPU record collected
 // so far into `profile` (kernels, copies, memsets, syncs, memory ops, overheads, devices,

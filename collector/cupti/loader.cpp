@@ -128,6 +128,7 @@ std::string ResolveAll(void* h, CuptiApi* api) {
   Resolve(h, "cuptiEnableDomain", &api->EnableDomain, &missing);
   Resolve(h, "cuptiGetCallbackName", &api->GetCallbackName, &missing);
   Resolve(h, "cuptiActivityEnable", &api->ActivityEnable, &missing);
+  Resolve(h, "cuptiActivityEnableAndDump", &api->ActivityEnableAndDump, &missing);
   Resolve(h, "cuptiActivityDisable", &api->ActivityDisable, &missing);
   Resolve(h, "cuptiActivitySetAttribute", &api->ActivitySetAttribute, &missing);
   Resolve(h, "cuptiActivityRegisterCallbacks", &api->ActivityRegisterCallbacks, &missing);

@@ -24,6 +24,7 @@ struct CuptiApi {
   decltype(&cuptiEnableDomain) EnableDomain = nullptr;
   decltype(&cuptiGetCallbackName) GetCallbackName = nullptr;
   decltype(&cuptiActivityEnable) ActivityEnable = nullptr;
+  decltype(&cuptiActivityEnableAndDump) ActivityEnableAndDump = nullptr;  // late attach
   decltype(&cuptiActivityDisable) ActivityDisable = nullptr;
   decltype(&cuptiActivitySetAttribute) ActivitySetAttribute = nullptr;
   decltype(&cuptiActivityRegisterCallbacks) ActivityRegisterCallbacks = nullptr;

@@ -102,7 +102,7 @@ void CheckClock(const CuptiApi& api, GpuStartResult* result) {
   }
 }
 
-GpuStartResult Start(const Config& config) {
+GpuStartResult Start(const Config& config, bool late) {
   GpuStartResult result;
   if (!config.cuda) {
     result.status = "GPU collection is off (GPROF_CUDA=0): only NVTX ranges are collected.";
@@ -211,7 +211,8 @@ GpuStartResult Start(const Config& config) {
   s->enabled_kinds.push_back(kRequiredKind);
   std::string missing_kinds;
   for (CUpti_ActivityKind kind : kOptionalKinds) {
-    if (api.ActivityEnable(kind) == CUPTI_SUCCESS) {
+    const bool dump = late && kind == CUPTI_ACTIVITY_KIND_DEVICE;
+    if ((dump ? api.ActivityEnableAndDump(kind) : api.ActivityEnable(kind)) == CUPTI_SUCCESS) {
       s->enabled_kinds.push_back(kind);
     } else {
       missing_kinds += (missing_kinds.empty() ? "" : ", ") + std::to_string(static_cast<int>(kind));
@@ -271,7 +272,7 @@ using session::g_session;
 using session::Ready;
 using session::Session;
 
-GpuStartResult StartGpuCollection(const Config& config) {
+GpuStartResult StartGpuCollection(const Config& config, bool late) {
   static std::atomic<bool> started{false};
   if (started.exchange(true)) {
     GpuStartResult again;
@@ -282,7 +283,7 @@ GpuStartResult StartGpuCollection(const Config& config) {
     return again;
   }
   try {
-    return session::Start(config);
+    return session::Start(config, late);
   } catch (...) {
     GpuStartResult failed;
     failed.status = std::string("GPU collection failed to start (out of memory?): ") + kNoGpuData;

@@ -105,6 +105,7 @@ GPROF_FORWARD(CUPTI_ERROR_UNKNOWN, cuptiEnableDomain,
 GPROF_FORWARD(CUPTI_ERROR_UNKNOWN, cuptiGetCallbackName,
               (CUpti_CallbackDomain d, uint32_t c, const char** n), (d, c, n))
 GPROF_FORWARD(CUPTI_ERROR_UNKNOWN, cuptiActivityEnable, (CUpti_ActivityKind k), (k))
+GPROF_FORWARD(CUPTI_ERROR_UNKNOWN, cuptiActivityEnableAndDump, (CUpti_ActivityKind k), (k))
 GPROF_FORWARD(CUPTI_ERROR_UNKNOWN, cuptiActivityDisable, (CUpti_ActivityKind k), (k))
 extern "C" __attribute__((visibility("default"))) CUptiResult CUPTIAPI
 cuptiActivitySetAttribute(CUpti_ActivityAttribute a, size_t* s, void* v) {

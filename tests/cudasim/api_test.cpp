@@ -845,10 +845,16 @@ TEST_F(StandIn, FirstRuntimeCallCreatesTheContextAndReportsModules) {
   EXPECT_NE(cudasim_current_context(), nullptr);
 }
 
+// Device records are emitted at driver initialization only: enabling DEVICE once CUDA runs gives
+// none; cuptiActivityEnableAndDump dumps the existing device (cupti_activity.h on
+// cuptiActivityEnableAndDump: the late-attach case).
 TEST_F(StandIn, DeviceRecordDescribesTheDevice) {
   int n = 0;
   ASSERT_EQ(cudaGetDeviceCount(&n), cudaSuccess);  // the context exists from here on
   Enable({CUPTI_ACTIVITY_KIND_DEVICE});
+  ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+  EXPECT_TRUE(Records<CUpti_ActivityDevice5>(CUPTI_ACTIVITY_KIND_DEVICE).empty());
+  ASSERT_EQ(cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_DEVICE), CUPTI_SUCCESS);
   ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
   auto dev = Records<CUpti_ActivityDevice5>(CUPTI_ACTIVITY_KIND_DEVICE);
   ASSERT_EQ(dev.size(), 1u);

@@ -539,17 +539,31 @@ using namespace gprof::cudasim;
 
 extern "C" {
 
+// Device records are emitted at driver initialization (the context creation here) and "can only
+// be retrieved by the user if CUPTI is attached before CUDA initialization"; enabling DEVICE
+// later gives none (cupti_activity.h, cuptiActivityEnableAndDump).
 CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
   EnsureHooks();
   if (kind <= CUPTI_ACTIVITY_KIND_INVALID || kind >= CUPTI_ACTIVITY_KIND_COUNT) {
     return CUPTI_ERROR_INVALID_KIND;
   }
-  bool was = Cupti().kinds[kind].exchange(true);
+  Cupti().kinds[kind].store(true);
+  return CUPTI_SUCCESS;
+}
+
+// As cuptiActivityEnable, and "for CUPTI_ACTIVITY_KIND_DEVICE, existing device records are
+// dumped" (cupti_activity.h): the late-attach way to learn the devices. The records go to the
+// registered buffer callbacks; without them the kind is enabled and nothing is dumped. The
+// stand-in dumps DEVICE only (the kinds gprof-run asks for); CONTEXT/STREAM/NVLINK/PCIE dumps are
+// not modelled.
+CUptiResult cuptiActivityEnableAndDump(CUpti_ActivityKind kind) {
+  const CUptiResult rc = cuptiActivityEnable(kind);
   CUpti_ActivityDevice5 device{};
-  if (kind == CUPTI_ACTIVITY_KIND_DEVICE && !was && cudasim_fill_device_record(&device)) {
+  if (rc == CUPTI_SUCCESS && kind == CUPTI_ACTIVITY_KIND_DEVICE &&
+      cudasim_fill_device_record(&device)) {
     StageRecord(reinterpret_cast<const CUpti_Activity*>(&device), sizeof(device), 0);
   }
-  return CUPTI_SUCCESS;
+  return rc;
 }
 
 CUptiResult cuptiActivityEnableContext(CUcontext /*context*/, CUpti_ActivityKind kind) {
