@@ -113,6 +113,16 @@ std::vector<uint64_t> Numbers(const std::string& value, int base) {
   return out;
 }
 
+// "uid 1000", or "uid 1000 (effective 0, saved 0)" for a process whose ids differ (setuid).
+std::string IdsText(const char* kind, const std::vector<uint64_t>& ids) {
+  if (ids.size() < 3) return std::string(kind) + " ?";
+  std::string text = std::string(kind) + " " + std::to_string(ids[0]);
+  if (ids[1] != ids[0] || ids[2] != ids[0]) {
+    text += " (effective " + std::to_string(ids[1]) + ", saved " + std::to_string(ids[2]) + ")";
+  }
+  return text;
+}
+
 bool HaveCapSysPtrace() {
   std::string status;
   int err = 0;
@@ -879,8 +889,9 @@ std::string AttachRefusal(pid_t pid) {
     same_ids = uids[i] == ::geteuid() && gids[i] == ::getegid();
   }
   if (!same_ids && !cap_sys_ptrace) {
-    return who + " runs as uid " + (uids.empty() ? std::string("?") : std::to_string(uids[0])) +
-           " and gprof-run as uid " + std::to_string(::geteuid()) +
+    return who + " runs as " + IdsText("uid", uids) + ", " + IdsText("gid", gids) +
+           " and gprof-run as uid " + std::to_string(::geteuid()) + ", gid " +
+           std::to_string(::getegid()) +
            " without CAP_SYS_PTRACE: run gprof-run attach as that user, or as root / with "
            "CAP_SYS_PTRACE";
   }
