@@ -2,6 +2,8 @@
 //   InitializeInjection       called by the CUDA driver at cuInit (CUDA_INJECTION64_PATH)
 //   InitializeInjectionNvtx2  called by each NVTX client at its first NVTX call
 //                             (NVTX_INJECTION64_PATH)
+//   gprof_run_attach          called by `gprof-run attach` in a running process it injected the
+//                             library into (launcher/ptrace_inject.h; docs/ATTACH.md)
 // There is no ELF constructor: loading the library, also with LD_PRELOAD, runs none of our code,
 // and preloading needs none. The single init runs at the first CUDA or NVTX call either way (the
 // driver and NVTX find these entry points through the env variables the launcher sets), so a
@@ -30,6 +32,15 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
     return gprof::collector::OnNvtxInjection(get_export_table);
   } catch (...) {
     return 1;
+  }
+}
+
+// Returns collector::AttachResult (0: a paused session runs; the launcher then captures).
+__attribute__((visibility("default"))) int gprof_run_attach(const char* settings) noexcept {
+  try {
+    return gprof::collector::OnAttach(settings);
+  } catch (...) {
+    return gprof::collector::kAttachInitFailed;
   }
 }
 

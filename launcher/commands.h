@@ -8,6 +8,7 @@
 //   ExportCommand  gprof-run export [--type sqlite] PATH [-o FILE] [--quiet]
 //   SessionsCommand, CaptureCommand, PauseCommand, ResumeCommand
 //                  gprof-run sessions | capture|pause|resume NAME|PID ... (--start-paused)
+//   AttachCommand  gprof-run attach PID (--duration S | --steps N) ...
 #pragma once
 
 #include <string>
@@ -31,6 +32,7 @@ int SessionsCommand(const std::vector<std::string>& args);
 int CaptureCommand(const std::vector<std::string>& args);
 int PauseCommand(const std::vector<std::string>& args);
 int ResumeCommand(const std::vector<std::string>& args);
+int AttachCommand(const std::vector<std::string>& args);
 
 // "" when `type` is an export type this gprof-run writes (sqlite, when built with SQLite), else
 // the message (export --type, --export).

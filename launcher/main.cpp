@@ -38,6 +38,9 @@ int main(int argc, char** argv) {
     if (!args.empty() && args[0] == "pause") {
       return gprof::launcher::PauseCommand({args.begin() + 1, args.end()});
     }
+    if (!args.empty() && args[0] == "attach") {
+      return gprof::launcher::AttachCommand({args.begin() + 1, args.end()});
+    }
     if (!args.empty() && args[0] == "resume") {
       return gprof::launcher::ResumeCommand({args.begin() + 1, args.end()});
     }

@@ -29,11 +29,14 @@
 #include <vector>
 
 #include "tests/support/process.h"
+#include "tests/support/ptrace_available.h"
 
 extern char** environ;
 
 namespace gprof {
 namespace {
+
+using testing::PtraceUnavailable;
 
 constexpr char kEntry[] = "gprof_attach_probe_entry";
 constexpr int kTimeoutMs = 10000;
@@ -47,32 +50,6 @@ std::string ProbePath() {
 }
 
 // "" when ptrace works here, otherwise why not (the tests then skip with it).
-std::string PtraceUnavailable() {
-  static const std::string reason = [] {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) return std::string("pipe2 failed");
-    const pid_t child = ::fork();
-    if (child == 0) {
-      ::close(fds[1]);
-      char c;
-      (void)!::read(fds[0], &c, 1);
-      ::_exit(0);
-    }
-    ::close(fds[0]);
-    std::string why;
-    if (::ptrace(PTRACE_SEIZE, child, nullptr, nullptr) != 0) {
-      why = std::string("ptrace(PTRACE_SEIZE) on a child failed (") + std::strerror(errno) +
-            "): this environment does not allow ptrace (no CAP_SYS_PTRACE, "
-            "kernel.yama.ptrace_scope, or a seccomp filter)";
-    }
-    ::close(fds[1]);
-    int status = 0;
-    ::waitpid(child, &status, __WALL);
-    return why;
-  }();
-  return reason;
-}
-
 #define SKIP_WITHOUT_PTRACE()                                                   \
   do {                                                                          \
     if (const std::string why = PtraceUnavailable(); !why.empty()) GTEST_SKIP() << why; \

@@ -157,6 +157,7 @@ bool Handle(Server* s, Client* c, const Message& req) {
                  {"captures", std::to_string(st.windows_saved)},
                  {"output_dir", s->identity.output_dir},
                  {"step", StepSourceText(s->config.step)}};
+    if (s->identity.gpu_status != nullptr) ok.fields["gpu"] = s->identity.gpu_status();
     Send(c->fd, ok);
     return false;
   }
@@ -408,6 +409,11 @@ bool StartControlServer(const Config& config, const ControlIdentity& identity) n
               "); nothing is collected");
     return false;
   }
+}
+
+bool ControlServerRunning() noexcept {
+  const Server* s = g_server.load(std::memory_order_acquire);
+  return s != nullptr && !s->stop.load(std::memory_order_acquire) && s->pid == ::getpid();
 }
 
 void StopControlServer() noexcept {

@@ -25,12 +25,18 @@ struct ControlIdentity {
   std::string program;
   std::string command;     // the command line, for `gprof-run sessions`
   std::string output_dir;  // where the captures' dumps go (absolute)
+  // GPU collection's state for `status` ("collected", why it is off, or "" before the program's
+  // first CUDA call); called on the server thread. nullptr: not reported.
+  std::string (*gpu_status)() = nullptr;
 };
 
 // Starts listening when `config.start_paused` (windows must already run with control
 // captures). On failure logs one warning saying why (captures cannot be asked for; the program
 // runs on uncollected) and returns false. Idempotent. Cold.
 bool StartControlServer(const Config& config, const ControlIdentity& identity) noexcept;
+
+// Whether the server listens (started and not stopped).
+bool ControlServerRunning() noexcept;
 
 // At exit, after FinishWindows (which saves an open capture as partial): answers the clients
 // still waiting with what was saved, closes them, removes the socket and joins the thread.

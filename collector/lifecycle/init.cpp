@@ -142,9 +142,15 @@ void RegisterPythonFinalizeHook() {
 
 // ---- Init -----------------------------------------------------------------------------------
 
-bool InitOnce() {
+// For the control server's `status`: GPU collection's one-line state.
+std::string GpuStatusText() {
+  if (g_rt != nullptr && !g_rt->config.cuda) return "off: GPROF_CUDA=0";
+  if (g_gpu_state.load(std::memory_order_acquire) != kGpuStarted) return "";
+  return g_rt->gpu.status;
+}
+
+bool InitOnce(const std::map<std::string, std::string>& env) {
   auto* rt = new Runtime;  // never freed
-  const std::map<std::string, std::string> env = ReadEnvironment();
   ParseResult parsed = ParseConfig(env);
   rt->config = std::move(parsed.config);
   rt->config.output_dir = AbsoluteDir(rt->config.output_dir);
@@ -181,6 +187,7 @@ bool InitOnce() {
     identity.program = rt->info.program;
     identity.command = rt->info.command_line;
     identity.output_dir = rt->config.output_dir;
+    identity.gpu_status = &GpuStatusText;
     WithFlushSignalsBlocked([&] { return StartControlServer(rt->config, identity); });
   }
   log::Debug("initialized in pid " + std::to_string(g_pid) + " (" + rt->info.program + ")");
@@ -189,7 +196,9 @@ bool InitOnce() {
 
 }  // namespace
 
-bool EnsureInit() {
+// `env`: the settings to initialize with (`gprof-run attach` passes its own); nullptr: this
+// process's environment.
+bool EnsureInitWith(const std::map<std::string, std::string>* env) {
   if (HostInert()) return false;
   int state = g_init_state.load(std::memory_order_acquire);
   if (state == kDone) return true;
@@ -197,7 +206,7 @@ bool EnsureInit() {
       g_init_state.compare_exchange_strong(state, kRunning, std::memory_order_acq_rel)) {
     bool ok = false;
     try {
-      ok = InitOnce();
+      ok = InitOnce(env != nullptr ? *env : ReadEnvironment());
     } catch (const std::exception& e) {
       log::Error(std::string("initialization failed, profiling is off: ") + e.what());
     } catch (...) {
@@ -214,31 +223,79 @@ bool EnsureInit() {
   return state == kDone;
 }
 
+bool EnsureInit() { return EnsureInitWith(nullptr); }
+
 }  // namespace gprof::collector::lifecycle
 
 namespace gprof::collector {
 
 using namespace lifecycle;  // NOLINT: this file's own namespace
 
+namespace {
+
+// Starts GPU collection once (the first caller wins). `late`: CUDA ran before us (attach).
+void StartGpuOnce(bool late) {
+  Runtime& rt = *g_rt;
+  if (!rt.config.cuda) return;
+  int expected = kGpuNone;
+  if (!g_gpu_state.compare_exchange_strong(expected, kGpuStarting, std::memory_order_acq_rel)) {
+    return;
+  }
+  GpuStartResult result =
+      WithFlushSignalsBlocked([&] { return StartGpuCollection(rt.config, late); });
+  if (!result.collecting) log::Warn("GPU collection is off: " + result.status);
+  rt.gpu = std::move(result);
+  g_gpu_state.store(kGpuStarted, std::memory_order_release);
+}
+
+}  // namespace
+
 int OnCudaInjection() noexcept {
   try {
     if (!EnsureInit()) return 1;
-    Runtime& rt = *g_rt;
-    if (!rt.config.cuda) return 1;
-    int expected = kGpuNone;
-    if (!g_gpu_state.compare_exchange_strong(expected, kGpuStarting, std::memory_order_acq_rel)) {
-      return 1;
-    }
-    GpuStartResult result = WithFlushSignalsBlocked([&] { return StartGpuCollection(rt.config); });
-    if (!result.collecting) {
-      log::Warn("GPU collection is off: " + result.status);
-    }
-    rt.gpu = std::move(result);
-    g_gpu_state.store(kGpuStarted, std::memory_order_release);
+    StartGpuOnce(/*late=*/false);
   } catch (...) {
     log::Error("starting GPU collection failed; the profile has host events only");
   }
   return 1;
+}
+
+int OnAttach(const char* settings) noexcept {
+  try {
+    if (g_init_state.load(std::memory_order_acquire) == kDone) {
+      // Loaded before: by an earlier attach (its session goes on), or by gprof-run itself.
+      if (g_rt != nullptr && g_rt->config.start_paused) return kAttachOk;
+      return kAttachAlreadyProfiled;
+    }
+    // The process's own environment, with the launcher's settings (validated there) on top.
+    std::map<std::string, std::string> env = ReadEnvironment();
+    for (auto it = env.begin(); it != env.end();) {
+      it = it->first.rfind("GPROF_", 0) == 0 ? env.erase(it) : std::next(it);
+    }
+    const std::string text = settings != nullptr ? settings : "";
+    for (size_t at = 0; at < text.size();) {
+      size_t end = text.find('\n', at);
+      if (end == std::string::npos) end = text.size();
+      const std::string line = text.substr(at, end - at);
+      if (const size_t eq = line.find('='); eq != std::string::npos && eq > 0) {
+        env[line.substr(0, eq)] = line.substr(eq + 1);
+      }
+      at = end + 1;
+    }
+    env["GPROF_START_PAUSED"] = "1";
+    if (!EnsureInitWith(&env) || g_rt == nullptr) return kAttachInitFailed;
+    if (!g_windows_active || !ControlServerRunning()) return kAttachNoSession;
+    StartGpuOnce(/*late=*/true);
+    // NVTX clients that have not made their first call yet read this when they do (nvtx3's
+    // injection loader); those that already made one stay without a tool.
+    Dl_info self{};
+    if (::dladdr(reinterpret_cast<void*>(&OnAttach), &self) != 0 && self.dli_fname != nullptr) {
+      ::setenv("NVTX_INJECTION64_PATH", self.dli_fname, 0);
+    }
+    return kAttachOk;
+  } catch (...) {
+    return kAttachInitFailed;
+  }
 }
 
 int OnNvtxInjection(const void* (*get_export_table)(uint32_t)) noexcept {

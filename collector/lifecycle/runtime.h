@@ -26,6 +26,20 @@ int OnNvtxInjection(const void* (*get_export_table)(uint32_t)) noexcept;
 // Loading the library (CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH or LD_PRELOAD) runs no code
 // of ours: the one init runs at the first of the two entry points above.
 
+// gprof_run_attach (`gprof-run attach`: the launcher's ptrace injector dlopens the library into a
+// running process and calls this on the thread it borrowed): `settings` is "KEY=VALUE" lines of
+// GPROF_* settings the launcher validated. Runs the one init with them (start paused), starts
+// GPU collection late (CUDA ran before us) and the control server, so the launcher can capture
+// as from a --start-paused program; later NVTX clients find the library through
+// NVTX_INJECTION64_PATH. A second attach finds the session running and returns kAttachOk.
+enum AttachResult : int {
+  kAttachOk = 0,
+  kAttachAlreadyProfiled = 2,  // gprof-run started this program without --start-paused
+  kAttachInitFailed = 3,       // the init failed (the library is inert; the program's stderr)
+  kAttachNoSession = 4,        // the control server did not start (the program's stderr says why)
+};
+int OnAttach(const char* settings) noexcept;
+
 // ITT (INTEL_LIBITTNOTIFY64, PyTorch's ITT op ranges; collector/host/itt_hooks.h):
 // __itt_api_init points ITT's table at `ours` (no init: it may run inside libtorch's static
 // initializers). __itt_string_handle_create runs the one init at its first call (the program's

@@ -122,9 +122,11 @@ TEST(Library, ExportsOnlyTheInjectionEntryPoints) {
     symbols.insert(space == std::string::npos ? s : s.substr(space + 1));
   }
   ASSERT_EQ(pclose(nm), 0);
+  // gprof_run_attach: the deliberately published entry of `gprof-run attach` (docs/ATTACH.md).
   EXPECT_EQ(symbols, (std::set<std::string>{"InitializeInjection", "InitializeInjectionNvtx2",
                                              "__itt_api_init", "__itt_string_handle_create",
-                                             "__itt_task_begin", "__itt_task_end"}));
+                                             "__itt_task_begin", "__itt_task_end",
+                                             "gprof_run_attach"}));
 }
 
 // The library's thread-locals are static TLS (initial-exec), and a dlopen'ed library gets only

@@ -26,6 +26,7 @@
 #include "model/dump.h"
 #include "tests/support/gpu_available.h"
 #include "tests/support/process.h"
+#include "tests/support/ptrace_available.h"
 
 namespace gprof::testing {
 namespace {
@@ -52,19 +53,24 @@ std::string StandInCupti() { return StandInLibDir() + "/libcupti.so.13"; }
 // One service under gprof-run --start-paused, run on a thread of the test.
 class Service {
  public:
+  // `under_gprof`: started by gprof-run --start-paused `flags`; else started plainly (for attach).
   Service(const std::string& tag, const std::vector<std::string>& flags,
-          const std::map<std::string, std::string>& env = {}) {
+          const std::map<std::string, std::string>& env = {}, bool under_gprof = true) {
     root_ = MakeTempDir(tag);
     out_ = root_ + "/out";
     xdg_ = root_ + "/xdg";
     fs::create_directories(xdg_);
     ::chmod(xdg_.c_str(), 0700);
     stop_ = root_ + "/stop";
-    std::vector<std::string> argv = {LauncherPath(), "-o", out_};
-    if (!kOnGpu) argv.insert(argv.end(), {"--cupti-lib", StandInCupti()});
-    argv.push_back("--start-paused");
-    argv.insert(argv.end(), flags.begin(), flags.end());
-    argv.insert(argv.end(), {"--", GPROF_SERVICE_PROG, stop_, "200"});
+    std::vector<std::string> argv;
+    if (under_gprof) {
+      argv = {LauncherPath(), "-o", out_};
+      if (!kOnGpu) argv.insert(argv.end(), {"--cupti-lib", StandInCupti()});
+      argv.push_back("--start-paused");
+      argv.insert(argv.end(), flags.begin(), flags.end());
+      argv.push_back("--");
+    }
+    argv.insert(argv.end(), {GPROF_SERVICE_PROG, stop_, "200"});
     ProcessOptions o = Options();
     for (const auto& [k, v] : env) o.set_env[k] = v;
     o.timeout = std::chrono::milliseconds(120000);
@@ -118,6 +124,22 @@ class Service {
       thread_.join();
     }
     return result_;
+  }
+  // The service's pid once it runs (its count file is written by it; /proc tells its pid).
+  long PlainPid() const {
+    for (int i = 0; i < 1000; ++i) {
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator("/proc", ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        const std::string cmd = ReadFile("/proc/" + name + "/cmdline");
+        if (cmd.find(stop_) != std::string::npos && cmd.find(GPROF_SERVICE_PROG) == 0) {
+          return std::stol(name);
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return -1;
   }
   const std::string& out() const { return out_; }
   const std::string& xdg() const { return xdg_; }
@@ -423,6 +445,138 @@ TEST(Sessions, NeverCapturedRunSaysNothingWasAskedFor) {
             std::string::npos)
       << r.err;
   EXPECT_TRUE(ListDir(svc.xdg() + "/gprof-run").empty());
+}
+
+// gprof-run attach on a service gprof-run did not start: it injects the library (ptrace), starts
+// a paused session late and records one capture; the service goes on untouched, a second attach
+// reuses the session, and capture works on it too. The capture holds only kernels launched
+// inside it: fewer than the service served meanwhile (its own count), every launch with its GPU
+// record, none lost. Its NVTX ranges are not seen: the service made its first NVTX call before
+// the attach (docs/ATTACH.md).
+TEST(Attach, AttachToAServiceGprofRunDidNotStartCapturesAndLeavesItRunning) {
+  SKIP_WITHOUT_THE_DEVICE();
+  if (const std::string why = PtraceUnavailable(); !why.empty()) GTEST_SKIP() << why;
+  Service svc("attach_service", {}, {}, /*under_gprof=*/false);
+  const long pid = svc.PlainPid();
+  ASSERT_GT(pid, 0) << Describe(svc.Stop());
+  svc.WaitForRequests(200);
+  const long before = svc.Requests();
+  std::vector<std::string> attach = {"attach", std::to_string(pid), "--duration", "300ms",
+                                     "-o", svc.out(), "--quiet", "--session", "late"};
+  if (!kOnGpu) attach.insert(attach.end(), {"--cupti-lib", StandInCupti()});
+  const ProcessResult r = svc.Client(attach);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const long after = svc.Requests();
+  EXPECT_NE(r.err.find("attached to process " + std::to_string(pid)), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Not seen: work launched before the capture"), std::string::npos) << r.err;
+  const std::string dump = svc.out() + "/service." + std::to_string(pid) + ".capture1.gpdump";
+  const Profile p = ReadProfile(dump);
+  EXPECT_EQ(p.info.end_ns - p.info.start_ns, 300'000'000u);
+  ASSERT_FALSE(p.kernels.empty());
+  EXPECT_LE(static_cast<long>(p.kernels.size()), after - before + 100);
+  for (const Kernel& k : p.kernels) {
+    EXPECT_GE(k.start_ns + 1'000'000, p.info.start_ns);  // launched inside: starts after it opened
+  }
+  EXPECT_EQ(p.counters.gpu_launches_without_records, 0u);
+  EXPECT_FALSE(p.devices.empty()) << "the late session learns the device (EnableAndDump)";
+  EXPECT_TRUE(RequestNumbers(p).empty()) << "NVTX initialized before the attach stays unseen";
+
+  // The session is listed under its name, and a second attach reuses it.
+  const ProcessResult listed = svc.Client({"sessions"});
+  EXPECT_NE(listed.out.find("late"), std::string::npos) << listed.out;
+  std::vector<std::string> again = {"attach", std::to_string(pid), "--steps", "0"};
+  EXPECT_EQ(svc.Client(again).exit_code, 2);  // usage: steps must be >= 1
+  again = {"attach", std::to_string(pid), "--duration", "50ms", "--quiet", "--no-html"};
+  const ProcessResult second = svc.Client(again);
+  ASSERT_EQ(second.exit_code, 0) << Describe(second);
+  EXPECT_NE(second.err.find("already has a gprof-run session"), std::string::npos) << second.err;
+  EXPECT_TRUE(fs::exists(svc.out() + "/service." + std::to_string(pid) + ".capture2.gpdump"));
+
+  ExpectServiceUntouched(svc.Stop());
+}
+
+// An attached Python program older than 3.14: attach captures its CUDA work and says that torch's
+// op ranges cannot be turned on after start-up (sys.remote_exec, PEP 768, is 3.14+). The target
+// is a Python that loaded the stand-in's CUDA runtime through ctypes and then idles.
+TEST(Attach, PythonBefore314SaysWhyTorchOpsStayOff) {
+  if (kOnGpu) GTEST_SKIP() << "the stand-in's runtime is loaded by name";
+  if (const std::string why = PtraceUnavailable(); !why.empty()) GTEST_SKIP() << why;
+  const std::string root = MakeTempDir("attach_python");
+  const std::string ready = root + "/ready";
+  const std::string code =
+      "import ctypes, os, sys, time\n"
+      "rt = ctypes.CDLL('libcudart.so.13')\n"
+      "n = ctypes.c_int(0)\n"
+      "assert rt.cudaGetDeviceCount(ctypes.byref(n)) == 0\n"
+      "open(sys.argv[1], 'w').close()\n"
+      "while not os.path.exists(sys.argv[1] + '.stop'): time.sleep(0.01)\n"
+      "print('python target done', n.value)\n";
+  ProcessOptions o;
+  o.set_env["LD_LIBRARY_PATH"] = StandInLibDir();
+  o.set_env["XDG_RUNTIME_DIR"] = root;
+  ProcessResult target;
+  std::thread t([&] { target = RunProcess({PythonPath(), "-c", code, ready}, o); });
+  for (int i = 0; i < 1000 && !fs::exists(ready); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  long pid = -1;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") == std::string::npos &&
+        ReadFile("/proc/" + name + "/cmdline").find(ready) != std::string::npos) {
+      pid = std::stol(name);
+    }
+  }
+  ProcessResult r;
+  if (pid > 0) {
+    r = RunProcess({LauncherPath(), "attach", std::to_string(pid), "--duration", "100ms", "-o",
+                    root + "/out", "--quiet", "--cupti-lib", StandInCupti()},
+                   o);
+  }
+  std::FILE* f = std::fopen((ready + ".stop").c_str(), "w");
+  if (f != nullptr) std::fclose(f);
+  t.join();
+  ASSERT_GT(pid, 0);
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_NE(r.err.find("torch's op ranges cannot be turned on in it after start-up (that needs "
+                       "sys.remote_exec, Python 3.14+, PEP 768)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(target.exit_code, 0) << Describe(target);
+  EXPECT_EQ(target.out, "python target done 1\n");
+}
+
+// Refusals of attach, each one line and exit 1, the target untouched: a dead pid, a process that
+// has not loaded CUDA.
+TEST(Attach, RefusesDeadPidsAndProcessesWithoutCuda) {
+  if (const std::string why = PtraceUnavailable(); !why.empty()) GTEST_SKIP() << why;
+  const std::string root = MakeTempDir("attach_refusals");
+  ProcessOptions o;
+  o.set_env["XDG_RUNTIME_DIR"] = root;
+  const pid_t gone = ::fork();
+  if (gone == 0) ::_exit(0);
+  ::waitpid(gone, nullptr, 0);
+  const ProcessResult dead =
+      RunProcess({LauncherPath(), "attach", std::to_string(gone), "--duration", "1s"}, o);
+  EXPECT_EQ(dead.exit_code, 1) << Describe(dead);
+  EXPECT_NE(dead.err.find("no process with pid " + std::to_string(gone)), std::string::npos)
+      << dead.err;
+  // A plain sleeping child: no CUDA in it.
+  const pid_t plain = ::fork();
+  if (plain == 0) {
+    ::execl("/bin/sleep", "sleep", "30", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const ProcessResult nocuda =
+      RunProcess({LauncherPath(), "attach", std::to_string(plain), "--duration", "1s"}, o);
+  EXPECT_EQ(nocuda.exit_code, 1) << Describe(nocuda);
+  EXPECT_NE(nocuda.err.find("has not loaded CUDA"), std::string::npos) << nocuda.err;
+  EXPECT_EQ(::kill(plain, 0), 0) << "the process is left running";
+  ::kill(plain, SIGKILL);
+  ::waitpid(plain, nullptr, 0);
+  EXPECT_EQ(RunProcess({LauncherPath(), "attach", "x", "--duration", "1s"}, o).exit_code, 2);
 }
 
 }  // namespace
