@@ -2,9 +2,10 @@
 // gprof-run capture; docs/ATTACH.md): it serves requests until told to stop, each request an
 // NVTX range "request#N" around one kernel launch and a stream synchronize, and counts them
 // itself so a capture can be checked against its own numbers.
-// Usage: service STOP_FILE [REQUEST_US]
+// Usage: service STOP_FILE [REQUEST_US [NVTX_FILE]]
 //   Serves until STOP_FILE exists (checked between requests), sleeping REQUEST_US (default 200)
-//   after each request. Writes "requests=N" to STOP_FILE.count after every 100 requests and at
+//   after each request. With NVTX_FILE, makes no NVTX call until that file exists (a library
+//   whose NVTX starts after `gprof-run attach`). Writes "requests=N" to STOP_FILE.count after every 100 requests and at
 //   the end, and prints "service: requests=N kernels=N" and GPROF_EXAMPLE_DONE service.
 #include <nvtx3/nvToolsExt.h>
 #include <unistd.h>
@@ -39,15 +40,18 @@ int main(int argc, char** argv) {
   }
   const std::string stop = argv[1];
   const int pause_us = argc > 2 ? std::atoi(argv[2]) : 200;
+  const std::string nvtx_file = argc > 3 ? argv[3] : "";
+  bool nvtx = nvtx_file.empty();
   int* counter = nullptr;
   EXAMPLE_CHECK(cudaMalloc(&counter, sizeof(int)));
   EXAMPLE_CHECK(cudaMemset(counter, 0, sizeof(int)));
   long requests = 0;
   while (access(stop.c_str(), F_OK) != 0) {
-    nvtxRangePushA(("request#" + std::to_string(requests)).c_str());
+    if (!nvtx && requests % 100 == 0) nvtx = access(nvtx_file.c_str(), F_OK) == 0;
+    if (nvtx) nvtxRangePushA(("request#" + std::to_string(requests)).c_str());
     serve_kernel<<<1, 32>>>(counter);
     EXAMPLE_CHECK(cudaStreamSynchronize(0));
-    nvtxRangePop();
+    if (nvtx) nvtxRangePop();
     ++requests;
     if (requests % 100 == 0) WriteCount(stop + ".count", requests);
     if (pause_us > 0) usleep(static_cast<useconds_t>(pause_us));

@@ -54,8 +54,10 @@ std::string StandInCupti() { return StandInLibDir() + "/libcupti.so.13"; }
 class Service {
  public:
   // `under_gprof`: started by gprof-run --start-paused `flags`; else started plainly (for attach).
+  // `nvtx_late`: the service makes no NVTX call until nvtx_file() exists.
   Service(const std::string& tag, const std::vector<std::string>& flags,
-          const std::map<std::string, std::string>& env = {}, bool under_gprof = true) {
+          const std::map<std::string, std::string>& env = {}, bool under_gprof = true,
+          bool nvtx_late = false) {
     root_ = MakeTempDir(tag);
     out_ = root_ + "/out";
     xdg_ = root_ + "/xdg";
@@ -71,6 +73,7 @@ class Service {
       argv.push_back("--");
     }
     argv.insert(argv.end(), {GPROF_SERVICE_PROG, stop_, "200"});
+    if (nvtx_late) argv.push_back(nvtx_file());
     ProcessOptions o = Options();
     for (const auto& [k, v] : env) o.set_env[k] = v;
     o.timeout = std::chrono::milliseconds(120000);
@@ -141,6 +144,7 @@ class Service {
     }
     return -1;
   }
+  std::string nvtx_file() const { return root_ + "/nvtx"; }
   const std::string& out() const { return out_; }
   const std::string& xdg() const { return xdg_; }
 
@@ -545,6 +549,37 @@ TEST(Attach, PythonBefore314SaysWhyTorchOpsStayOff) {
       << r.err;
   EXPECT_EQ(target.exit_code, 0) << Describe(target);
   EXPECT_EQ(target.out, "python target done 1\n");
+}
+
+// A library whose NVTX starts after the attach finds gprof-run's library (NVTX_INJECTION64_PATH
+// set by the attach entry) and its ranges are in the next capture: whole request#N ranges, each
+// around its kernel.
+TEST(Attach, NvtxThatStartsAfterTheAttachIsRecorded) {
+  SKIP_WITHOUT_THE_DEVICE();
+  if (const std::string why = PtraceUnavailable(); !why.empty()) GTEST_SKIP() << why;
+  Service svc("attach_nvtx", {}, {}, /*under_gprof=*/false, /*nvtx_late=*/true);
+  const long pid = svc.PlainPid();
+  ASSERT_GT(pid, 0) << Describe(svc.Stop());
+  svc.WaitForRequests(100);
+  std::vector<std::string> attach = {"attach", std::to_string(pid), "--duration", "20ms",
+                                     "-o", svc.out(), "--quiet", "--no-html"};
+  if (!kOnGpu) attach.insert(attach.end(), {"--cupti-lib", StandInCupti()});
+  const ProcessResult first = svc.Client(attach);
+  ASSERT_EQ(first.exit_code, 0) << Describe(first);
+  std::FILE* f = std::fopen(svc.nvtx_file().c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fclose(f);
+  const long from = svc.Requests();
+  svc.WaitForRequests(from + 300);  // NVTX starts within 100 requests of the file
+  const ProcessResult cap = svc.Client({"capture", std::to_string(pid), "--duration", "200ms",
+                                        "--quiet", "--no-html"});
+  ASSERT_EQ(cap.exit_code, 0) << Describe(cap);
+  const Profile p = ReadProfile(svc.out() + "/service." + std::to_string(pid) + ".capture2.gpdump");
+  const std::vector<long> reqs = RequestNumbers(p);
+  ASSERT_GE(reqs.size(), 10u);
+  EXPECT_EQ(reqs.back() - reqs.front() + 1, static_cast<long>(reqs.size()));
+  EXPECT_LE(p.kernels.size(), reqs.size() + 1);
+  ExpectServiceUntouched(svc.Stop());
 }
 
 // Refusals of attach, each one line and exit 1, the target untouched: a dead pid, a process that
