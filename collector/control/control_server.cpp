@@ -378,7 +378,8 @@ std::string Listen(const std::string& path, int* out_fd) {
 bool StartControlServer(const Config& config, const ControlIdentity& identity) noexcept {
   if (!config.start_paused || g_server.load(std::memory_order_acquire) != nullptr) return false;
   try {
-    const std::string dir = control::SocketDir();
+    const std::string dir =
+        identity.socket_dir.empty() ? control::SocketDir() : identity.socket_dir;
     std::string why = control::EnsureSocketDir(dir);
     auto* s = new Server;  // never freed
     s->config = config;

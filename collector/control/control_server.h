@@ -28,6 +28,7 @@ struct ControlIdentity {
   // GPU collection's state for `status` ("collected", why it is off, or "" before the program's
   // first CUDA call); called on the server thread. nullptr: not reported.
   std::string (*gpu_status)() = nullptr;
+  std::string socket_dir;  // "" = control::SocketDir() (tests pass their own)
 };
 
 // Starts listening when `config.start_paused` (windows must already run with control
