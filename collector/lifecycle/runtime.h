@@ -39,6 +39,11 @@ const void* OnIttStringHandle(const char* name) noexcept;
 void OnIttTaskBegin(const void* domain, const void* handle) noexcept;
 void OnIttTaskEnd(const void* domain) noexcept;
 
+// gprof_run_python_attach (the Python hook's sampler, docs/PYTHON_SAMPLING.md): runs the one
+// init and copies the program name of this process's dump names (`<program>.<pid>.gpdump`) into
+// `program` (NUL-terminated). 1 when attached, 0 when the library is inert or `size` too small.
+int OnPythonAttach(char* program, size_t size) noexcept;
+
 // The exit flush: writes the whole-run dump once (later calls return at once, or wait for a flush
 // in progress on another thread). Called by the atexit handler and the signal flush thread.
 void FlushAtExit() noexcept;
