@@ -177,6 +177,41 @@ TEST(MainJob, PythonSamplingOfAPurePythonProgram) {
   EXPECT_EQ(CheckEveryTrace(r.dir), 1);
 }
 
+// A .pysamples file damaged after the run: `gprof-run report` names it and what is wrong, and
+// renders the dump as without samples (the trace has no python_function slices).
+TEST(MainJob, CorruptPythonSamplesAreNamedAndTheDumpStillRenders) {
+  const std::string dir = MakeTempDir("python_sampling_corrupt");
+  const std::string prog = dir + "/idle.py";
+  {
+    std::FILE* f = std::fopen(prog.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("import time\ntime.sleep(0.2)\nprint('GPROF_PY_DONE')\n", f);
+    std::fclose(f);
+  }
+  const LauncherRun r = Profile({"--python-sampling=200", "--", PythonPath(), prog}, "idle");
+  ASSERT_EQ(r.process.exit_code, 0) << r.process.err;
+  std::string samples;
+  for (const std::string& f : ListDir(r.dir)) {
+    if (f.size() > 10 && f.substr(f.size() - 10) == ".pysamples") samples = r.dir + "/" + f;
+  }
+  ASSERT_FALSE(samples.empty());
+  std::string text = ReadFile(samples);
+  ASSERT_GT(text.size(), 40u);
+  text.resize(text.size() - 4);  // "end\n" cut off: a truncated file
+  {
+    std::FILE* f = std::fopen(samples.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+  }
+  const ProcessResult report = RunProcess({LauncherPath(), "report", r.dir, "-q"});
+  EXPECT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_NE(report.err.find("warning: " + samples + ": "), std::string::npos) << report.err;
+  EXPECT_NE(report.err.find("truncated; no Python stacks for"), std::string::npos) << report.err;
+  EXPECT_EQ(ReadFile(r.dir + "/trace.json").find("python_function"), std::string::npos);
+  EXPECT_EQ(CheckEveryTrace(r.dir), 1);
+}
+
 #ifdef GPROF_HAVE_STANDIN
 // The articles' workflow: schedule(wait=1, warmup=1, active=3), then read the table's footers. On
 // the stand-in the verdict comes from its cost model (tests/cudasim/README.md: a launch call

@@ -503,6 +503,7 @@ const std::map<std::string, std::string>& BadValues() {
       {"GPROF_RECORD_SHAPES", "2"},
       {"GPROF_TORCH_ITT", "itt"},
       {"GPROF_TORCH_STEPS", "every"},
+      {"GPROF_PYTHON_SAMPLING", "2001"},
   };
   return table;
 }
