@@ -7,7 +7,8 @@
 // There is no ELF constructor: loading the library, also with LD_PRELOAD, runs none of our code,
 // and preloading needs none. The single init runs at the first CUDA or NVTX call either way (the
 // driver and NVTX find these entry points through the env variables the launcher sets), so a
-// program that never touches CUDA or NVTX is unaffected.
+// program that never touches CUDA or NVTX is unaffected; with GPROF_PYTHON_SAMPLING on, a Python
+// program's sampler runs it at interpreter start-up instead.
 //
 // Rules: these run on application threads inside the profiled program. Each is noexcept, catches
 // everything, and returns success to its caller even when we fail (we then go inert); never

@@ -36,7 +36,7 @@ const std::vector<FlagSpec> kFlags = {
     // next argument, which is the program).
     {"python-sampling", 0, "GPROF_PYTHON_SAMPLING", "[=HZ]", "1000",
      "Python programs: sample every thread's Python stack HZ times a second (1..2000, bare "
-     "flag 1000) into <stem>.stacks.folded and python_function slices in the trace."},
+     "flag 1000): stacks.folded (flame graph input) and python_function slices in the trace."},
     {"api-filter", 0, "GPROF_API_FILTER", "SPEC",
      "", "default|all|none, then ,+NAME / ,-NAME to add or drop single APIs."},
     {"activity-buffer-kib", 0, "GPROF_ACTIVITY_BUFFER_KIB", "N", "",

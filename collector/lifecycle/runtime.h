@@ -24,7 +24,7 @@ int OnCudaInjection() noexcept;
 // Returns 1 (also when NVTX collection is off: the client then turns every call into a no-op).
 int OnNvtxInjection(const void* (*get_export_table)(uint32_t)) noexcept;
 // Loading the library (CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH or LD_PRELOAD) runs no code
-// of ours: the one init runs at the first of the two entry points above.
+// of ours: the one init runs at the first of the two entry points above (or at OnPythonAttach).
 
 // ITT (INTEL_LIBITTNOTIFY64, PyTorch's ITT op ranges; collector/host/itt_hooks.h):
 // __itt_api_init points ITT's table at `ours` (no init: it may run inside libtorch's static
