@@ -108,6 +108,10 @@ const std::vector<ConfigKey>& KeyTable() {
     {"GPROF_TORCH_STEPS", ConfigType::kEnum, "optimizer",
      "optimizer|off: in a torch program, each optimizer.step() ends a step (ProfilerStep#N), "
      "unless the program has steps of its own (docs/PYTORCH.md)."},
+    {"GPROF_PYTHON_SAMPLING", ConfigType::kUint, "0",
+     "0|1..2000: in a Python program, sample every thread's Python stack this many times a "
+     "second (0 = off) into <program>.<pid>.pysamples; the report adds <stem>.stacks.folded and "
+     "python_function slices in the trace (docs/PYTHON_SAMPLING.md)."},
   };
   return *keys;
 }
@@ -411,6 +415,7 @@ ParseResult ParseConfig(const std::map<std::string, std::string>& env) {
     else if (*v == "off") c.torch_steps = false;
     else p.Error("GPROF_TORCH_STEPS", *v, "expected optimizer or off");
   }
+  p.Uint("GPROF_PYTHON_SAMPLING", 0, 2000, &c.python_sampling_hz);
   p.ApiFilterKey();
   p.Uint("GPROF_ACTIVITY_BUFFER_KIB", 64, 262144, &c.activity_buffer_kib);
   p.Uint("GPROF_ACTIVITY_POOL", 2, 65536, &c.activity_pool_buffers);

@@ -68,6 +68,8 @@ struct Config {
   bool record_shapes = false;  // ... with input shapes
   bool torch_itt = true;       // ... through torch's ITT observer when shapes are off
   bool torch_steps = true;     // optimizer.step() ends a step
+  // Python programs: sampled stacks (read by the Python hook; docs/PYTHON_SAMPLING.md).
+  uint32_t python_sampling_hz = 0;  // 0 = off
   ApiFilter api_filter;
   uint32_t activity_buffer_kib = 8 * 1024;  // size of one CUPTI activity buffer
   uint32_t activity_pool_buffers = 64;      // max buffers outstanding at once (bounded pool)

@@ -160,5 +160,19 @@ TEST(Config, Durations) {
   EXPECT_FALSE(ParseDurationNs("", &ns));
 }
 
+TEST(Config, PythonSamplingIsOffByDefaultAndTakesHzUpTo2000) {
+  EXPECT_EQ(ParseConfig({}).config.python_sampling_hz, 0u);
+  EXPECT_EQ(ParseConfig({{"GPROF_PYTHON_SAMPLING", "0"}}).config.python_sampling_hz, 0u);
+  EXPECT_EQ(ParseConfig({{"GPROF_PYTHON_SAMPLING", "1"}}).config.python_sampling_hz, 1u);
+  EXPECT_EQ(ParseConfig({{"GPROF_PYTHON_SAMPLING", "2000"}}).config.python_sampling_hz, 2000u);
+  for (const char* bad : {"2001", "-1", "fast", "100hz", ""}) {
+    const ParseResult r = ParseConfig({{"GPROF_PYTHON_SAMPLING", bad}});
+    ASSERT_EQ(r.errors.size(), 1u) << bad;
+    EXPECT_EQ(r.errors[0].key, "GPROF_PYTHON_SAMPLING");
+    EXPECT_NE(FormatError(r.errors[0]).find("from 0 to 2000"), std::string::npos);
+    EXPECT_EQ(r.config.python_sampling_hz, 0u);
+  }
+}
+
 }  // namespace
 }  // namespace gprof

@@ -78,6 +78,11 @@ struct TraceStats {
 // `path` ends in .gz (TraceStats::bytes is then the compressed size). Deterministic: same
 // profile, same bytes. Throws std::runtime_error on I/O errors.
 TraceStats WriteTraceJson(const Profile& profile, const std::string& path);
+// The same, with sampled Python stacks as python_function slices on tracks of their own
+// (exporters/python_slices.h); `python` may be nullptr.
+struct PythonSliceSet;
+TraceStats WriteTraceJson(const Profile& profile, const std::string& path,
+                          const PythonSliceSet* python);
 
 // The same trace (same plan: tracks, lanes, flows, counters) as a Perfetto protobuf file with
 // interned names, about a quarter of the JSON's size; Perfetto opens it natively. Streamed and

@@ -21,6 +21,7 @@
 #include "exporters/exporters.h"
 #include "exporters/gzip_file.h"
 #include "exporters/json_writer.h"
+#include "exporters/python_slices.h"
 #include "exporters/stats.h"
 #include "exporters/stats_memory.h"
 #include "exporters/trace_json.h"
@@ -32,14 +33,19 @@ namespace {
 
 class TraceWriter {
  public:
-  TraceWriter(const Profile& p, JsonWriter* out, std::string trace_name)
-      : plan_(p), p_(p), out_(*out), events_(plan_, out), trace_name_(std::move(trace_name)) {}
+  // `python`: sampled Python stacks to add (python_slices.h), or nullptr.
+  TraceWriter(const Profile& p, JsonWriter* out, std::string trace_name,
+              const PythonSliceSet* python = nullptr)
+      : plan_(p), p_(p), out_(*out), events_(plan_, out), trace_name_(std::move(trace_name)),
+        python_(python), python_tid_(python != nullptr ? PythonFirstTid(plan_) : 0) {}
 
   TraceStats Write() {
     WriteHeader();
     out_.Raw("  \"traceEvents\": [\n");
     WriteMetadata();
     for (const PlannedEvent& e : plan_.events()) events_.Write(e);
+    // After the plan's events: Perfetto's importer sorts (REFERENCE.md §4).
+    if (python_ != nullptr) WritePythonSlices(*python_, plan_, python_tid_, &events_, &out_);
     out_.Raw("\n  ],\n  \"traceName\": ");
     out_.String(trace_name_);
     out_.Raw("\n}\n");
@@ -135,6 +141,7 @@ class TraceWriter {
     for (const TraceProcess& proc : plan_.Processes()) events_.WriteProcess(proc);
     // Every (pid, tid) that carries events gets a name.
     for (const TraceTrack& track : plan_.Tracks()) events_.WriteTrack(track);
+    if (python_ != nullptr) WritePythonTracks(*python_, plan_, python_tid_, &events_);
   }
 
   const TracePlan plan_;
@@ -142,23 +149,30 @@ class TraceWriter {
   JsonWriter& out_;
   TraceEventWriter events_;  // after plan_: formats the planned events into out_
   std::string trace_name_;
+  const PythonSliceSet* python_;
+  uint32_t python_tid_;  // the first python track's tid
 };
 
 }  // namespace
 
 TraceStats WriteTraceJson(const Profile& profile, const std::string& path) {
+  return WriteTraceJson(profile, path, nullptr);
+}
+
+TraceStats WriteTraceJson(const Profile& profile, const std::string& path,
+                          const PythonSliceSet* python) {
   const size_t slash = path.find_last_of('/');
   const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
   if (IsGzipPath(path)) {
     GzipFile gz(path);
     JsonWriter out(gz.Sink());
-    TraceWriter w(profile, &out, name);
+    TraceWriter w(profile, &out, name, python);
     TraceStats stats = w.Write();
     stats.bytes = gz.Close();
     return stats;
   }
   JsonWriter out(path);
-  TraceWriter w(profile, &out, name);
+  TraceWriter w(profile, &out, name, python);
   return w.Write();
 }
 
@@ -168,11 +182,14 @@ TraceStats FormatTraceJson(const Profile& profile, const std::string& trace_name
   return w.Write();
 }
 
-std::string FormatTraceJson(const Profile& profile, const std::string& trace_name) {
+std::string FormatTraceJson(const Profile& profile, const std::string& trace_name,
+                            const PythonSliceSet* python) {
   std::string text;
-  FormatTraceJson(profile, trace_name, JsonSink{&text, [](void* ctx, const char* data, size_t size) {
-                                                  static_cast<std::string*>(ctx)->append(data, size);
-                                                }});
+  JsonWriter out(JsonSink{&text, [](void* ctx, const char* data, size_t size) {
+                            static_cast<std::string*>(ctx)->append(data, size);
+                          }});
+  TraceWriter w(profile, &out, trace_name, python);
+  w.Write();
   return text;
 }
 

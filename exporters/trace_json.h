@@ -10,10 +10,14 @@
 
 namespace gprof {
 
+struct PythonSliceSet;
+
 // Formats the trace into `sink` in chunks of at most 1 MiB (TraceStats::bytes counts them all).
 TraceStats FormatTraceJson(const Profile& profile, const std::string& trace_name, JsonSink sink);
 
-// The whole document as one string (tests, small profiles).
-std::string FormatTraceJson(const Profile& profile, const std::string& trace_name);
+// The whole document as one string (tests, small profiles); `python`: sampled Python stacks to
+// add (python_slices.h).
+std::string FormatTraceJson(const Profile& profile, const std::string& trace_name,
+                            const PythonSliceSet* python = nullptr);
 
 }  // namespace gprof

@@ -32,6 +32,11 @@ const std::vector<FlagSpec> kFlags = {
      "costs more per op) instead of its ITT one."},
     {"torch-steps", 0, "GPROF_TORCH_STEPS", "optimizer|off", "",
      "torch programs: optimizer.step() ends a step (default optimizer)."},
+    // "[=HZ]": an optional value, only as --python-sampling=HZ (a bare flag never takes the
+    // next argument, which is the program).
+    {"python-sampling", 0, "GPROF_PYTHON_SAMPLING", "[=HZ]", "1000",
+     "Python programs: sample every thread's Python stack HZ times a second (1..2000, bare "
+     "flag 1000): stacks.folded (flame graph input) and python_function slices in the trace."},
     {"api-filter", 0, "GPROF_API_FILTER", "SPEC",
      "", "default|all|none, then ,+NAME / ,-NAME to add or drop single APIs."},
     {"activity-buffer-kib", 0, "GPROF_ACTIVITY_BUFFER_KIB", "N", "",
@@ -210,8 +215,11 @@ std::string ParseFlags(const std::vector<std::string>& args, LaunchOptions* o) {
     if (spec == nullptr) {
       return "unknown flag " + shown + " (gprof-run --help lists the flags)";
     }
+    const bool optional_value = !spec->value_name.empty() && spec->value_name[0] == '[';
     if (spec->value_name.empty()) {
       if (has_value) return "flag " + shown + " takes no value";
+    } else if (optional_value) {
+      if (!has_value) value = std::string(spec->switch_value);
     } else if (!has_value) {
       if (i + 1 >= args.size()) return "flag " + shown + " needs a value: " +
                                         std::string(spec->value_name);
@@ -227,7 +235,7 @@ std::string ParseFlags(const std::vector<std::string>& args, LaunchOptions* o) {
       schedule_parts[std::string(name)] = value;
     } else if (!spec->key.empty()) {
       o->gprof_env[std::string(spec->key)] =
-          spec->value_name.empty() ? std::string(spec->switch_value) : value;
+          spec->value_name.empty() ? std::string(spec->switch_value) : value;  // [=V]: value
       o->flag_of[std::string(spec->key)] = shown;
     } else if (name == "sort-by") {
       if (std::string e = CheckSortKey(value); !e.empty()) return e;
@@ -305,7 +313,7 @@ std::string HelpText() {
     std::string left = "  ";
     left += f.short_name != 0 ? std::string("-") + f.short_name + ", " : std::string("    ");
     left += "--" + std::string(f.long_name);
-    if (!f.value_name.empty()) left += " " + std::string(f.value_name);
+    if (!f.value_name.empty()) left += (f.value_name[0] == '[' ? "" : " ") + std::string(f.value_name);
     std::string help(f.help);
     if (!f.key.empty()) help = std::string(f.key) + ": " + help;
     // The key stays on the flag's own line (tools and tests grep for "--flag ... GPROF_KEY:").

@@ -121,5 +121,21 @@ TEST(Flags, HelpMentionsEveryFlag) {
   }
 }
 
+TEST(Flags, PythonSamplingTakesAnOptionalValueAfterEqualsOnly) {
+  LaunchOptions o = Parse({"--python-sampling", "python3", "prog.py"});
+  EXPECT_EQ(o.gprof_env.at("GPROF_PYTHON_SAMPLING"), "1000");  // the bare flag: 1000 Hz
+  EXPECT_EQ(o.program, (std::vector<std::string>{"python3", "prog.py"}));
+  o = Parse({"--python-sampling=250", "python3", "prog.py"});
+  EXPECT_EQ(o.gprof_env.at("GPROF_PYTHON_SAMPLING"), "250");
+  EXPECT_EQ(o.flag_of.at("GPROF_PYTHON_SAMPLING"), "--python-sampling");
+  EXPECT_EQ(o.program, (std::vector<std::string>{"python3", "prog.py"}));
+  // The value is checked by ParseConfig, as every key's (exit 2 before the program starts).
+  o = Parse({"--python-sampling=5000", "python3"});
+  const ParseResult r = ParseConfig(o.gprof_env);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].key, "GPROF_PYTHON_SAMPLING");
+  EXPECT_NE(HelpText().find("--python-sampling[=HZ]"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace gprof::launcher

@@ -20,6 +20,7 @@
 #include "launcher/html_page.h"
 #include "launcher/manifest.h"
 #include "launcher/progress.h"
+#include "launcher/python_stacks.h"
 #include "model/dump.h"
 #include "model/output_file.h"
 
@@ -335,7 +336,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
   std::set<long> ranked_pids;
   std::string main_table, main_table_source, main_table_path, main_trace_path, main_pftrace_path,
       cupti_text, main_findings, main_findings_path, large_trace_notes, main_page_path,
-      main_sqlite_path;
+      main_sqlite_path, main_stacks_path;
   for (const DumpName& d : dumps) {
     const std::string path = dir + "/" + d.stem + kDumpExtension;
     const bool is_main = d.pid == main_pid && !d.window;
@@ -352,6 +353,8 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
       continue;
     }
     if (profile.info.rank >= 0) ranked_pids.insert(d.pid);
+    const PythonStacks python = LoadPythonStacks(dir, d, is_main, profile, &summary.outputs);
+    large_trace_notes += python.notes;
     try {
       progress.Stage(shown_dump + "table");
       const TableRows rows = SortedTableRows(profile, table_options);
@@ -366,8 +369,13 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
         if (!wanted) continue;
         progress.Stage(shown_dump + std::filesystem::path(json_path).filename().string());
         const std::vector<std::string> written =
-            WriteTraceJsonCapped(profile, json_path, traces.max_json_bytes);
+            WriteTraceJsonCapped(profile, json_path, traces.max_json_bytes, python.slices.get());
         summary.outputs.insert(summary.outputs.end(), written.begin(), written.end());
+        if (written.size() > 1 && python.slices != nullptr) {
+          large_trace_notes += "gprof-run: note: " + json_path +
+                               " is cut into parts (--max-trace-mb), which do not have the "
+                               "Python stack slices yet; the folded stacks have the samples\n";
+        }
         if (shown_trace.empty()) {
           links.trace = std::filesystem::path(written[0]).filename().string();
           if (written.size() > 1) {
@@ -431,6 +439,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
         main_findings_path = findings.empty() ? "" : findings_stem + ".txt";
         main_sqlite_path = sqlite;
         main_page_path = page_path;
+        main_stacks_path = python.folded_path;
         cupti_text = CuptiText(profile);
       }
       if (cupti_text.empty()) cupti_text = CuptiText(profile);
@@ -475,6 +484,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
     if (!main_findings_path.empty()) where += ", findings " + main_findings_path;
     if (!main_page_path.empty()) where += ", report " + main_page_path;
     if (!main_sqlite_path.empty()) where += ", SQLite " + main_sqlite_path;
+    if (!main_stacks_path.empty()) where += ", Python stacks " + main_stacks_path;
   } else {
     where = "no dump from the main process";
   }

@@ -24,7 +24,7 @@ int OnCudaInjection() noexcept;
 // Returns 1 (also when NVTX collection is off: the client then turns every call into a no-op).
 int OnNvtxInjection(const void* (*get_export_table)(uint32_t)) noexcept;
 // Loading the library (CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH or LD_PRELOAD) runs no code
-// of ours: the one init runs at the first of the two entry points above.
+// of ours: the one init runs at the first of the two entry points above (or at OnPythonAttach).
 
 // gprof_run_attach (`gprof-run attach`: the launcher's ptrace injector dlopens the library into a
 // running process and calls this on the thread it borrowed): `settings` is "KEY=VALUE" lines of
@@ -52,6 +52,11 @@ void OnIttApiInit(void* itt_global, const IttFunction* ours, size_t count) noexc
 const void* OnIttStringHandle(const char* name) noexcept;
 void OnIttTaskBegin(const void* domain, const void* handle) noexcept;
 void OnIttTaskEnd(const void* domain) noexcept;
+
+// gprof_run_python_attach (the Python hook's sampler, docs/PYTHON_SAMPLING.md): runs the one
+// init and copies the program name of this process's dump names (`<program>.<pid>.gpdump`) into
+// `program` (NUL-terminated). 1 when attached, 0 when the library is inert or `size` too small.
+int OnPythonAttach(char* program, size_t size) noexcept;
 
 // The exit flush: writes the whole-run dump once (later calls return at once, or wait for a flush
 // in progress on another thread). Called by the atexit handler and the signal flush thread.

@@ -1,4 +1,5 @@
-# gprof-run's Python hook: notices the program's `import torch` and calls on_torch_imported().
+# gprof-run's Python hook: notices the program's `import torch` and calls on_torch_imported(), and
+# starts the stack sampler when GPROF_PYTHON_SAMPLING asks for it (_gprof_run_sampler.py).
 # Imported by this folder's sitecustomize.py at interpreter start-up (docs/LAUNCHER.md).
 #
 # Rules for this file (it runs inside the user's program):
@@ -157,14 +158,29 @@ class _TorchFinder:
         pass
 
 
+def _start_sampler():
+    """GPROF_PYTHON_SAMPLING=HZ: the stack sampler (_gprof_run_sampler.py, imported only then).
+    Never raises."""
+    try:
+        import os
+        if os.environ.get("GPROF_PYTHON_SAMPLING", "0").strip() in ("", "0"):
+            return
+        import _gprof_run_sampler
+        _gprof_run_sampler.start(_debug_report)  # never raises
+    except Exception as exc:
+        _debug_report("starting the Python sampler", exc)
+
+
 def install():
-    """Installs the torch import hook once per process. Never raises."""
+    """Installs the torch import hook (and, when asked for, the stack sampler) once per process.
+    Never raises."""
     global _installed
     try:
         with _lock:
             if _installed:
                 return
             _installed = True
+        _start_sampler()
         already = sys.modules.get(_TORCH)
         if already is not None:
             _fire(already)

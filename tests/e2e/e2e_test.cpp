@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <regex>
 #include <string>
 #include <vector>
@@ -114,6 +115,100 @@ TEST(MainJob, PythonScriptWithPypiNvtx) {
       << r.process.err << "\n(run scripts/setup: it creates build/pyenv with PyPI's nvtx)";
   EXPECT_GT(Calls(r.table, "ProfilerStep*"), 0) << r.table;
   EXPECT_GT(Calls(r.table, "forward"), 0) << r.table;
+  EXPECT_EQ(CheckEveryTrace(r.dir), 1);
+}
+
+// --python-sampling on a pure Python program (no NVTX, no CUDA: the sampler attaches the
+// collector at start-up, so there is a dump to bound the samples). What the user reads: the
+// folded stacks' heaviest stack ends in the function the program spends its time in, and the
+// trace has python_function slices and passes `gprof-run check`.
+TEST(MainJob, PythonSamplingOfAPurePythonProgram) {
+  const std::string dir = MakeTempDir("python_sampling");
+  const std::string prog = dir + "/prog.py";
+  {
+    std::FILE* f = std::fopen(prog.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(
+        "import time\n"
+        "def busy():\n"
+        "    end = time.time() + 1.0\n"
+        "    while time.time() < end:\n"
+        "        sum(range(100))\n"
+        "def pause():\n"
+        "    time.sleep(0.1)\n"
+        "def main():\n"
+        "    pause()\n"
+        "    busy()\n"
+        "main()\n"
+        "print('GPROF_PY_DONE')\n",
+        f);
+    std::fclose(f);
+  }
+  const LauncherRun r =
+      Profile({"--python-sampling=500", "--", PythonPath(), prog}, "python_sampling_run");
+  ASSERT_EQ(r.process.exit_code, 0) << r.process.err;
+  EXPECT_NE(r.process.out.find("GPROF_PY_DONE"), std::string::npos);
+  const std::string folded = ReadFile(r.dir + "/stacks.folded");
+  ASSERT_FALSE(folded.empty()) << r.process.err;
+  std::string heaviest;
+  long most = -1;
+  size_t start = 0;
+  while (start < folded.size()) {
+    const size_t end = folded.find('\n', start);
+    const std::string line = folded.substr(start, end - start);
+    const size_t space = line.rfind(' ');
+    const long count = std::stol(line.substr(space + 1));
+    if (count > most) {
+      most = count;
+      heaviest = line.substr(0, space);
+    }
+    start = end + 1;
+  }
+  EXPECT_EQ(heaviest, "<module> (" + prog + ":1);main (" + prog + ":8);busy (" + prog + ":2)")
+      << folded;
+  EXPECT_GE(most, 50);  // 1 s at 500 Hz; fewer than 500 while busy() holds the GIL (5 ms turns)
+  EXPECT_NE(r.process.err.find("Python stack samples at 500 Hz"), std::string::npos)
+      << r.process.err;
+  EXPECT_NE(r.process.err.find("Python stacks " + r.dir + "/stacks.folded"), std::string::npos);
+  const std::string trace = ReadFile(r.dir + "/trace.json");
+  EXPECT_NE(trace.find("\"cat\":\"python_function\",\"name\":\"" + prog + "(2): busy\""),
+            std::string::npos);
+  EXPECT_NE(trace.find("Python stacks, sampled at 500 Hz"), std::string::npos);
+  EXPECT_EQ(CheckEveryTrace(r.dir), 1);
+}
+
+// A .pysamples file damaged after the run: `gprof-run report` names it and what is wrong, and
+// renders the dump as without samples (the trace has no python_function slices).
+TEST(MainJob, CorruptPythonSamplesAreNamedAndTheDumpStillRenders) {
+  const std::string dir = MakeTempDir("python_sampling_corrupt");
+  const std::string prog = dir + "/idle.py";
+  {
+    std::FILE* f = std::fopen(prog.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("import time\ntime.sleep(0.2)\nprint('GPROF_PY_DONE')\n", f);
+    std::fclose(f);
+  }
+  const LauncherRun r = Profile({"--python-sampling=200", "--", PythonPath(), prog}, "idle");
+  ASSERT_EQ(r.process.exit_code, 0) << r.process.err;
+  std::string samples;
+  for (const std::string& f : ListDir(r.dir)) {
+    if (f.size() > 10 && f.substr(f.size() - 10) == ".pysamples") samples = r.dir + "/" + f;
+  }
+  ASSERT_FALSE(samples.empty());
+  std::string text = ReadFile(samples);
+  ASSERT_GT(text.size(), 40u);
+  text.resize(text.size() - 4);  // "end\n" cut off: a truncated file
+  {
+    std::FILE* f = std::fopen(samples.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+  }
+  const ProcessResult report = RunProcess({LauncherPath(), "report", r.dir, "-q"});
+  EXPECT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_NE(report.err.find("warning: " + samples + ": "), std::string::npos) << report.err;
+  EXPECT_NE(report.err.find("truncated; no Python stacks for"), std::string::npos) << report.err;
+  EXPECT_EQ(ReadFile(r.dir + "/trace.json").find("python_function"), std::string::npos);
   EXPECT_EQ(CheckEveryTrace(r.dir), 1);
 }
 

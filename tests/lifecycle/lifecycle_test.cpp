@@ -126,7 +126,7 @@ TEST(Library, ExportsOnlyTheInjectionEntryPoints) {
   EXPECT_EQ(symbols, (std::set<std::string>{"InitializeInjection", "InitializeInjectionNvtx2",
                                              "__itt_api_init", "__itt_string_handle_create",
                                              "__itt_task_begin", "__itt_task_end",
-                                             "gprof_run_attach"}));
+                                             "gprof_run_attach", "gprof_run_python_attach"}));
 }
 
 // The library's thread-locals are static TLS (initial-exec), and a dlopen'ed library gets only

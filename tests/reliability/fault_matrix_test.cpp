@@ -505,6 +505,7 @@ const std::map<std::string, std::string>& BadValues() {
       {"GPROF_TORCH_STEPS", "every"},
       {"GPROF_START_PAUSED", "later"},
       {"GPROF_SESSION", "my/session"},
+      {"GPROF_PYTHON_SAMPLING", "2001"},
   };
   return table;
 }

@@ -1,0 +1,69 @@
+// Sampled Python stacks as trace slices (docs/PYTHON_SAMPLING.md): the samples of a .pysamples
+// file (python_samples.h) inside a dump's time range become Kineto-style `python_function`
+// slices, one track per sampled thread. Launcher process only.
+//
+// Merging: per thread, in time order, a slice at depth d goes on while each following sample
+// has the same functions at depths 0..d (the same function at the same depth under the same
+// callers; the current line does not matter). It spans its first sample to its last sample plus
+// one period, cut at the next sample that ends it (so siblings never overlap) and at the end of
+// the range. Slices on one track therefore nest by construction. Two consecutive calls of one
+// function merge into one slice: sampling cannot tell them apart.
+//
+// Tracks: the samples are not exact like the thread's NVTX ranges and API calls, so they do not
+// share the thread's track (the slices would partly overlap): each thread gets its own track
+// "<thread> Python stacks (sampled every P)" on the process's pid, with a synthetic tid above the
+// plan's, sorted next to the thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "exporters/python_samples.h"
+
+namespace gprof {
+
+class JsonWriter;
+class TraceEventWriter;
+class TracePlan;
+
+struct PythonSlice {
+  uint64_t ts;
+  uint64_t end;
+  uint32_t track;     // into PythonSliceSet::tracks
+  uint32_t depth;     // 0 = the root frame (<module> of the main thread)
+  uint32_t name;      // into PythonSliceSet::names
+  uint32_t samples;   // samples it spans
+  uint32_t id;        // "Python id" (from 1, in slice order)
+  uint32_t parent;    // "Python parent id" (0: a root)
+};
+
+struct PythonTrack {
+  uint32_t os_tid;    // the thread's Linux tid, 0 when the sampler did not know it
+  uint64_t ident;     // Python's thread ident (for an unknown tid)
+  std::string thread_name;
+};
+
+struct PythonSliceSet {
+  uint64_t period_ns = 0;
+  uint32_t hz = 0;
+  uint64_t samples_used = 0;     // samples inside the range
+  uint64_t samples_outside = 0;  // samples of the file outside the range
+  std::vector<PythonTrack> tracks;
+  std::vector<std::string> names;  // Kineto's python_function names: "file(first_line): function"
+  std::vector<PythonSlice> slices;  // by track, then start, parents before children
+};
+
+// The slices of the samples with from_ns <= ts <= to_ns.
+PythonSliceSet PythonSlicesFrom(const PythonSamples& s, uint64_t from_ns, uint64_t to_ns);
+
+// The trace JSON part (trace_json.cpp calls these when a trace has samples): the tracks'
+// thread_name / thread_sort_index entries, then every slice, on the plan's host pid.
+// `first_tid`: the first synthetic tid free in the plan (PythonFirstTid).
+uint32_t PythonFirstTid(const TracePlan& plan);
+void WritePythonTracks(const PythonSliceSet& set, const TracePlan& plan, uint32_t first_tid,
+                       TraceEventWriter* events);
+void WritePythonSlices(const PythonSliceSet& set, const TracePlan& plan, uint32_t first_tid,
+                       TraceEventWriter* events, JsonWriter* out);
+
+}  // namespace gprof

@@ -1,0 +1,72 @@
+// Sampled Python stacks of a dump (python_stacks.h). Launcher process only.
+#include "launcher/python_stacks.h"
+
+#include <exception>
+#include <filesystem>
+#include <system_error>
+
+#include "exporters/python_samples.h"
+#include "model/dump.h"
+#include "model/output_file.h"
+
+namespace gprof::launcher {
+
+std::string PythonSamplesPath(const std::string& dir, const DumpName& name) {
+  return dir + "/" + name.program + "." + std::to_string(name.pid) + kPythonSamplesExtension;
+}
+
+PythonStacks LoadPythonStacks(const std::string& dir, const DumpName& name, bool is_main,
+                              const Profile& profile, std::vector<std::string>* outputs) {
+  PythonStacks out;
+  const std::string path = PythonSamplesPath(dir, name);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return out;
+  const std::string shown = name.stem + kDumpExtension + ": ";
+  try {
+    PythonSamples samples;
+    std::string error;
+    if (!ReadPythonSamples(path, &samples, &error)) {
+      out.notes = "gprof-run: warning: " + error + "; no Python stacks for " + name.stem +
+                  kDumpExtension + "\n";
+      return out;
+    }
+    if (samples.pid != profile.info.pid) {
+      out.notes = "gprof-run: warning: " + path + " is of pid " + std::to_string(samples.pid) +
+                  ", the dump of pid " + std::to_string(profile.info.pid) +
+                  "; no Python stacks for it\n";
+      return out;
+    }
+    // A window dump covers its window only; the whole run, the collection's span.
+    const uint64_t from = profile.info.start_ns, to = profile.info.end_ns;
+    uint64_t counted = 0;
+    const std::string folded = FoldedStacks(samples, from, to, &counted);
+    out.folded_path = dir + "/" + (is_main ? std::string("stacks.folded") : name.stem + ".stacks.folded");
+    if (const std::string e = WriteOutputFile(out.folded_path, folded, false); !e.empty()) {
+      out.notes += "gprof-run: warning: " + e + "; no folded stacks for " + name.stem + "\n";
+      out.folded_path.clear();
+    } else if (outputs != nullptr) {
+      outputs->push_back(out.folded_path);
+    }
+    out.slices = std::make_unique<PythonSliceSet>(PythonSlicesFrom(samples, from, to));
+    std::string note = "gprof-run: " + shown + std::to_string(counted) +
+                       " Python stack samples at " + std::to_string(samples.hz) + " Hz";
+    if (samples.missed > 0) {
+      note += " (" + std::to_string(samples.missed) +
+              " ticks missed: the sampler got the GIL late, e.g. while a thread held it in C "
+              "code or computed)";
+    }
+    if (samples.dropped > 0) note += " (" + std::to_string(samples.dropped) + " dropped: cap)";
+    if (counted < samples.samples.size()) {
+      note += "; " + std::to_string(samples.samples.size() - counted) +
+              " outside this dump's time range";
+    }
+    if (!out.folded_path.empty()) note += "; folded stacks " + out.folded_path;
+    out.notes += note + "\n";
+  } catch (const std::exception& e) {
+    out.notes = "gprof-run: warning: " + path + ": " + e.what() + "; no Python stacks\n";
+    out.slices.reset();
+  }
+  return out;
+}
+
+}  // namespace gprof::launcher
