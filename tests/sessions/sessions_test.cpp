@@ -582,6 +582,51 @@ TEST(Attach, NvtxThatStartsAfterTheAttachIsRecorded) {
   ExpectServiceUntouched(svc.Stop());
 }
 
+// A process whose CUPTI another tool holds: attach says GPU collection is off there and names the
+// tool, exit 1; the process runs on untouched.
+TEST(Attach, RefusesAProcessWhoseCuptiAnotherToolHoldsNamingIt) {
+  SKIP_WITHOUT_THE_DEVICE();
+  if (const std::string why = PtraceUnavailable(); !why.empty()) GTEST_SKIP() << why;
+  const std::string root = MakeTempDir("attach_held");
+  const std::string stop = root + "/stop";
+  ProcessOptions o;
+  if (!kOnGpu) o.set_env["LD_LIBRARY_PATH"] = StandInLibDir();
+  o.set_env["XDG_RUNTIME_DIR"] = root;
+  o.unset_env = {"CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH"};
+  ProcessResult holder;
+  std::thread t([&] { holder = RunProcess({GPROF_CUPTI_HOLDER, stop}, o); });
+  for (int i = 0; i < 1000 && !fs::exists(stop + ".ready"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  long pid = -1;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") == std::string::npos &&
+        ReadFile("/proc/" + name + "/cmdline").find(stop) != std::string::npos) {
+      pid = std::stol(name);
+    }
+  }
+  ProcessResult r;
+  if (pid > 0) {
+    std::vector<std::string> argv = {LauncherPath(), "attach", std::to_string(pid), "--duration",
+                                     "100ms", "-o", root + "/out"};
+    if (!kOnGpu) argv.insert(argv.end(), {"--cupti-lib", StandInCupti()});
+    r = RunProcess(argv, o);
+  }
+  std::FILE* f = std::fopen(stop.c_str(), "w");
+  if (f != nullptr) std::fclose(f);
+  t.join();
+  ASSERT_GT(pid, 0);
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_NE(r.err.find("GPU collection is off in process " + std::to_string(pid) +
+                       ": CUPTI is already used by Nsight Systems (nsys)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(holder.exit_code, 0) << Describe(holder);
+  EXPECT_EQ(holder.out.rfind("cupti_holder: subscribed=1 launches=", 0), 0u) << holder.out;
+}
+
 // Refusals of attach, each one line and exit 1, the target untouched: a dead pid, a process that
 // has not loaded CUDA.
 TEST(Attach, RefusesDeadPidsAndProcessesWithoutCuda) {
