@@ -1,11 +1,13 @@
 // Sampled Python stacks of a dump (python_stacks.h). Launcher process only.
 #include "launcher/python_stacks.h"
 
+#include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <system_error>
 
 #include "exporters/python_samples.h"
+#include "exporters/python_sync.h"
 #include "model/dump.h"
 #include "model/output_file.h"
 
@@ -14,6 +16,37 @@ namespace gprof::launcher {
 std::string PythonSamplesPath(const std::string& dir, const DumpName& name) {
   return dir + "/" + name.program + "." + std::to_string(name.pid) + kPythonSamplesExtension;
 }
+
+namespace {
+
+// The blocking CUDA calls by Python line (python_sync.h): python_syncs.txt for the main process's
+// whole run, else <stem>.python_syncs.txt, when the dump has any on a sampled thread. Returns the
+// note for stderr.
+std::string WritePythonSyncs(const std::string& dir, const DumpName& name, bool is_main,
+                             const Profile& profile, const PythonSamples& samples,
+                             std::vector<std::string>* outputs) {
+  const PythonSyncs syncs =
+      SyncsByPythonLine(profile, samples, profile.info.start_ns, profile.info.end_ns);
+  if (syncs.calls == 0) return "";
+  const std::string path =
+      dir + "/" + (is_main ? std::string("python_syncs.txt") : name.stem + ".python_syncs.txt");
+  if (const std::string e = WriteOutputFile(path, FormatPythonSyncs(syncs), false); !e.empty()) {
+    return "gprof-run: warning: " + e + "\n";
+  }
+  if (outputs != nullptr) outputs->push_back(path);
+  if (syncs.lines.empty()) {
+    return "gprof-run: " + std::to_string(syncs.calls) +
+           " blocking CUDA calls, none near a Python sample (" + path + ")\n";
+  }
+  const PythonSyncLine& top = syncs.lines[0];
+  char ms[32];
+  std::snprintf(ms, sizeof ms, "%.3f", static_cast<double>(top.blocked_ns) / 1e6);
+  return "gprof-run: most blocking CUDA time from Python: " + top.where + ": " +
+         std::to_string(top.calls) + " of " + std::to_string(syncs.calls) + " calls, " + ms +
+         " ms (sampled; " + path + ")\n";
+}
+
+}  // namespace
 
 PythonStacks LoadPythonStacks(const std::string& dir, const DumpName& name, bool is_main,
                               const Profile& profile, std::vector<std::string>* outputs) {
@@ -62,6 +95,7 @@ PythonStacks LoadPythonStacks(const std::string& dir, const DumpName& name, bool
     }
     if (!out.folded_path.empty()) note += "; folded stacks " + out.folded_path;
     out.notes += note + "\n";
+    out.notes += WritePythonSyncs(dir, name, is_main, profile, samples, outputs);
   } catch (const std::exception& e) {
     out.notes = "gprof-run: warning: " + path + ": " + e.what() + "; no Python stacks\n";
     out.slices.reset();

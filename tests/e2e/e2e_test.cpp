@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <regex>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,11 +21,12 @@ struct LauncherRun {
 };
 
 LauncherRun Profile(const std::vector<std::string>& program, const std::string& tag,
-                    bool standin = false) {
+                    bool standin = false, const std::map<std::string, std::string>& env = {}) {
   LauncherRun r;
   r.dir = MakeTempDir(tag) + "/out";
   std::vector<std::string> argv = {LauncherPath(), "-o", r.dir};
   ProcessOptions o;
+  o.set_env = env;
   if (standin) {
     argv.push_back("--cupti-lib");
     argv.push_back(StandInLibDir() + "/libcupti.so.13");
@@ -175,6 +177,55 @@ TEST(MainJob, PythonSamplingOfAPurePythonProgram) {
             std::string::npos);
   EXPECT_NE(trace.find("Python stacks, sampled at 500 Hz"), std::string::npos);
   EXPECT_EQ(CheckEveryTrace(r.dir), 1);
+}
+
+// The Python line behind GPU synchronization: a Python program calls cudaDeviceSynchronize
+// (through ctypes, on the stand-in, each call taking 2 ms of host time: CUDASIM_API_NS) six times
+// from f_a and twice from f_b; sampled at 1 kHz, python_syncs.txt names both lines, f_a first.
+// The program sleeps 0.3 s first so that the sampler thread is running (on a loaded machine its
+// first tick came after f_a had finished). Slack: a call whose 4 ms window (the call +- one
+// period) got no sample is counted as not sampled: each line keeps all but two of its calls.
+TEST(MainJob, PythonSyncsNameBothPythonLinesThatSynchronize) {
+  const std::string dir = MakeTempDir("python_syncs");
+  const std::string prog = dir + "/syncs.py";
+  {
+    std::FILE* f = std::fopen(prog.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(
+        "import ctypes, time\n"
+        "rt = ctypes.CDLL('libcudart.so.13')\n"
+        "def f_a():\n"
+        "    for _ in range(6):\n"
+        "        rt.cudaDeviceSynchronize()\n"
+        "def f_b():\n"
+        "    for _ in range(2):\n"
+        "        rt.cudaDeviceSynchronize()\n"
+        "time.sleep(0.3); f_a(); f_b()\n"
+        "print('GPROF_PY_DONE')\n",
+        f);
+    std::fclose(f);
+  }
+  const LauncherRun r = Profile({"--python-sampling=1000", "--", PythonPath(), prog},
+                                "python_syncs_run", /*standin=*/true,
+                                {{"CUDASIM_API_NS", "2000000"}});
+  ASSERT_EQ(r.process.exit_code, 0) << r.process.err;
+  const std::string text = ReadFile(r.dir + "/python_syncs.txt");
+  ASSERT_FALSE(text.empty()) << r.process.err;
+  const auto calls_of = [&](const std::string& where) -> long {
+    const size_t at = text.find("  " + where + "\n");
+    if (at == std::string::npos) return 0;
+    const size_t line = text.rfind('\n', at) + 1;
+    return std::stol(text.substr(line, at - line));
+  };
+  const long a = calls_of("f_a (" + prog + ":5)"), b = calls_of("f_b (" + prog + ":8)");
+  EXPECT_GE(a, 4) << text;
+  EXPECT_LE(a, 6) << text;
+  EXPECT_GE(b, 1) << text;
+  EXPECT_LE(b, 2) << text;
+  EXPECT_LT(text.find("f_a (" + prog + ":5)"), text.find("f_b (" + prog + ":8)")) << text;
+  EXPECT_NE(r.process.err.find("most blocking CUDA time from Python: f_a (" + prog + ":5)"),
+            std::string::npos)
+      << r.process.err;
 }
 
 // A .pysamples file damaged after the run: `gprof-run report` names it and what is wrong, and
