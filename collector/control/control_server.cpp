@@ -126,6 +126,13 @@ std::string StepSourceText(const StepSource& s) {
   return "";
 }
 
+// A capture asked for but not yet applied by the window thread is shown as what it will be: the
+// client that asked has been told it runs.
+ControlState ShownState(const Server* s, ControlState state) {
+  if (state != ControlState::kPaused || s->open_capture < 0) return state;
+  return s->open_is_steps ? ControlState::kWaitingForStep : ControlState::kCapturing;
+}
+
 // A whole number field; absent ("") leaves `*out` at 0.
 bool ParseCount(const std::string& text, uint64_t* out) {
   if (text.empty()) return true;
@@ -153,7 +160,7 @@ bool Handle(Server* s, Client* c, const Message& req) {
                  {"session", s->identity.session},
                  {"program", s->identity.program},
                  {"command", s->identity.command},
-                 {"state", StateName(st.state)},
+                 {"state", StateName(ShownState(s, st.state))},
                  {"captures", std::to_string(st.windows_saved)},
                  {"output_dir", s->identity.output_dir},
                  {"step", StepSourceText(s->config.step)}};

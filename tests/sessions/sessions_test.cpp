@@ -50,6 +50,22 @@ std::string StandInCupti() { return StandInLibDir() + "/libcupti.so.13"; }
     }                                                                  \
   } while (0)
 
+// The pid of the process whose command line starts with `exe` (any, when "") and holds `arg`,
+// waiting up to 10 s for it to appear; -1 when none does.
+long PidWithArgument(const std::string& arg, const std::string& exe = "") {
+  for (int i = 0; i < 1000; ++i) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator("/proc", ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      const std::string cmd = ReadFile("/proc/" + name + "/cmdline");
+      if (cmd.find(arg) != std::string::npos && cmd.rfind(exe, 0) == 0) return std::stol(name);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return -1;
+}
+
 // One service under gprof-run --start-paused, run on a thread of the test.
 class Service {
  public:
@@ -129,21 +145,7 @@ class Service {
     return result_;
   }
   // The service's pid once it runs (its count file is written by it; /proc tells its pid).
-  long PlainPid() const {
-    for (int i = 0; i < 1000; ++i) {
-      std::error_code ec;
-      for (const auto& e : fs::directory_iterator("/proc", ec)) {
-        const std::string name = e.path().filename().string();
-        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-        const std::string cmd = ReadFile("/proc/" + name + "/cmdline");
-        if (cmd.find(stop_) != std::string::npos && cmd.find(GPROF_SERVICE_PROG) == 0) {
-          return std::stol(name);
-        }
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return -1;
-  }
+  long PlainPid() const { return PidWithArgument(stop_, GPROF_SERVICE_PROG); }
   std::string nvtx_file() const { return root_ + "/nvtx"; }
   const std::string& out() const { return out_; }
   const std::string& xdg() const { return xdg_; }
@@ -523,15 +525,7 @@ TEST(Attach, PythonBefore314SaysWhyTorchOpsStayOff) {
   for (int i = 0; i < 1000 && !fs::exists(ready); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  long pid = -1;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator("/proc", ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.find_first_not_of("0123456789") == std::string::npos &&
-        ReadFile("/proc/" + name + "/cmdline").find(ready) != std::string::npos) {
-      pid = std::stol(name);
-    }
-  }
+  const long pid = PidWithArgument(ready);
   ProcessResult r;
   if (pid > 0) {
     r = RunProcess({LauncherPath(), "attach", std::to_string(pid), "--duration", "100ms", "-o",
@@ -598,15 +592,7 @@ TEST(Attach, RefusesAProcessWhoseCuptiAnotherToolHoldsNamingIt) {
   for (int i = 0; i < 1000 && !fs::exists(stop + ".ready"); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  long pid = -1;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator("/proc", ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.find_first_not_of("0123456789") == std::string::npos &&
-        ReadFile("/proc/" + name + "/cmdline").find(stop) != std::string::npos) {
-      pid = std::stol(name);
-    }
-  }
+  const long pid = PidWithArgument(stop);
   ProcessResult r;
   if (pid > 0) {
     std::vector<std::string> argv = {LauncherPath(), "attach", std::to_string(pid), "--duration",
