@@ -136,6 +136,15 @@ int RenderCapture(const std::string& dump_path, bool partial, const ControlArgs&
   return s.rendered == 1 ? 0 : 1;
 }
 
+// The `capture` request of `a` (--duration or --steps).
+control::Message CaptureRequest(const ControlArgs& a) {
+  control::Message request;
+  request.verb = "capture";
+  if (a.duration_ns > 0) request.fields["duration_ns"] = std::to_string(a.duration_ns);
+  if (a.steps > 0) request.fields["steps"] = std::to_string(a.steps);
+  return request;
+}
+
 // Sends `request` to `a.target`'s session and returns its first reply in `*reply`.
 std::string Ask(const ControlArgs& a, const control::Message& request, SessionInfo* session,
                 ControlConnection* c, control::Message* reply) {
@@ -313,10 +322,7 @@ int AttachCommand(const std::vector<std::string>& args) {
   if (const std::string gpu = session.status.Get("gpu"); !gpu.empty() && gpu != "collected") {
     return Fail("GPU collection is off in process " + a.target + ": " + gpu);
   }
-  control::Message request;
-  request.verb = "capture";
-  if (a.duration_ns > 0) request.fields["duration_ns"] = std::to_string(a.duration_ns);
-  if (a.steps > 0) request.fields["steps"] = std::to_string(a.steps);
+  const control::Message request = CaptureRequest(a);
   ControlConnection c;
   control::Message reply;
   if (std::string why = Ask(a, request, &session, &c, &reply); !why.empty()) return Fail(why);
@@ -357,10 +363,7 @@ int CaptureCommand(const std::vector<std::string>& args) {
   }
   ControlArgs a;
   if (std::string why = ParseControlArgs(args, "do", &a); !why.empty()) return Usage(why);
-  control::Message request;
-  request.verb = "capture";
-  if (a.duration_ns > 0) request.fields["duration_ns"] = std::to_string(a.duration_ns);
-  if (a.steps > 0) request.fields["steps"] = std::to_string(a.steps);
+  const control::Message request = CaptureRequest(a);
   SessionInfo session;
   ControlConnection c;
   control::Message reply;
