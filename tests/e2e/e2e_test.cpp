@@ -179,6 +179,7 @@ TEST(MainJob, PythonSamplingOfAPurePythonProgram) {
   EXPECT_EQ(CheckEveryTrace(r.dir), 1);
 }
 
+#ifdef GPROF_HAVE_STANDIN
 // The Python line behind GPU synchronization: a Python program calls cudaDeviceSynchronize
 // (through ctypes, on the stand-in, each call taking 2 ms of host time: CUDASIM_API_NS) six times
 // from f_a and twice from f_b; sampled at 1 kHz, python_syncs.txt names both lines, f_a first.
@@ -227,6 +228,7 @@ TEST(MainJob, PythonSyncsNameBothPythonLinesThatSynchronize) {
             std::string::npos)
       << r.process.err;
 }
+#endif  // GPROF_HAVE_STANDIN
 
 // A .pysamples file damaged after the run: `gprof-run report` names it and what is wrong, and
 // renders the dump as without samples (the trace has no python_function slices).
