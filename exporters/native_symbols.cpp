@@ -26,7 +26,7 @@ std::string Hex(uint64_t v) {
   return buf;
 }
 
-std::string Demangle(const char* name) {
+[[maybe_unused]] std::string Demangle(const char* name) {
   int status = 0;
   char* out = abi::__cxa_demangle(name, nullptr, nullptr, &status);
   if (status != 0 || out == nullptr) return name;

@@ -59,6 +59,9 @@ int FrameIndex(const nlohmann::json& stack, const std::string& function) {
 }
 
 TEST(NativeStacks, SyncEventsCarryStacksNamingMiddleOuterMainInnermostFirst) {
+#ifndef GPROF_HAVE_LIBDW
+  GTEST_SKIP() << "gprof-run built without libdw: frames are module+offset, not names";
+#endif
   const StackRun r = ProfileStackProg("sync", "stacks_sync");
   ASSERT_EQ(r.process.exit_code, 0) << r.process.err;
   ASSERT_FALSE(r.trace.is_null()) << r.process.err;
