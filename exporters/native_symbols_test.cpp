@@ -61,6 +61,19 @@ TEST(NativeSymbols, AFunctionAddressOfThisBinarySymbolizesToItsName) {
   EXPECT_FALSE(s.InRuntimeModule(pc));
 }
 
+TEST(NativeSymbols, AModuleWhoseBuildIdDiffersFromTheRunIsNotSymbolized) {
+  if (!NativeSymbolsAvailable()) GTEST_SKIP() << "built without libdw";
+  Profile p = SelfProfile();
+  ASSERT_FALSE(p.modules.empty());
+  // The executable (first module) as if rebuilt since the run: another build id was recorded.
+  p.modules[0].build_id = p.strings.Intern("00112233445566778899aabbccddeeff00112233");
+  NativeSymbolizer s(p);
+  const auto pc = reinterpret_cast<uint64_t>(&StackSymbolTargetFunction) + 1;
+  const std::string frame = s.Frame(pc);
+  EXPECT_EQ(frame.find("StackSymbolTargetFunction"), std::string::npos) << frame;
+  EXPECT_NE(frame.find("+0x"), std::string::npos) << frame;
+}
+
 TEST(NativeSymbols, AnAddressOutsideEveryModuleStaysHex) {
   const Profile p = SelfProfile();
   NativeSymbolizer s(p);
