@@ -45,7 +45,8 @@ struct LaunchParams {  // what __cudaLaunchKernel's functionParams points to (se
 };
 
 // Calls `cb` like CUPTI does for `pairs` launches; returns seconds.
-double Run(CUpti_CallbackFunc cb, void* userdata, long pairs, uint32_t first_corr, bool nested) {
+double Run(CUpti_CallbackFunc cb, void* userdata, long pairs, uint32_t first_corr, bool nested,
+           CUpti_CallbackId cbid = CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000) {
   LaunchParams params{};
   int rc = 0;
   uint64_t corr_data = 0;
@@ -63,7 +64,7 @@ double Run(CUpti_CallbackFunc cb, void* userdata, long pairs, uint32_t first_cor
   for (long i = 0; i < pairs; ++i) {
     rt.correlationId = first_corr + static_cast<uint32_t>(i) * 2;
     rt.callbackSite = CUPTI_API_ENTER;
-    cb(userdata, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, &rt);
+    cb(userdata, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &rt);
     if (nested) {
       drv.correlationId = rt.correlationId + 1;
       drv.callbackSite = CUPTI_API_ENTER;
@@ -72,9 +73,18 @@ double Run(CUpti_CallbackFunc cb, void* userdata, long pairs, uint32_t first_cor
       cb(userdata, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &drv);
     }
     rt.callbackSite = CUPTI_API_EXIT;
-    cb(userdata, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, &rt);
+    cb(userdata, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &rt);
   }
   return bench::NowSeconds() - t0;
+}
+
+// Run() from `depth` extra frames down (noinline recursion), for the stack walk's per-frame cost.
+__attribute__((noinline)) double Deep(int depth, CUpti_CallbackFunc cb, void* userdata, long pairs,
+                                      uint32_t first_corr, CUpti_CallbackId cbid) {
+  if (depth == 0) return Run(cb, userdata, pairs, first_corr, false, cbid);
+  const double t = Deep(depth - 1, cb, userdata, pairs, first_corr, cbid);
+  g_sink = g_sink + 1;  // not a tail call: keeps each frame
+  return t;
 }
 
 double Median(std::vector<double> v) {
@@ -124,6 +134,27 @@ int main(int argc, char** argv) {
                               corr, false);
     clock_only.push_back((clocks - base) * 1e9 / static_cast<double>(pairs));
   }
+  // Figure 13: stack captured (cudaDeviceSynchronize, selected) vs recorded but not selected
+  // (the launch), same loop, at the bench's depth and 24 frames deeper.
+  constexpr CUpti_CallbackId kSync = CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020;
+  constexpr CUpti_CallbackId kLaunch = CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000;
+  const long stack_pairs = std::max<long>(pairs / 10, 1000);
+  std::vector<double> stack_shallow, stack_deep, unselected_deep;
+  for (int r = 0; r < rounds; ++r) {
+    for (int depth : {0, 24}) {
+      const double without = Deep(depth, gprof_cb, userdata, stack_pairs, corr, kLaunch);
+      corr += static_cast<uint32_t>(stack_pairs) * 2;
+      collector::ResetHostRecords();
+      const double with = Deep(depth, gprof_cb, userdata, stack_pairs, corr, kSync);
+      corr += static_cast<uint32_t>(stack_pairs) * 2;
+      collector::ResetHostRecords();
+      const double per = (with - without) * 1e9 / static_cast<double>(stack_pairs);
+      (depth == 0 ? stack_shallow : stack_deep).push_back(per);
+      if (depth == 24) {
+        unselected_deep.push_back(without * 1e9 / static_cast<double>(stack_pairs));
+      }
+    }
+  }
   const uint64_t dropped = collector::HostRecordsDropped();
   const double med = Median(plain);
   char buf[64];
@@ -135,6 +166,14 @@ int main(int argc, char** argv) {
   std::snprintf(buf, sizeof(buf), "%.1f ns", Median(clock_only));
   bench::PrintFigure("2c", "for scale: a callback that only reads the clock (enter+exit)", buf, "-",
                      "INFO");
+  std::snprintf(buf, sizeof(buf), "+%.1f ns", Median(stack_shallow));
+  bench::PrintFigure("13", "native stack on a selected call (sync), over not selected (~6 frames)",
+                     buf, "-", "INFO");
+  std::snprintf(buf, sizeof(buf), "+%.1f ns", Median(stack_deep));
+  bench::PrintFigure("13b", "same from 24 frames deeper (~30 frames walked)", buf, "-", "INFO");
+  std::snprintf(buf, sizeof(buf), "%.1f ns", Median(unselected_deep));
+  bench::PrintFigure("13c", "for scale: the not-selected pair (launch), whole callback cost", buf,
+                     "-", "INFO");
   if (dropped != 0) std::fprintf(stderr, "warning: %llu host records dropped\n",
                                  static_cast<unsigned long long>(dropped));
   return 0;

@@ -43,6 +43,8 @@ CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, con
   const int d = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? 0 : 1;
   if (d == 0 && cbid == CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000) {
     *name = "__cudaLaunchKernel_v13000";
+  } else if (d == 0 && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020) {
+    *name = "cudaDeviceSynchronize_v3020";  // figure 13: selected by GPROF_BACKTRACE=sync
   } else {
     std::snprintf(names[d][cbid], sizeof(names[d][cbid]), "%sApi%u", d == 0 ? "cuda" : "cu", cbid);
     *name = names[d][cbid];

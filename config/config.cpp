@@ -60,6 +60,10 @@ const std::vector<ConfigKey>& KeyTable() {
     {"GPROF_API_FILTER", ConfigType::kSpec, "default",
      "default|all|none, then ,+NAME or ,-NAME to add or drop single APIs "
      "(e.g. default,+cudaGetDevice,-cudaEventQuery). default drops polling and getter calls."},
+    {"GPROF_BACKTRACE", ConfigType::kSpec, "sync,alloc",
+     "none, or a comma list of sync, alloc, memcpy, launch: the CUDA API calls of those groups "
+     "carry the program's native call stack (frame pointers; trace args.stack, `gprof-run stats "
+     "--report cuda_api_stack_sum`; docs/STACKS.md)."},
     {"GPROF_ACTIVITY_BUFFER_KIB", ConfigType::kUint, "8192",
      "Size of one CUPTI activity buffer in KiB (64..262144)."},
     {"GPROF_ACTIVITY_POOL", ConfigType::kUint, "64",
@@ -350,6 +354,33 @@ struct Parser {
     c.capture.kind = CaptureRange::Kind::kControl;
   }
 
+  void BacktraceKey() {
+    const std::string* v = Get("GPROF_BACKTRACE");
+    if (v == nullptr) return;
+    if (*v == "none") {
+      result.config.backtrace = 0;
+      return;
+    }
+    uint8_t bits = 0;
+    std::string_view rest = *v;
+    while (true) {
+      const size_t comma = rest.find(',');
+      const std::string_view item = rest.substr(0, comma);
+      if (item == "sync") bits |= kBacktraceSync;
+      else if (item == "alloc") bits |= kBacktraceAlloc;
+      else if (item == "memcpy") bits |= kBacktraceMemcpy;
+      else if (item == "launch") bits |= kBacktraceLaunch;
+      else {
+        Error("GPROF_BACKTRACE", *v,
+              "expected none or a comma list of sync, alloc, memcpy, launch (e.g. sync,alloc)");
+        return;
+      }
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+    result.config.backtrace = bits;
+  }
+
   void UnknownKeys() {
     for (const auto& [key, value] : env) {
       if (key.rfind("GPROF_", 0) != 0) continue;
@@ -417,6 +448,7 @@ ParseResult ParseConfig(const std::map<std::string, std::string>& env) {
   }
   p.Uint("GPROF_PYTHON_SAMPLING", 0, 2000, &c.python_sampling_hz);
   p.ApiFilterKey();
+  p.BacktraceKey();
   p.Uint("GPROF_ACTIVITY_BUFFER_KIB", 64, 262144, &c.activity_buffer_kib);
   p.Uint("GPROF_ACTIVITY_POOL", 2, 65536, &c.activity_pool_buffers);
   p.Uint("GPROF_HOST_BUFFER_MIB", 1, 65536, &c.host_buffer_mib);

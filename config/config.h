@@ -58,6 +58,14 @@ struct CaptureRange {
   uint64_t duration_ns = 0;   // --duration (0 = until the end)
 };
 
+// Which CUDA API calls get a native call stack (GPROF_BACKTRACE, docs/STACKS.md): a bit per group.
+enum BacktraceGroup : uint8_t {
+  kBacktraceSync = 1 << 0,    // device/stream/event synchronize
+  kBacktraceAlloc = 1 << 1,   // malloc/free of device, host-pinned and managed memory
+  kBacktraceMemcpy = 1 << 2,  // memcpy and memset
+  kBacktraceLaunch = 1 << 3,  // kernel launches
+};
+
 struct Config {
   std::string output_dir;  // where dumps go; "" = current directory
   LogLevel log_level = LogLevel::kWarn;
@@ -71,6 +79,7 @@ struct Config {
   // Python programs: sampled stacks (read by the Python hook; docs/PYTHON_SAMPLING.md).
   uint32_t python_sampling_hz = 0;  // 0 = off
   ApiFilter api_filter;
+  uint8_t backtrace = kBacktraceSync | kBacktraceAlloc;  // BacktraceGroup bits; 0 = none
   uint32_t activity_buffer_kib = 8 * 1024;  // size of one CUPTI activity buffer
   uint32_t activity_pool_buffers = 64;      // max buffers outstanding at once (bounded pool)
   uint32_t host_buffer_mib = 512;           // cap on host-event memory per process

@@ -160,6 +160,20 @@ TEST(Config, Durations) {
   EXPECT_FALSE(ParseDurationNs("", &ns));
 }
 
+TEST(Config, BacktraceDefaultsToSyncAndAllocAndTakesACommaListOrNone) {
+  EXPECT_EQ(ParseConfig({}).config.backtrace, kBacktraceSync | kBacktraceAlloc);
+  EXPECT_EQ(ParseConfig({{"GPROF_BACKTRACE", "none"}}).config.backtrace, 0);
+  EXPECT_EQ(ParseConfig({{"GPROF_BACKTRACE", "sync"}}).config.backtrace, kBacktraceSync);
+  EXPECT_EQ(ParseConfig({{"GPROF_BACKTRACE", "launch,memcpy"}}).config.backtrace,
+            kBacktraceLaunch | kBacktraceMemcpy);
+  EXPECT_EQ(ParseConfig({{"GPROF_BACKTRACE", "sync,alloc,memcpy,launch"}}).config.backtrace, 15);
+  for (const char* bad : {"", "sync,", ",sync", "all", "none,sync", "Sync"}) {
+    const ParseResult r = ParseConfig({{"GPROF_BACKTRACE", bad}});
+    ASSERT_EQ(r.errors.size(), 1u) << bad;
+    EXPECT_EQ(r.errors[0].key, "GPROF_BACKTRACE");
+  }
+}
+
 TEST(Config, PythonSamplingIsOffByDefaultAndTakesHzUpTo2000) {
   EXPECT_EQ(ParseConfig({}).config.python_sampling_hz, 0u);
   EXPECT_EQ(ParseConfig({{"GPROF_PYTHON_SAMPLING", "0"}}).config.python_sampling_hz, 0u);

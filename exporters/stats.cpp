@@ -13,6 +13,7 @@
 
 #include "exporters/gpu_attribution.h"
 #include "exporters/names.h"
+#include "exporters/native_symbols.h"
 
 namespace gprof {
 namespace {
@@ -81,6 +82,7 @@ std::string Title(std::string_view report) {
   if (report == kMemSize) return "CUDA GPU MemOps Summary (by Size)";
   if (report == kNvtx) return "NVTX Range Summary";
   if (report == kMemoryReportName) return "CUDA Memory Allocations by Owner";
+  if (report == kStackReportName) return "CUDA API Calls by Calling Function";
   return "Per-Step Summary";
 }
 
@@ -203,6 +205,17 @@ void StatsCollector::Add(const Profile& p) {
     mem_bytes_[op].push_back(m.bytes);
   }
   AddMemoryOwners(p, &memory_);
+  if (!p.api_stacks.empty()) {
+    const SymbolizedStacks sym = SymbolizeStacks(p);
+    const ApiStackIndex index(p);
+    for (const ApiCall& c : p.api_calls) {
+      const uint32_t stack = index.StackOf(c.correlation_id);
+      if (stack == kNoStack || stack >= sym.top_user_function.size()) continue;
+      std::string frame = sym.top_user_function[stack];
+      if (frame.empty()) frame = "[no frame outside CUDA]";
+      api_stack_[{names.ApiCallName(c), frame}].push_back(Duration(c.start_ns, c.end_ns));
+    }
+  }
   for (const HostRange& r : p.ranges) {
     const std::string style = (r.flags & kRangeStartEnd) ? "StartEnd" : "PushPop";
     nvtx_[{RangeName(p, r), style}].push_back(Duration(r.start_ns, r.end_ns));
@@ -279,6 +292,29 @@ StatsTable StatsCollector::Table(std::string_view report) const {
     for (const StepRow& s : Steps()) {
       t.rows.push_back({uint64_t{s.number}, uint64_t{s.pid}, s.wall_ns, s.gpu_busy_ns,
                         s.gpu_busy_percent, s.kernels});
+    }
+    return t;
+  }
+  if (report == kStackReportName) {
+    // Ordered by total time, then API name and frame (the map's order, kept by stable_sort).
+    t.columns = {{"Time (%)", C::kFixed}, {"Total Time (ns)", C::kInt}, {"Num Calls", C::kInt},
+                 {"Avg (ns)", C::kFixed}, {"Name", C::kText},           {"Caller", C::kText}};
+    struct Row {
+      const std::pair<std::string, std::string>* key;
+      SampleSummary s;
+    };
+    std::vector<Row> rows;
+    uint64_t all = 0;
+    for (const auto& [key, samples] : api_stack_) {
+      std::vector<uint64_t> copy = samples;
+      rows.push_back({&key, SummarizeSamples(&copy)});
+      all += rows.back().s.total;
+    }
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const Row& a, const Row& b) { return a.s.total > b.s.total; });
+    for (const Row& r : rows) {
+      const double percent = all == 0 ? 0.0 : 100.0 * static_cast<double>(r.s.total) / all;
+      t.rows.push_back({percent, r.s.total, r.s.count, r.s.avg, r.key->first, r.key->second});
     }
     return t;
   }

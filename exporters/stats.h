@@ -44,6 +44,9 @@ namespace gprof {
 // The five nsys report names, in the order `stats` prints them by default.
 const std::vector<std::string_view>& StatsReportNames();
 inline constexpr std::string_view kStepReportName = "step_sum";
+// On request: CUDA API calls with a native stack (GPROF_BACKTRACE) per (API name, the stack's
+// first function outside CUDA's and gprof-run's libraries): count and total time, by time.
+inline constexpr std::string_view kStackReportName = "cuda_api_stack_sum";
 
 struct SampleSummary {
   uint64_t count = 0;
@@ -120,6 +123,7 @@ class StatsCollector {
   std::map<std::pair<std::string, std::string>, std::vector<uint64_t>> nvtx_;  // (name, style)
   std::vector<StepRow> steps_;
   std::map<std::string, MemoryOwnerRow> memory_;
+  std::map<std::pair<std::string, std::string>, std::vector<uint64_t>> api_stack_;  // (API, frame)
 };
 
 // Text outputs of several tables. Table: nsys's console layout (" ** Title (name):", a header,

@@ -360,3 +360,49 @@ TEST(StatsFormat, JsonParsesWithReportsKeyedByName) {
 
 }  // namespace
 }  // namespace gprof
+
+namespace gprof {
+namespace {
+
+// cuda_api_stack_sum by hand: cudaDeviceSynchronize (cbid 165) x3 and cudaMalloc (cbid 20) x1.
+// Modules (files that do not exist, so frames are module+offset): libcudart [0x3000,0x4000),
+// app [0x7000,0x8000) at bias 0x7000. Stack 0: cudart, app+0x100, app+0x200; stack 1: cudart,
+// app+0x300. Calls 1 (100 ns) and 2 (300 ns) have stack 0, call 3 (1000 ns) stack 1, the malloc
+// (50 ns) stack 0, and call 5 (7 ns) none. Rows by total time: (sync, app+0x300) 1000 ns x1,
+// (sync, app+0x100) 400 ns x2, (malloc, app+0x100) 50 ns x1; 1450 ns in all.
+TEST(StatsApiStackSum, RowsPerApiAndCallerOrderedByTimeWithCounts) {
+  Profile p;
+  p.api_names.push_back({165, ApiDomain::kRuntime, 0, p.strings.Intern("cudaDeviceSynchronize")});
+  p.api_names.push_back({20, ApiDomain::kRuntime, 0, p.strings.Intern("cudaMalloc")});
+  p.api_calls.push_back({t0, t0 + 100, 1, 1, 165, ApiDomain::kRuntime, 0, 0});
+  p.api_calls.push_back({t0 + 200, t0 + 500, 2, 1, 165, ApiDomain::kRuntime, 0, 0});
+  p.api_calls.push_back({t0 + 600, t0 + 1600, 3, 1, 165, ApiDomain::kRuntime, 0, 0});
+  p.api_calls.push_back({t0 + 1700, t0 + 1750, 4, 1, 20, ApiDomain::kRuntime, 0, 0});
+  p.api_calls.push_back({t0 + 1800, t0 + 1807, 5, 1, 165, ApiDomain::kRuntime, 0, 0});
+  p.modules.push_back({p.strings.Intern("/nonexistent/libcudart.so.13"), kNoString, 0x3000,
+                       0x3000, 0x4000});
+  p.modules.push_back({p.strings.Intern("/nonexistent/app"), kNoString, 0x7000, 0x7000, 0x8000});
+  p.stack_pcs = {0x3100, 0x7100, 0x7200, 0x3100, 0x7300};
+  p.stacks = {{0, 3}, {3, 2}};
+  p.api_stacks = {{1, 0}, {2, 0}, {3, 1}, {4, 0}};
+  StatsCollector c;
+  c.Add(p);
+  const StatsTable t = c.Table(kStackReportName);
+  EXPECT_EQ(t.name, "cuda_api_stack_sum");
+  ASSERT_EQ(t.rows.size(), 3u);
+  auto text = [](const StatsCell& cell) { return std::get<std::string>(cell); };
+  auto num = [](const StatsCell& cell) { return std::get<uint64_t>(cell); };
+  EXPECT_EQ(text(t.rows[0][4]), "cudaDeviceSynchronize");
+  EXPECT_EQ(text(t.rows[0][5]), "app+0x300");
+  EXPECT_EQ(num(t.rows[0][1]), 1000u);
+  EXPECT_EQ(num(t.rows[0][2]), 1u);
+  EXPECT_EQ(text(t.rows[1][5]), "app+0x100");
+  EXPECT_EQ(num(t.rows[1][1]), 400u);
+  EXPECT_EQ(num(t.rows[1][2]), 2u);
+  EXPECT_EQ(text(t.rows[2][4]), "cudaMalloc");
+  EXPECT_EQ(num(t.rows[2][1]), 50u);
+  EXPECT_NEAR(std::get<double>(t.rows[0][0]), 100.0 * 1000 / 1450, 1e-9);
+}
+
+}  // namespace
+}  // namespace gprof

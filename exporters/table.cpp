@@ -114,6 +114,12 @@ std::vector<std::string> ProfileNotes(const Profile& p) {
     }
     notes.push_back(CounterLine(value, meaning));
   });
+  if (p.stack_counters.dropped != 0) {
+    // Also in host_events_dropped (the same full buffer); said apart because of what it costs.
+    notes.push_back(CounterLine(p.stack_counters.dropped,
+                                "native stacks (--backtrace) dropped, host buffer full: those CUDA "
+                                "calls show no stack (raise GPROF_HOST_BUFFER_MIB)"));
+  }
   return notes;
 }
 

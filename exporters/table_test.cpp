@@ -226,3 +226,19 @@ TEST(KeyAverages, OnlyChildOfTheSameNameIsFoldedIntoItsParentAsTorchDoes) {
 
 }  // namespace
 }  // namespace gprof
+
+namespace gprof {
+namespace {
+
+TEST(ProfileNotes, DroppedNativeStacksAreSaidWithWhatToDo) {
+  Profile p;
+  EXPECT_TRUE(ProfileNotes(p).empty());
+  p.stack_counters.dropped = 4;
+  const std::vector<std::string> notes = ProfileNotes(p);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].rfind("4 native stacks (--backtrace) dropped", 0), 0u) << notes[0];
+  EXPECT_NE(notes[0].find("GPROF_HOST_BUFFER_MIB"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gprof

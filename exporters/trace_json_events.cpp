@@ -218,8 +218,16 @@ void TraceEventWriter::WriteApi(const PlannedEvent& e) {
   p = PutUint(p, c.correlation_id);
   p = PutRaw(p, ",\"cbid\":");
   p = PutUint(p, c.cbid);
-  p = PutRaw(p, "}}");
+  const std::string* stack = plan_.ApiStackJson(c.correlation_id);
+  if (stack == nullptr) {
+    p = PutRaw(p, "}}");
+    out_.Commit(p);
+    return;
+  }
+  // GPROF_BACKTRACE: the call's native stack (unbounded text, so after the reserved region).
+  p = PutRaw(p, ",\"stack\":");
   out_.Commit(p);
+  out_.Raw(*stack).Raw("}}");
 }
 
 void TraceEventWriter::WriteKernel(const PlannedEvent& e) {

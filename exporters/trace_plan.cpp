@@ -11,8 +11,10 @@
 #include <unordered_map>
 
 #include "exporters/gpu_attribution.h"
+#include "exporters/json_writer.h"
 #include "exporters/lane_packer.h"
 #include "exporters/memory_timeline.h"
+#include "exporters/native_symbols.h"
 
 namespace gprof {
 namespace {
@@ -61,6 +63,36 @@ bool EventBefore(const PlannedEvent& a, const PlannedEvent& b) {
 TracePlan::TracePlan(const Profile& profile) : p_(profile), corr_(profile) {
   ComputeBase();
   Plan();
+}
+
+const std::string* TracePlan::ApiStackJson(uint32_t correlation_id) const {
+  if (p_.api_stacks.empty()) return nullptr;
+  if (!stacks_ready_) {
+    stacks_ready_ = true;
+    stack_refs_ = p_.api_stacks;
+    std::sort(stack_refs_.begin(), stack_refs_.end(),
+              [](const ApiStackRef& a, const ApiStackRef& b) {
+                return a.correlation_id < b.correlation_id;
+              });
+    const SymbolizedStacks sym = SymbolizeStacks(p_);
+    stack_json_.resize(sym.frames.size());
+    for (size_t i = 0; i < sym.frames.size(); ++i) {
+      std::string& out = stack_json_[i];
+      out = "[";
+      for (size_t f = 0; f < sym.frames[i].size(); ++f) {
+        if (f != 0) out += ',';
+        AppendJsonString(sym.frames[i][f], &out);
+      }
+      out += ']';
+    }
+  }
+  auto it = std::lower_bound(stack_refs_.begin(), stack_refs_.end(), correlation_id,
+                             [](const ApiStackRef& a, uint32_t c) { return a.correlation_id < c; });
+  if (it == stack_refs_.end() || it->correlation_id != correlation_id ||
+      it->stack >= stack_json_.size()) {
+    return nullptr;
+  }
+  return &stack_json_[it->stack];
 }
 
 uint32_t TracePlan::DeviceOfContext(uint32_t context) const {

@@ -109,6 +109,11 @@ class TracePlan {
   // Every (pid, tid) that carries events other than counters, by (pid, tid).
   std::vector<TraceTrack> Tracks() const;
 
+  // The native stack of an API call (GPROF_BACKTRACE) as a JSON array of frame strings,
+  // innermost first (`["middle() (prog.cu:12)","outer()",...]`), or nullptr when it has none.
+  // Symbolized once per plan (native_symbols.h), on the first call.
+  const std::string* ApiStackJson(uint32_t correlation_id) const;
+
   std::string ThreadName(uint32_t tid) const;
   static std::string StreamName(uint32_t stream);
   static std::string StepName(uint32_t number) { return "ProfilerStep#" + std::to_string(number); }
@@ -151,6 +156,10 @@ class TracePlan {
   std::vector<PlannedFlow> flows_;
   std::map<std::pair<uint32_t, uint32_t>, TraceTrack> extra_tracks_;
   uint32_t next_synthetic_tid_ = kFirstSyntheticTid;
+  // ApiStackJson's lazily built tables: the stack index, and each stack's JSON text.
+  mutable bool stacks_ready_ = false;
+  mutable std::vector<ApiStackRef> stack_refs_;  // sorted by correlation id
+  mutable std::vector<std::string> stack_json_;
 };
 
 }  // namespace gprof

@@ -39,6 +39,10 @@ const std::vector<FlagSpec> kFlags = {
      "flag 1000): stacks.folded (flame graph input) and python_function slices in the trace."},
     {"api-filter", 0, "GPROF_API_FILTER", "SPEC",
      "", "default|all|none, then ,+NAME / ,-NAME to add or drop single APIs."},
+    {"backtrace", 0, "GPROF_BACKTRACE", "LIST", "",
+     "none, or a comma list of sync, alloc, memcpy, launch (default sync,alloc): those CUDA API "
+     "calls carry the program's native call stack (trace args.stack, stats report "
+     "cuda_api_stack_sum; docs/STACKS.md)."},
     {"activity-buffer-kib", 0, "GPROF_ACTIVITY_BUFFER_KIB", "N", "",
      "Size of one CUPTI activity buffer in KiB (64..262144)."},
     {"activity-pool", 0, "GPROF_ACTIVITY_POOL", "N", "",

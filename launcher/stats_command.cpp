@@ -23,8 +23,9 @@ constexpr const char* kStatsUsage =
     "dump, or its window dumps summed when it has none) or of one .gpdump file, on stdout.\n"
     "Reports: cuda_api_sum, cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum,\n"
     "nvtx_sum (default: all five), and memory_sum (CUDA allocations and frees per owning NVTX\n"
-    "range or API call: count, MB, largest, peak in use). --by-step adds step_sum (per step:\n"
-    "wall time, GPU busy, kernels); alone it prints only that.\n"
+    "range or API call: count, MB, largest, peak in use), cuda_api_stack_sum (CUDA calls with a\n"
+    "native stack, --backtrace, per API and calling function: count, total time). --by-step adds\n"
+    "step_sum (per step: wall time, GPU busy, kernels); alone it prints only that.\n"
     "Exit: 0 ok, 1 no dump or a dump could not be read, 2 usage error.\n";
 
 int Usage(const std::string& message) {
@@ -54,6 +55,7 @@ int StatsCommand(const std::vector<std::string>& args) {
         const std::string name = value.substr(start, comma - start);
         std::vector<std::string_view> known = StatsReportNames();
         known.push_back(kMemoryReportName);
+        known.push_back(kStackReportName);
         if (std::find(known.begin(), known.end(), name) == known.end()) {
           std::string list;
           for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);

@@ -22,7 +22,8 @@ constexpr char kEndMagic[8] = {'G', 'P', 'R', 'O', 'F', 'E', 'N', 'D'};
 enum SectionTag : uint32_t {
   kInfo = 1, kCounters, kStrings, kDomains, kThreads, kDevices, kRanges, kMarks, kApiCalls,
   kLaunchConfigs, kKernels, kMemcpys, kMemsets, kSyncs, kMemoryOps, kOverheads, kSteps, kApiNames,
-  kCollectorCost, kEnd = 0xffffffffu,
+  kCollectorCost, kStacks, kStackPcs, kApiStacks, kModules, kStackCounters,
+  kEnd = 0xffffffffu,
 };
 
 // The section of each GPU record kind (GpuKind order); the values are part of the file format.
@@ -272,6 +273,15 @@ std::string WriteDump(const Profile& p, const std::string& path) {
   ForEachGpuKind(p, [&](GpuKind kind, const auto& records) { s.Section(SectionOf(kind), records); });
   s.Section(kSteps, p.steps);
   s.Section(kApiNames, p.api_names);
+  // Native stacks: absent (not empty) when there are none, so a dump without them is unchanged.
+  if (!p.api_stacks.empty() || !p.stacks.empty() || !p.modules.empty() ||
+      p.stack_counters.captured != 0 || p.stack_counters.dropped != 0) {
+    s.Section(kStacks, p.stacks);
+    s.Section(kStackPcs, p.stack_pcs);
+    s.Section(kApiStacks, p.api_stacks);
+    s.Section(kModules, p.modules);
+    s.Section(kStackCounters, std::vector<StackCounters>{p.stack_counters});
+  }
   const uint64_t hash = s.hash();
   s.Pod(static_cast<uint32_t>(kEnd));
   s.Pod(uint32_t{0});
@@ -394,6 +404,20 @@ bool ParseDump(std::span<const char> data, const std::string& name, Profile* p,
       case kApiNames:
         ok = TakeSection(payload, record_size, count, &result.api_names, &why);
         break;
+      case kStacks: ok = TakeSection(payload, record_size, count, &result.stacks, &why); break;
+      case kStackPcs:
+        ok = TakeSection(payload, record_size, count, &result.stack_pcs, &why);
+        break;
+      case kApiStacks:
+        ok = TakeSection(payload, record_size, count, &result.api_stacks, &why);
+        break;
+      case kModules: ok = TakeSection(payload, record_size, count, &result.modules, &why); break;
+      case kStackCounters: {
+        std::vector<StackCounters> sc;
+        ok = TakeSection(payload, record_size, count, &sc, &why) && sc.size() == 1;
+        if (ok) result.stack_counters = sc[0];
+        break;
+      }
       default: break;  // a section this version does not know: skip it (same format version)
     }
     if (!ok) {

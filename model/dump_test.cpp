@@ -327,3 +327,120 @@ TEST(Dump, EveryGpuRecordKindRoundTrips) {
 
 }  // namespace
 }  // namespace gprof
+
+namespace gprof {
+namespace {
+
+std::string StackTestPath(const char* tag) {
+  return testing::TempDir() + "/" + tag + "." + std::to_string(::getpid()) + kDumpExtension;
+}
+
+std::string ReadStackDumpError(const std::string& path) {
+  Profile back;
+  std::string error;
+  EXPECT_FALSE(ReadDump(path, &back, &error));
+  return error;
+}
+
+// Two calls sharing one stack and a third with its own: the stack table, its PCs, the per-call
+// references, the module map and the counters all come back as written.
+Profile StackProfile() {
+  Profile p;
+  p.api_calls.push_back({100, 200, 7, 1, 165, ApiDomain::kRuntime, 0, 0});
+  p.api_calls.push_back({300, 400, 8, 1, 165, ApiDomain::kRuntime, 0, 0});
+  p.api_calls.push_back({500, 600, 9, 1, 20, ApiDomain::kRuntime, 0, 0});
+  p.stack_pcs = {0x401010, 0x401020, 0x401030, 0x7f0000001234};
+  p.stacks = {{0, 3}, {3, 1}};
+  p.api_stacks = {{7, 0}, {8, 0}, {9, 1}};
+  p.modules.push_back({p.strings.Intern("/usr/bin/prog"), p.strings.Intern("abcdef01"), 0,
+                       0x400000, 0x402000});
+  p.modules.push_back({p.strings.Intern("/lib/libcudart.so.13"), kNoString, 0x7f0000000000,
+                       0x7f0000000000, 0x7f0000100000});
+  p.stack_counters = {3, 2};
+  return p;
+}
+
+TEST(DumpStacks, StackTablePcsCallRefsModulesAndCountersRoundTrip) {
+  const std::string path = StackTestPath("stacks");
+  const Profile p = StackProfile();
+  ASSERT_EQ(WriteDump(p, path), "");
+  Profile back;
+  std::string error;
+  ASSERT_TRUE(ReadDump(path, &back, &error)) << error;
+  EXPECT_EQ(back.stack_pcs, p.stack_pcs);
+  ASSERT_EQ(back.stacks.size(), 2u);
+  EXPECT_EQ(back.stacks[0].first_pc, 0u);
+  EXPECT_EQ(back.stacks[0].depth, 3u);
+  EXPECT_EQ(back.stacks[1].first_pc, 3u);
+  EXPECT_EQ(back.stacks[1].depth, 1u);
+  ASSERT_EQ(back.api_stacks.size(), 3u);
+  EXPECT_EQ(back.api_stacks[1].correlation_id, 8u);
+  EXPECT_EQ(back.api_stacks[1].stack, 0u);
+  EXPECT_EQ(back.api_stacks[2].stack, 1u);
+  ASSERT_EQ(back.modules.size(), 2u);
+  EXPECT_EQ(back.strings.Get(back.modules[0].path), "/usr/bin/prog");
+  EXPECT_EQ(back.strings.Get(back.modules[0].build_id), "abcdef01");
+  EXPECT_EQ(back.modules[1].bias, 0x7f0000000000u);
+  EXPECT_EQ(back.modules[1].end, 0x7f0000100000u);
+  EXPECT_EQ(back.stack_counters.captured, 3u);
+  EXPECT_EQ(back.stack_counters.dropped, 2u);
+  std::remove(path.c_str());
+}
+
+TEST(DumpStacks, AProfileWithoutStacksReadsBackWithNone) {
+  const std::string path = StackTestPath("nostacks");
+  Profile p;
+  p.api_calls.push_back({100, 200, 7, 1, 165, ApiDomain::kRuntime, 0, 0});
+  ASSERT_EQ(WriteDump(p, path), "");
+  Profile back;
+  std::string error;
+  ASSERT_TRUE(ReadDump(path, &back, &error)) << error;
+  EXPECT_TRUE(back.stacks.empty());
+  EXPECT_TRUE(back.api_stacks.empty());
+  EXPECT_TRUE(back.modules.empty());
+  std::remove(path.c_str());
+}
+
+TEST(DumpStacks, CheckProfileRejectsStackIndicesPastTheirTables) {
+  const std::string path = StackTestPath("badstacks");
+  {
+    Profile p = StackProfile();
+    p.api_stacks[2].stack = 2;  // 2 stacks: index 2 is past the table
+    ASSERT_EQ(WriteDump(p, path), "");
+    EXPECT_NE(ReadStackDumpError(path).find("API stack 2 refers"), std::string::npos);
+  }
+  {
+    Profile p = StackProfile();
+    p.api_stacks[0].stack = kNoStack;  // stored refs always name a stack
+    ASSERT_EQ(WriteDump(p, path), "");
+    EXPECT_NE(ReadStackDumpError(path).find("API stack 0 refers"), std::string::npos);
+  }
+  {
+    Profile p = StackProfile();
+    p.stacks[1] = {3, 2};  // PCs 3..4 of 4
+    ASSERT_EQ(WriteDump(p, path), "");
+    EXPECT_NE(ReadStackDumpError(path).find("stack 1 refers"), std::string::npos);
+  }
+  {
+    Profile p = StackProfile();
+    p.stacks[1] = {0xffffffffu, 2};  // first_pc + depth overflows u32
+    ASSERT_EQ(WriteDump(p, path), "");
+    EXPECT_NE(ReadStackDumpError(path).find("stack 1 refers"), std::string::npos);
+  }
+  {
+    Profile p = StackProfile();
+    p.stacks[0].depth = 0;
+    ASSERT_EQ(WriteDump(p, path), "");
+    EXPECT_NE(ReadStackDumpError(path).find("stack 0 refers"), std::string::npos);
+  }
+  {
+    Profile p = StackProfile();
+    p.modules[1].path = 999;
+    ASSERT_EQ(WriteDump(p, path), "");
+    EXPECT_NE(ReadStackDumpError(path).find("module 1 refers"), std::string::npos);
+  }
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace gprof

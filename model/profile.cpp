@@ -81,6 +81,20 @@ std::string CheckProfile(const Profile& p) {
     // An unknown launch config is allowed: the exporters show such a kernel on device 0.
     if (bad_string(p.kernels[i].name)) return fail("kernel", i);
   }
+  for (size_t i = 0; i < p.stacks.size(); ++i) {
+    const NativeStack& st = p.stacks[i];
+    if (st.depth == 0 || st.depth > kMaxStackDepth || st.first_pc > p.stack_pcs.size() ||
+        st.depth > p.stack_pcs.size() - st.first_pc) {
+      return fail("stack", i);
+    }
+  }
+  for (size_t i = 0; i < p.api_stacks.size(); ++i) {
+    if (p.api_stacks[i].stack >= p.stacks.size()) return fail("API stack", i);
+  }
+  for (size_t i = 0; i < p.modules.size(); ++i) {
+    const ModuleInfo& m = p.modules[i];
+    if (bad_string(m.path) || bad_string(m.build_id) || m.end < m.start) return fail("module", i);
+  }
   return "";
 }
 

@@ -165,6 +165,13 @@ struct Profile : GpuRecords {
   std::vector<ApiName> api_names;  // (domain, cbid) -> name for every API in api_calls
   std::vector<LaunchConfig> launch_configs;
   std::vector<Step> steps;
+  // Native stacks (GPROF_BACKTRACE): deduplicated stacks, their PCs, which call has which, and
+  // the modules that place the PCs. Empty when no call was selected.
+  std::vector<NativeStack> stacks;
+  std::vector<uint64_t> stack_pcs;
+  std::vector<ApiStackRef> api_stacks;
+  std::vector<ModuleInfo> modules;
+  StackCounters stack_counters;
 
   Profile();
   bool HasGpuData() const {

@@ -85,6 +85,46 @@ struct ApiName {
 };
 static_assert(sizeof(ApiName) == 8);
 
+// ---- Native call stacks on CUDA API calls (GPROF_BACKTRACE, docs/STACKS.md) ----------------
+
+// Most frames one stack holds (innermost first); deeper stacks are cut at the outermost end.
+inline constexpr uint32_t kMaxStackDepth = 32;
+inline constexpr uint32_t kNoStack = 0xffffffffu;
+
+// One distinct stack: `depth` return addresses at Profile::stack_pcs[first_pc ...], innermost
+// first, as the process saw them (absolute addresses; Profile::modules places them). 8 bytes.
+struct NativeStack {
+  uint32_t first_pc;
+  uint32_t depth;  // 1..kMaxStackDepth
+};
+static_assert(sizeof(NativeStack) == 8);
+
+// The stack of one API call, by its correlation id (unique per call, so this survives every
+// reordering and cut of Profile::api_calls). Calls without an entry have no stack. 8 bytes.
+struct ApiStackRef {
+  uint32_t correlation_id;
+  uint32_t stack;  // index into Profile::stacks (never kNoStack in a stored profile)
+};
+static_assert(sizeof(ApiStackRef) == 8);
+
+// A loaded ELF module at the time the profile was saved (dl_iterate_phdr): where its PT_LOAD
+// segments sit and its load bias, so that an address maps to (module, file address). 32 bytes.
+struct ModuleInfo {
+  StringId path;      // absolute path as the dynamic loader knows it (the executable resolved)
+  StringId build_id;  // hex of the NT_GNU_BUILD_ID note, or kNoString
+  uint64_t bias;      // load bias: file (ELF) address = pc - bias
+  uint64_t start;     // lowest mapped address of its PT_LOAD segments
+  uint64_t end;       // one past the highest
+};
+static_assert(sizeof(ModuleInfo) == 32);
+
+// Stack capture losses and totals (one per profile). 16 bytes.
+struct StackCounters {
+  uint64_t captured = 0;  // API calls that got a stack record
+  uint64_t dropped = 0;   // stack records dropped (host buffer full): those calls show no stack
+};
+static_assert(sizeof(StackCounters) == 16);
+
 // ---- GPU side -------------------------------------------------------------------------------
 
 // Launch attributes shared by many kernel executions, interned so that each Kernel record stays

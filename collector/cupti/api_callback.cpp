@@ -9,6 +9,7 @@
 #include "collector/host/host_clock.h"
 #include "collector/host/host_collection.h"
 #include "collector/host/host_cost.h"
+#include "collector/host/native_stack.h"
 
 namespace gprof::collector::session {
 namespace {
@@ -71,8 +72,15 @@ void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     tables.seen[cbid].store(1, std::memory_order_relaxed);
   }
   // The record has no tid: the thread is implied by the buffer it lands in.
-  AppendApiRecord(start, end, cb->correlationId, static_cast<uint16_t>(cbid),
-                  runtime ? ApiDomain::kRuntime : ApiDomain::kDriver, rc);
+  const bool recorded = AppendApiRecord(start, end, cb->correlationId,
+                                        static_cast<uint16_t>(cbid),
+                                        runtime ? ApiDomain::kRuntime : ApiDomain::kDriver, rc);
+  // GPROF_BACKTRACE: taken at EXIT, after `end` was read, so the walk is not part of the call's
+  // time, and only for calls that were recorded (the stack is the same as at ENTER: this
+  // callback runs inside the API function's frame both times). Skips this callback's frame.
+  if (tables.stack[cbid] != 0 && recorded) [[unlikely]] {
+    AppendApiStackRecord(cb->correlationId, start, 1);
+  }
   SampleHostCost(HostCostKind::kApiCall, end);
 }
 

@@ -1,6 +1,8 @@
 // API filter table (see api_filter.h). Cold code.
 #include "collector/cupti/api_filter.h"
 
+#include <initializer_list>
+
 #include <cupti.h>
 
 #include <algorithm>
@@ -72,6 +74,38 @@ std::vector<uint8_t> BuildApiFilterTable(const ApiFilter& filter,
     }
     // cbid 0 is CUPTI's INVALID id in both domains.
     table[cbid] = (cbid != 0 && record) ? 1 : 0;
+  }
+  return table;
+}
+
+std::vector<uint8_t> BuildBacktraceTable(uint8_t groups, const std::vector<std::string>& names,
+                                         bool runtime) {
+  std::vector<uint8_t> table(names.size(), 0);
+  if (groups == 0) return table;
+  const auto starts = [](std::string_view base, std::initializer_list<std::string_view> prefixes) {
+    for (std::string_view p : prefixes) {
+      if (base.starts_with(p)) return true;
+    }
+    return false;
+  };
+  for (size_t cbid = 1; cbid < names.size(); ++cbid) {
+    const std::string_view base = BaseApiName(names[cbid]);
+    bool selected = false;
+    if ((groups & kBacktraceSync) != 0) {
+      selected = selected || (starts(base, {"cuda", "cu"}) && base.ends_with("Synchronize"));
+    }
+    if ((groups & kBacktraceAlloc) != 0) {
+      selected = selected || starts(base, {"cudaMalloc", "cudaFree", "cudaHostAlloc", "cuMemAlloc",
+                                           "cuMemFree", "cuMemHostAlloc"});
+    }
+    if ((groups & kBacktraceMemcpy) != 0) {
+      selected = selected || starts(base, {"cudaMemcpy", "cudaMemset", "cuMemcpy", "cuMemset"});
+    }
+    if ((groups & kBacktraceLaunch) != 0) {
+      const auto id = static_cast<uint32_t>(cbid);
+      selected = selected || (runtime ? IsRuntimeLaunchCbid(id) : IsDriverLaunchCbid(id));
+    }
+    table[cbid] = selected ? 1 : 0;
   }
   return table;
 }

@@ -44,6 +44,13 @@ using gprof::DisplayApiName;
 std::vector<uint8_t> BuildApiFilterTable(const ApiFilter& filter,
                                          const std::vector<std::string>& names);
 
+// GPROF_BACKTRACE's per-cbid table for one domain: entry cbid is 1 when calls with that id get a
+// native stack (`groups`: BacktraceGroup bits from config.h). `runtime` picks the domain's launch
+// ids. Sync: *Synchronize; alloc: cudaMalloc*/cudaFree*/cudaHostAlloc/cuMemAlloc*/cuMemFree*/
+// cuMemHostAlloc; memcpy: cudaMemcpy*/cudaMemset*/cuMemcpy*/cuMemset*; launch: the launch ids.
+std::vector<uint8_t> BuildBacktraceTable(uint8_t groups, const std::vector<std::string>& names,
+                                         bool runtime);
+
 // Launch-like callback ids (REFERENCE.md §1), for step detection and correlation checks.
 bool IsRuntimeLaunchCbid(uint32_t cbid);
 bool IsDriverLaunchCbid(uint32_t cbid);

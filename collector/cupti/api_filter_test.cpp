@@ -128,5 +128,49 @@ TEST(ApiFilter, LaunchLikeIds) {
   EXPECT_TRUE(IsDriverLaunchCbid(514));
 }
 
+// GPROF_BACKTRACE's table, over a table in CUPTI's spelling: names for sync, alloc and memcpy;
+// the launch group by the real launch cbid.
+std::vector<std::string> StackNames() {
+  std::vector<std::string> names(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 + 1);
+  names[1] = "cudaDeviceSynchronize_v3020";
+  names[2] = "cudaStreamSynchronize_ptsz_v7000";
+  names[3] = "cudaMalloc_v3020";
+  names[4] = "cudaFree_v3020";
+  names[5] = "cudaMemcpy_v3020";
+  names[6] = "cudaGetDevice_v3020";
+  names[7] = "cudaMallocHost_v3020";
+  names[CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000] = "cudaLaunchKernel_v7000";
+  return names;
+}
+
+TEST(BacktraceTable, NoneMarksNothing) {
+  const auto t = BuildBacktraceTable(0, StackNames(), /*runtime=*/true);
+  ASSERT_EQ(t.size(), StackNames().size());
+  for (size_t cbid = 0; cbid < t.size(); ++cbid) EXPECT_EQ(t[cbid], 0) << cbid;
+}
+
+TEST(BacktraceTable, SyncMarksOnlySynchronizeCalls) {
+  const auto t = BuildBacktraceTable(kBacktraceSync, StackNames(), true);
+  EXPECT_EQ(t[0], 0);
+  EXPECT_EQ(t[1], 1);
+  EXPECT_EQ(t[2], 1);  // the _ptsz variant
+  for (size_t cbid = 3; cbid < t.size(); ++cbid) EXPECT_EQ(t[cbid], 0) << cbid;
+}
+
+TEST(BacktraceTable, EachGroupMarksItsCallsAndTheDefaultIsSyncAndAlloc) {
+  const auto alloc = BuildBacktraceTable(kBacktraceAlloc, StackNames(), true);
+  EXPECT_EQ(alloc[3] + alloc[4] + alloc[7], 3);
+  EXPECT_EQ(alloc[1] + alloc[5] + alloc[6], 0);
+  const auto copy = BuildBacktraceTable(kBacktraceMemcpy, StackNames(), true);
+  EXPECT_EQ(copy[5], 1);
+  EXPECT_EQ(copy[3], 0);
+  const auto launch = BuildBacktraceTable(kBacktraceLaunch, StackNames(), true);
+  EXPECT_EQ(launch[CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000], 1);
+  EXPECT_EQ(launch[1] + launch[3] + launch[5], 0);
+  const auto def = BuildBacktraceTable(Config{}.backtrace, StackNames(), true);
+  EXPECT_EQ(def[1] + def[2] + def[3] + def[4] + def[7], 5);
+  EXPECT_EQ(def[5] + def[6] + def[CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000], 0);
+}
+
 }  // namespace
 }  // namespace gprof::collector

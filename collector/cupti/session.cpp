@@ -15,6 +15,7 @@
 #include "collector/cupti/record_structs.h"
 #include "collector/cupti/session_state.h"
 #include "collector/cupti/start_messages.h"
+#include "collector/host/native_stack.h"
 #include "support/clock.h"
 #include "support/log.h"
 
@@ -56,6 +57,7 @@ void BuildDomainTables(const CuptiApi& api, const Config& config) {
       }
     }
     t.record = BuildApiFilterTable(config.api_filter, t.names);
+    t.stack = BuildBacktraceTable(config.backtrace, t.names, d == kRuntime);
     t.seen = std::make_unique<std::atomic<uint8_t>[]>(sizes[d]);
     t.gpu_work.assign(sizes[d], 0);
     for (size_t cbid = 1; cbid < sizes[d]; ++cbid) {
@@ -143,6 +145,7 @@ GpuStartResult Start(const Config& config, bool late) {
                config.activity_pool_buffers);
   g_session = s;
   BuildDomainTables(api, config);
+  if (config.backtrace != 0) WarmNativeStack();  // native_stack.h: first-walk setup, here
 
   // Subscribe first: cuptiActivityRegisterCallbacks and the activity attributes are process-wide,
   // so touching them while another tool (torch.profiler, a DCGM/Kineto daemon) holds CUPTI would

@@ -54,6 +54,8 @@ struct DomainTables {
   std::vector<uint8_t> record;                   // cbid -> 1 when recorded (API filter)
   std::unique_ptr<std::atomic<uint8_t>[]> seen;  // cbid -> 1 once recorded (for api_names)
   std::vector<uint8_t> gpu_work;                 // cbid -> 1 when a call puts work on the GPU
+  std::vector<uint8_t> stack;                    // cbid -> 1 when a call gets a native stack
+                                                 // (GPROF_BACKTRACE; same size as `record`)
 };
 
 struct Session {

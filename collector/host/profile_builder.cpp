@@ -10,6 +10,7 @@
 
 #include "collector/host/api_records.h"
 #include "collector/host/host_clock.h"
+#include "collector/host/native_stack.h"
 #include "collector/host/nvtx_records.h"
 #include "model/torch_op_name.h"
 
@@ -37,6 +38,8 @@ std::string_view TrimPartialUtf8(std::string_view s) {
 // HostRecordsDropped() at the end of the previous BuildHostProfile. Only touched there (one cold
 // thread at a time); constant-initialized, never destroyed.
 uint64_t g_dropped_reported = 0;
+uint64_t g_stacks_captured_reported = 0;  // same for the stack counters
+uint64_t g_stacks_dropped_reported = 0;
 
 }  // namespace
 
@@ -166,6 +169,23 @@ void ProfileBuilder::Add(uint32_t tid, HostRecordType type, uint8_t flags, const
                                             r.return_code});
       return;
     }
+    case HostRecordType::kApiStack: {
+      uint32_t correlation_id = 0, depth = 0;
+      const uint64_t* pcs = nullptr;
+      if (!ReadApiStackRecord(payload, size, &correlation_id, &pcs, &depth)) return;
+      std::string key(reinterpret_cast<const char*>(pcs), depth * sizeof(uint64_t));
+      auto [it, fresh] = stack_ids_.emplace(std::move(key),
+                                            static_cast<uint32_t>(profile_->stacks.size()));
+      if (fresh) {
+        profile_->stacks.push_back(
+            NativeStack{static_cast<uint32_t>(profile_->stack_pcs.size()), depth});
+        const size_t at = profile_->stack_pcs.size();
+        profile_->stack_pcs.resize(at + depth);
+        std::memcpy(profile_->stack_pcs.data() + at, pcs, depth * sizeof(uint64_t));
+      }
+      profile_->api_stacks.push_back(ApiStackRef{correlation_id, it->second});
+      return;
+    }
     case HostRecordType::kThreadHandover:
       return;  // internal to the buffers: never visited
   }
@@ -242,6 +262,15 @@ void BuildHostProfile(Profile* profile, uint64_t end_ns) {
   // (like the CUPTI counters), so that summing the window dumps does not count a drop twice.
   // The reported total lives here because builds are serialized (runtime's flush_mutex).
   TakeHostCost(&profile->collector_cost);
+  // Stack counters are deltas per profile, like the drops below; the module map is taken only
+  // when there are stacks to place (dl_iterate_phdr: cold, but not free).
+  const uint64_t captured = g_api_stacks_captured.load(std::memory_order_relaxed);
+  const uint64_t stacks_dropped = g_api_stacks_dropped.load(std::memory_order_relaxed);
+  profile->stack_counters.captured = captured - g_stacks_captured_reported;
+  profile->stack_counters.dropped = stacks_dropped - g_stacks_dropped_reported;
+  g_stacks_captured_reported = captured;
+  g_stacks_dropped_reported = stacks_dropped;
+  if (!profile->stacks.empty()) CollectModules(profile);
   const uint64_t total = HostRecordsDropped();
   profile->counters.host_events_dropped = total - g_dropped_reported;
   g_dropped_reported = total;

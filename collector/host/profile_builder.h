@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -54,6 +55,7 @@ class ProfileBuilder {
   };
   std::vector<PendingEnd> ends_;  // matched in Finish: an end may be visited before its start
   std::vector<uint32_t> tids_;
+  std::unordered_map<std::string, uint32_t> stack_ids_;  // PC bytes -> index in profile->stacks
 };
 
 // Builds the host part of a profile from everything recorded since the last ResetHostRecords.

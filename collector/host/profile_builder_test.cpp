@@ -13,6 +13,7 @@
 
 #include "collector/host/api_records.h"
 #include "collector/host/host_clock.h"
+#include "collector/host/native_stack.h"
 #include "collector/host/nvtx_records.h"
 #include "collector/host/thread_buffer.h"
 #include "support/clock.h"
@@ -279,6 +280,73 @@ TEST_F(Builder, ApiRecordsBecomeApiCallsOfTheirThread) {
   EXPECT_EQ(call.end_ns, Ns(200));
   ASSERT_EQ(profile_.threads.size(), 2u);  // tid 3 (recorded) and tid 11 (named)
   EXPECT_EQ(profile_.threads[0].tid, 3u);
+}
+
+// A kApiStack record as AppendApiStackRecord lays it out (native_stack.h).
+std::vector<char> StackRecord(uint32_t correlation_id, std::vector<uint64_t> pcs) {
+  const uint32_t payload =
+      static_cast<uint32_t>(sizeof(ApiStackHeader) - sizeof(HostRecordHeader) + pcs.size() * 8);
+  ApiStackHeader h{};
+  h.header = HostRecordHeader{static_cast<uint16_t>(payload), HostRecordType::kApiStack, 0};
+  h.correlation_id = correlation_id;
+  h.start = 1;
+  std::vector<char> record(HostRecordBytes(payload));
+  std::memcpy(record.data(), &h, sizeof h);
+  if (!pcs.empty()) std::memcpy(record.data() + sizeof h, pcs.data(), pcs.size() * 8);
+  return record;
+}
+
+TEST_F(Builder, StackRecordsAreDeduplicatedAndReferencedByCorrelationId) {
+  Feed(3, StackRecord(10, {0x1000, 0x2000, 0x3000}));
+  Feed(3, StackRecord(11, {0x1000, 0x2000, 0x3000}));  // the same stack again
+  Feed(4, StackRecord(12, {0x1000, 0x2000}));          // a prefix is another stack
+  builder_.Finish(Ns(1000));
+  ASSERT_EQ(profile_.stacks.size(), 2u);
+  EXPECT_EQ(profile_.stack_pcs, (std::vector<uint64_t>{0x1000, 0x2000, 0x3000, 0x1000, 0x2000}));
+  EXPECT_EQ(profile_.stacks[0].first_pc, 0u);
+  EXPECT_EQ(profile_.stacks[0].depth, 3u);
+  EXPECT_EQ(profile_.stacks[1].first_pc, 3u);
+  EXPECT_EQ(profile_.stacks[1].depth, 2u);
+  ASSERT_EQ(profile_.api_stacks.size(), 3u);
+  EXPECT_EQ(profile_.api_stacks[0].correlation_id, 10u);
+  EXPECT_EQ(profile_.api_stacks[0].stack, 0u);
+  EXPECT_EQ(profile_.api_stacks[1].stack, 0u);
+  EXPECT_EQ(profile_.api_stacks[2].correlation_id, 12u);
+  EXPECT_EQ(profile_.api_stacks[2].stack, 1u);
+  EXPECT_EQ(CheckProfile(profile_), "");
+}
+
+TEST_F(Builder, MalformedStackRecordsAreIgnored) {
+  std::vector<char> empty = StackRecord(10, {});
+  Feed(3, empty);
+  std::vector<uint64_t> deep(kMaxStackDepth + 1, 0x1000);
+  Feed(3, StackRecord(11, deep));
+  builder_.Finish(Ns(1000));
+  EXPECT_TRUE(profile_.stacks.empty());
+  EXPECT_TRUE(profile_.api_stacks.empty());
+}
+
+// The real capture on this thread: this test's own function is among the frames, innermost
+// frames first (the caller's return address comes before main's).
+volatile uint32_t g_after_capture = 0;
+__attribute__((noinline)) uint32_t CaptureHere(uint64_t* pcs) {
+  const uint32_t n = CaptureNativeStack(pcs, kMaxStackDepth, 0);
+  g_after_capture = g_after_capture + 1;  // not a tail call: CaptureHere keeps its frame
+  return n;
+}
+
+TEST(NativeStack, CaptureIsBoundedAndStartsAtTheCaller) {
+  WarmNativeStack();
+  uint64_t pcs[kMaxStackDepth] = {};
+  const uint32_t n = CaptureHere(pcs);
+  ASSERT_GE(n, 3u);
+  ASSERT_LE(n, kMaxStackDepth);
+  // pcs[0] is the return address inside CaptureHere (just after its call).
+  const auto here = reinterpret_cast<uint64_t>(&CaptureHere);
+  EXPECT_GT(pcs[0], here);
+  EXPECT_LT(pcs[0], here + 256);
+  uint64_t two[2] = {};
+  EXPECT_EQ(CaptureNativeStack(two, 2, 0), 2u);
 }
 
 // Drops `n` host records on a fresh thread (payloads over kMaxHostPayload are refused and counted).

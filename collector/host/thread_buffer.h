@@ -23,7 +23,7 @@
 // Only threads alive at the same time need slots of their own: past kMaxHostThreads live threads,
 // the newcomers' records are dropped and counted (HostRecordsDroppedNoSlot) until one ends.
 //
-// Record layouts are in nvtx_records.h and api_records.h. Every record's payload starts with 4
+// Record layouts are in nvtx_records.h, api_records.h and native_stack.h. Every record's payload starts with 4
 // type-specific bytes followed by the u64 host timestamp (host_clock.h ticks), so the timestamp
 // sits 8-byte aligned at record offset 8; ResetHostRecordsBefore relies on that.
 //
@@ -43,6 +43,7 @@ enum class HostRecordType : uint8_t {
   kNvtxEnd = 4,    // NvtxEndRecord + range id
   kNvtxMark = 5,   // NvtxBeginRecord + extras + inline name
   kApiCall = 7,    // ApiHostRecord (api_records.h)
+  kApiStack = 9,   // ApiStackHeader + PCs (native_stack.h), right after its kApiCall record
   // Internal, never handed to visitors: the slot's chain continues with the records of the thread
   // whose u32 tid is the payload (a new thread took over the slot of one that ended).
   kThreadHandover = 8,
