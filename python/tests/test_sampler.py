@@ -167,10 +167,14 @@ class SamplerTest(unittest.TestCase):
 
     def test_a_thread_holding_the_gil_in_c_does_not_deadlock_and_is_counted(self):
         # ctypes.PyDLL keeps the GIL during the call: for 1 s nobody else runs Python, the
-        # sampler included. It just gets fewer samples and counts the ticks it missed.
+        # sampler included. It just gets fewer samples and counts the ticks it missed. The
+        # program sleeps 0.5 s first (releasing the GIL) so that the sampler thread is running
+        # when the GIL goes: on a loaded machine (the fresh-clone CI) it had not started yet,
+        # and a sampler that starts after the hold has no tick to miss.
         path = self.program("""\
-            import ctypes, sys
+            import ctypes, sys, time
             libc = ctypes.PyDLL(None)
+            time.sleep(0.5)
             print("before", flush=True)
             libc.sleep(1)
             print("after")
