@@ -122,8 +122,10 @@ TEST(FindingsPatterns, HostWorkWithTinyKernelsIsOverheadBoundNeverComputeBound) 
   EXPECT_LE(Ev(*f, "gpu_busy_us"), 80.0);
   EXPECT_GE(Ev(*f, "window_us"), 20 * 2000.0);
   EXPECT_GE(Ev(*f, "host_busy_pct"), 90.0);  // the busy loops fill it, in host_work ranges
+  // Not cold_start: on a machine loaded by other tests step 0 can really be a millisecond slower
+  // (preempted), and then the finding is right (seen twice under ctest -j2 with builds running).
   ExpectAbsent(r, {"compute_bound", "sync", "short_kernels", "heavy_kernel", "pageable_memcpy",
-                   "serialized_copy", "cold_start"});
+                   "serialized_copy"});
 }
 
 // A 2 ms sleep in load_batch before each 1 ms kernel: the GPU waits about 2 ms in step 0 and
