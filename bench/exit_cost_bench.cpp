@@ -8,7 +8,7 @@
 //      (names, launch configurations, records, devices), and every GPU record checked against a
 //      map of the API calls' correlation ids (N/2 entries) to count the unlinked ones and those
 //      that start before their call;
-//   6c CheckGpuAgainstCalls (collector/cupti/gpu_collector.h): every GPU record against its
+//   6c CheckGpuAgainstCalls (model/gpu_checks.h, after MarkLaunchCalls): every GPU record against its
 //      call's start again, and every launch call against the GPU records that arrived;
 //   6d WriteDump (XXH64-checked dump, temp file + rename) into a directory on disk.
 // 6 is their sum, 6e the same in wall time. The batches are built the way the parser builds
@@ -46,6 +46,7 @@
 #include "collector/host/profile_builder.h"
 #include "collector/host/thread_buffer.h"
 #include "model/dump.h"
+#include "model/gpu_checks.h"
 #include "tests/support/packed_buffer.h"
 
 using namespace gprof;
@@ -191,7 +192,8 @@ bool ExitFigures(Profile shape, uint32_t threads, uint64_t init_tick, const std:
     const double t1 = bench::NowSeconds();
     collector::MergeGpuBatches(&ready, &devices, &p);
     const double t2 = bench::NowSeconds();
-    collector::CheckGpuAgainstCalls(&p);
+    collector::MarkLaunchCalls(&p);
+    CheckGpuAgainstCalls(&p);
     const double t3 = bench::NowSeconds();
     const std::string error = WriteDump(p, path);
     const double t4 = bench::NowSeconds();

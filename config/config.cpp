@@ -72,6 +72,11 @@ const std::vector<ConfigKey>& KeyTable() {
     {"GPROF_HOST_BUFFER_MIB", ConfigType::kUint, "512",
      "Most memory for host events (NVTX, API calls) per process, in MiB (1..65536). Events past "
      "it are dropped and counted."},
+    {"GPROF_SEGMENT_SECONDS", ConfigType::kUint, "10",
+     "A whole run writes its dump in segments during the run (0..86400): one every N seconds "
+     "and whenever the host buffer is half full or 64 MiB of GPU records wait, so memory stays "
+     "bounded however long the run, and a killed program leaves its completed segments. 0: one "
+     "segment at exit (GPU records then accumulate in memory until exit)."},
     {"GPROF_CUPTI_LIB", ConfigType::kString, "",
      "Path of the libcupti to use. Default search: a libcupti already loaded, the toolkit gprof "
      "was built with, $CUDA_HOME, then pip's nvidia-cuda-cupti wheels."},
@@ -452,6 +457,7 @@ ParseResult ParseConfig(const std::map<std::string, std::string>& env) {
   p.Uint("GPROF_ACTIVITY_BUFFER_KIB", 64, 262144, &c.activity_buffer_kib);
   p.Uint("GPROF_ACTIVITY_POOL", 2, 65536, &c.activity_pool_buffers);
   p.Uint("GPROF_HOST_BUFFER_MIB", 1, 65536, &c.host_buffer_mib);
+  p.Uint("GPROF_SEGMENT_SECONDS", 0, 86400, &c.segment_seconds);
   p.ScheduleKey();
   p.StepKey();
   p.CaptureKeys();

@@ -59,6 +59,7 @@
 #include "collector/cupti/gpu_drain.h"
 #include "fuzz/fuzz_check.h"
 #include "fuzz/fuzz_input.h"
+#include "model/gpu_checks.h"
 #include "model/profile.h"
 
 namespace gprof::collector {
@@ -571,6 +572,7 @@ void CheckAgainstCalls(Profile* p) {
   for (const ApiCall& c : p->api_calls) {
     if (IsLaunchCall(c) && arrived.count(c.correlation_id) == 0) ++without;
   }
+  MarkLaunchCalls(p);
   CheckGpuAgainstCalls(p);
   GPROF_FUZZ_CHECK(p->counters.gpu_records_before_launch == before_launch);
   GPROF_FUZZ_CHECK(p->counters.gpu_launches_without_records == without);

@@ -49,6 +49,10 @@ const std::vector<FlagSpec> kFlags = {
      "Most CUPTI activity buffers outstanding at once (2..65536)."},
     {"host-buffer-mib", 0, "GPROF_HOST_BUFFER_MIB", "N", "",
      "Most memory for host events per process, in MiB (1..65536)."},
+    {"segment-seconds", 0, "GPROF_SEGMENT_SECONDS", "N", "",
+     "A whole run's dump is written in segments, one every N seconds (default 10) and when "
+     "buffers are half full: bounded memory, and a killed program keeps what was written. 0: "
+     "once, at exit."},
     {"cupti-lib", 0, "GPROF_CUPTI_LIB", "PATH", "", "The libcupti to use (default: search)."},
     {"schedule", 0, "GPROF_SCHEDULE", "SPEC", "",
      "torch.profiler schedule: skip_first=N,wait=N,warmup=N,active=N,repeat=N."},

@@ -21,6 +21,7 @@
 #include "launcher/manifest.h"
 #include "launcher/progress.h"
 #include "launcher/python_stacks.h"
+#include "launcher/recover_dumps.h"
 #include "model/dump.h"
 #include "model/output_file.h"
 
@@ -311,6 +312,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
                               const TraceOptions& traces, bool quiet, std::FILE* err,
                               const HtmlOptions& html, bool export_sqlite,
                               const std::string& only_stem) {
+  RecoverPartialDumps(dir, err);
   if (html.only) return RenderHtmlPages(dir, table_options, err);
   RenderSummary summary;
   Progress progress(err, Progress::IsTerminal(err));
@@ -351,6 +353,10 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
       progress.Print("gprof-run: error: " + error + "; not rendered\n");
       ++summary.failed;
       continue;
+    }
+    if (const std::string text = IncompleteDumpText(profile, d.stem + kDumpExtension);
+        !text.empty()) {
+      progress.Print(text + "\n");
     }
     if (profile.info.rank >= 0) ranked_pids.insert(d.pid);
     const PythonStacks python = LoadPythonStacks(dir, d, is_main, profile, &summary.outputs);

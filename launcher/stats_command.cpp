@@ -9,6 +9,7 @@
 
 #include "exporters/stats.h"
 #include "launcher/commands.h"
+#include "launcher/recover_dumps.h"
 #include "launcher/report.h"
 #include "launcher/subcommand_args.h"
 #include "model/dump.h"
@@ -110,6 +111,9 @@ int StatsCommand(const std::vector<std::string>& args) {
       std::fprintf(stderr, "gprof-run: error: %s; left out of the stats\n", error.c_str());
       ++failed;
       continue;
+    }
+    if (const std::string text = IncompleteDumpText(profile, dump); !text.empty()) {
+      std::fprintf(stderr, "%s\n", text.c_str());
     }
     stats.Add(profile);
   }

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <iterator>
 #include <vector>
 
+#include "model/gpu_checks.h"
 #include "model/output_file.h"
 
 namespace gprof {
@@ -22,7 +24,7 @@ constexpr char kEndMagic[8] = {'G', 'P', 'R', 'O', 'F', 'E', 'N', 'D'};
 enum SectionTag : uint32_t {
   kInfo = 1, kCounters, kStrings, kDomains, kThreads, kDevices, kRanges, kMarks, kApiCalls,
   kLaunchConfigs, kKernels, kMemcpys, kMemsets, kSyncs, kMemoryOps, kOverheads, kSteps, kApiNames,
-  kCollectorCost, kStacks, kStackPcs, kApiStacks, kModules, kStackCounters,
+  kCollectorCost, kStacks, kStackPcs, kApiStacks, kModules, kStackCounters, kSegment,
   kEnd = 0xffffffffu,
 };
 
@@ -147,12 +149,13 @@ class Sink {
     Bytes(s.data(), s.size());
   }
   template <typename T>
-  void Section(uint32_t tag, const std::vector<T>& v) {
+  void Section(uint32_t tag, const std::vector<T>& v, size_t from = 0) {
     static_assert(kIsRecord<T>);
+    const size_t n = from < v.size() ? v.size() - from : 0;
     Pod(tag);
     Pod(static_cast<uint32_t>(sizeof(T)));
-    Pod(static_cast<uint64_t>(v.size()));
-    Bytes(v.data(), v.size() * sizeof(T));
+    Pod(static_cast<uint64_t>(n));
+    if (n != 0) Bytes(v.data() + from, n * sizeof(T));
   }
   void Blob(uint32_t tag, const std::string& blob) {
     Pod(tag);
@@ -231,53 +234,60 @@ bool DecodeInfo(BlobReader r, ProfileInfo* i) {
   return ok;
 }
 
-std::string EncodeStrings(const StringTable& t) {
+// The strings from id `from` on (a segment writes only those its table gained).
+std::string EncodeStrings(const StringTable& t, uint32_t from) {
   BlobWriter w;
-  w.Pod(static_cast<uint32_t>(t.size()));
-  for (StringId id = 0; id < t.size(); ++id) w.Str(t.Get(id));
+  const uint32_t n = t.size() > from ? static_cast<uint32_t>(t.size()) - from : 0;
+  w.Pod(n);
+  for (StringId id = from; id < t.size(); ++id) w.Str(t.Get(id));
   return w.str();
 }
 
-bool DecodeStrings(BlobReader r, StringTable* t) {
+// Appends to `t`, which holds `base` strings: the first decoded one gets id `base`.
+bool DecodeStrings(BlobReader r, uint32_t base, StringTable* t) {
   uint32_t n = 0;
-  if (!r.Pod(&n)) return false;
+  // A fresh table already holds "" as id 0, which the first segment's strings start with.
+  if (!r.Pod(&n) || (t->size() != base && !(base == 0 && t->size() == 1))) return false;
   std::string s;
-  for (uint32_t id = 0; id < n; ++id) {
+  for (uint32_t i = 0; i < n; ++i) {
     if (!r.Str(&s)) return false;
     // Ids must come back identical; a duplicate string would break that, so it is corruption.
-    if (t->Intern(s) != id) return false;
+    if (t->Intern(s) != base + i) return false;
   }
   return r.done();
 }
 
 }  // namespace
 
-std::string WriteDump(const Profile& p, const std::string& path) {
-  OutputFile f;
-  if (std::string e = f.Open(path, /*create_dirs=*/true); !e.empty()) return e;
-  Sink s(&f);
+namespace {
+
+// One segment: header, its sections, trailer. `seg` gives its index, whether it is the last, and
+// where its tables' growth starts.
+void WriteSegment(const Profile& p, const SegmentHeader& seg, OutputFile* f) {
+  Sink s(f);
   s.Bytes(kMagic, sizeof kMagic);
   s.Pod(kDumpFormatVersion);
   s.Pod(uint32_t{0});
+  s.Section(kSegment, std::vector<SegmentHeader>{seg});
   s.Blob(kInfo, EncodeInfo(p.info));
   s.Section(kCounters, std::vector<Counters>{p.counters});
   s.Section(kCollectorCost, std::vector<CollectorCost>{p.collector_cost});
-  s.Blob(kStrings, EncodeStrings(p.strings));
-  s.Section(kDomains, p.domains);
+  s.Blob(kStrings, EncodeStrings(p.strings, seg.strings));
+  s.Section(kDomains, p.domains, seg.domains);
   s.Section(kThreads, p.threads);
   s.Section(kDevices, p.devices);
   s.Section(kRanges, p.ranges);
   s.Section(kMarks, p.marks);
   s.Section(kApiCalls, p.api_calls);
-  s.Section(kLaunchConfigs, p.launch_configs);
+  s.Section(kLaunchConfigs, p.launch_configs, seg.launch_configs);
   ForEachGpuKind(p, [&](GpuKind kind, const auto& records) { s.Section(SectionOf(kind), records); });
   s.Section(kSteps, p.steps);
-  s.Section(kApiNames, p.api_names);
+  s.Section(kApiNames, p.api_names, seg.api_names);
   // Native stacks: absent (not empty) when there are none, so a dump without them is unchanged.
-  if (!p.api_stacks.empty() || !p.stacks.empty() || !p.modules.empty() ||
+  if (p.stacks.size() > seg.stacks || !p.api_stacks.empty() || !p.modules.empty() ||
       p.stack_counters.captured != 0 || p.stack_counters.dropped != 0) {
-    s.Section(kStacks, p.stacks);
-    s.Section(kStackPcs, p.stack_pcs);
+    s.Section(kStacks, p.stacks, seg.stacks);
+    s.Section(kStackPcs, p.stack_pcs, seg.stack_pcs);
     s.Section(kApiStacks, p.api_stacks);
     s.Section(kModules, p.modules);
     s.Section(kStackCounters, std::vector<StackCounters>{p.stack_counters});
@@ -287,23 +297,247 @@ std::string WriteDump(const Profile& p, const std::string& path) {
   s.Pod(uint32_t{0});
   s.Pod(hash);
   s.Bytes(kEndMagic, sizeof kEndMagic);
+}
 
+}  // namespace
+
+std::string WriteDump(const Profile& p, const std::string& path) {
+  OutputFile f;
+  if (std::string e = f.Open(path, /*create_dirs=*/true); !e.empty()) return e;
+  WriteSegment(p, SegmentHeader{}, &f);
   return f.Commit();
 }
 
+std::string SegmentedDumpWriter::Open(const std::string& path) {
+  return file_.Open(path, /*create_dirs=*/true);
+}
+
+std::string SegmentedDumpWriter::Append(const Profile& p, bool last) {
+  SegmentHeader seg = next_;
+  seg.flags = last ? kSegmentLast : 0;
+  WriteSegment(p, seg, &file_);
+  if (std::string e = file_.Flush(); !e.empty()) return e;
+  next_.index = seg.index + 1;
+  next_.strings = static_cast<uint32_t>(p.strings.size());
+  next_.domains = static_cast<uint32_t>(p.domains.size());
+  next_.launch_configs = static_cast<uint32_t>(p.launch_configs.size());
+  next_.api_names = static_cast<uint32_t>(p.api_names.size());
+  next_.stacks = static_cast<uint32_t>(p.stacks.size());
+  next_.stack_pcs = p.stack_pcs.size();
+  return "";
+}
+
+std::string SegmentedDumpWriter::Publish() { return file_.Commit(); }
+
 namespace {
 
+// Appends a section's records to `out`, which must hold `base` records already (a segment's
+// table sections continue the previous segment's tables).
 template <typename T>
-bool TakeSection(const char* payload, uint32_t record_size, uint64_t count, std::vector<T>* out,
-                 std::string* why) {
+bool AppendSection(const char* payload, uint32_t record_size, uint64_t count, std::vector<T>* out,
+                   std::string* why, uint64_t base = UINT64_MAX) {
   if (record_size != sizeof(T)) {
     *why = "record size " + std::to_string(record_size) + " where this build expects " +
            std::to_string(sizeof(T));
     return false;
   }
-  out->resize(count);
-  if (count != 0) std::memcpy(out->data(), payload, count * sizeof(T));  // data() may be null
+  if (base != UINT64_MAX && out->size() != base) {
+    *why = "the segment's table starts at " + std::to_string(base) + " but the segments before " +
+           "it hold " + std::to_string(out->size());
+    return false;
+  }
+  const size_t at = out->size();
+  out->resize(at + count);
+  if (count != 0) std::memcpy(out->data() + at, payload, count * sizeof(T));  // data() may be null
   return true;
+}
+
+// A single-record section (counters and the like).
+template <typename T>
+bool TakeOne(const char* payload, uint32_t record_size, uint64_t count, T* out, std::string* why) {
+  std::vector<T> v;
+  if (!AppendSection(payload, record_size, count, &v, why)) return false;
+  if (v.size() != 1) return false;
+  *out = v[0];
+  return true;
+}
+
+// Threads, devices and modules come whole in every segment: keep one of each.
+void UnionThreads(const std::vector<ThreadInfo>& from, std::vector<ThreadInfo>* into) {
+  for (const ThreadInfo& t : from) {
+    auto it = std::find_if(into->begin(), into->end(),
+                           [&](const ThreadInfo& o) { return o.tid == t.tid; });
+    if (it == into->end()) {
+      into->push_back(t);
+    } else if (t.name != kNoString) {
+      it->name = t.name;
+    }
+  }
+}
+template <typename T, typename Same>
+void UnionBy(const std::vector<T>& from, std::vector<T>* into, Same same) {
+  for (const T& t : from) {
+    if (std::none_of(into->begin(), into->end(), [&](const T& o) { return same(o, t); })) {
+      into->push_back(t);
+    }
+  }
+}
+
+constexpr size_t kHeader = sizeof kMagic + 8;
+constexpr size_t kTrailer = 16 + sizeof kEndMagic;
+
+// The end of the segment that starts at `start` (one past its trailer), found by walking its
+// section headers; 0 when the data ends first (a segment cut short).
+size_t SegmentEnd(std::span<const char> data, size_t start) {
+  size_t pos = start + kHeader;
+  while (data.size() - pos >= 16) {
+    uint32_t tag = 0, record_size = 0;
+    uint64_t count = 0;
+    std::memcpy(&tag, data.data() + pos, 4);
+    std::memcpy(&record_size, data.data() + pos + 4, 4);
+    std::memcpy(&count, data.data() + pos + 8, 8);
+    if (tag == kEnd) {
+      return data.size() - pos >= kTrailer ? pos + kTrailer : 0;
+    }
+    pos += 16;
+    if (record_size == 0 || count > (data.size() - pos) / record_size) return 0;
+    pos += count * record_size;
+  }
+  return 0;
+}
+
+// Decodes the sections of one whole, checksummed segment [body, body_end) into `result`.
+// `first`: the dump's first segment (its info starts the profile).
+bool ReadSegment(const char* data, size_t body, size_t body_end, bool first, Profile* result,
+                 SegmentHeader* seg, std::string* error) {
+  size_t pos = body;
+  bool have_header = false;
+  std::vector<ThreadInfo> threads;
+  std::vector<DeviceInfo> devices;
+  std::vector<ModuleInfo> modules;
+  while (pos < body_end) {
+    if (body_end - pos < 16) {
+      *error = "corrupt (section header cut short)";
+      return false;
+    }
+    uint32_t tag = 0, record_size = 0;
+    uint64_t count = 0;
+    std::memcpy(&tag, data + pos, 4);
+    std::memcpy(&record_size, data + pos + 4, 4);
+    std::memcpy(&count, data + pos + 8, 8);
+    pos += 16;
+    if (record_size == 0 || count > (body_end - pos) / record_size) {
+      *error = "corrupt (section " + std::to_string(tag) + " runs past the end)";
+      return false;
+    }
+    const char* payload = data + pos;
+    const size_t bytes = count * record_size;
+    pos += bytes;
+    std::string why;
+    bool ok = true;
+    // Every table section needs the segment's bases: its header comes first.
+    if (!have_header && tag != kSegment) {
+      if (!first) {
+        *error = "corrupt (a segment after the first has no segment header)";
+        return false;
+      }
+      have_header = true;  // a dump without the section is one last segment, bases 0
+    }
+    bool gpu_section = false;
+    ForEachGpuKind(*result, [&](GpuKind kind, auto& records) {
+      if (SectionOf(kind) != tag) return;
+      gpu_section = true;
+      ok = AppendSection(payload, record_size, count, &records, &why);
+    });
+    if (!gpu_section) switch (tag) {
+      case kSegment:
+        ok = !have_header && TakeOne(payload, record_size, count, seg, &why);
+        have_header = true;
+        break;
+      case kInfo: {
+        ProfileInfo info;
+        ok = DecodeInfo(BlobReader(payload, bytes), &info);
+        if (ok && !first) info.start_ns = result->info.start_ns;  // the run's start
+        if (ok) result->info = std::move(info);
+        break;
+      }
+      case kStrings:
+        ok = DecodeStrings(BlobReader(payload, bytes), seg->strings, &result->strings);
+        break;
+      case kCounters: {
+        Counters c;
+        ok = TakeOne(payload, record_size, count, &c, &why);
+        if (ok) AddCounters(&result->counters, c);
+        break;
+      }
+      case kCollectorCost: {
+        CollectorCost c;
+        ok = TakeOne(payload, record_size, count, &c, &why);
+        if (ok) AddCollectorCost(&result->collector_cost, c);
+        break;
+      }
+      case kDomains:
+        ok = AppendSection(payload, record_size, count, &result->domains, &why, seg->domains);
+        break;
+      case kThreads: ok = AppendSection(payload, record_size, count, &threads, &why); break;
+      case kDevices: ok = AppendSection(payload, record_size, count, &devices, &why); break;
+      case kRanges: ok = AppendSection(payload, record_size, count, &result->ranges, &why); break;
+      case kMarks: ok = AppendSection(payload, record_size, count, &result->marks, &why); break;
+      case kApiCalls:
+        ok = AppendSection(payload, record_size, count, &result->api_calls, &why);
+        break;
+      case kLaunchConfigs:
+        ok = AppendSection(payload, record_size, count, &result->launch_configs, &why,
+                           seg->launch_configs);
+        break;
+      case kSteps: ok = AppendSection(payload, record_size, count, &result->steps, &why); break;
+      case kApiNames:
+        ok = AppendSection(payload, record_size, count, &result->api_names, &why, seg->api_names);
+        break;
+      case kStacks:
+        ok = AppendSection(payload, record_size, count, &result->stacks, &why, seg->stacks);
+        break;
+      case kStackPcs:
+        ok = AppendSection(payload, record_size, count, &result->stack_pcs, &why, seg->stack_pcs);
+        break;
+      case kApiStacks:
+        ok = AppendSection(payload, record_size, count, &result->api_stacks, &why);
+        break;
+      case kModules: ok = AppendSection(payload, record_size, count, &modules, &why); break;
+      case kStackCounters: {
+        StackCounters sc;
+        ok = TakeOne(payload, record_size, count, &sc, &why);
+        if (ok) {
+          result->stack_counters.captured += sc.captured;
+          result->stack_counters.dropped += sc.dropped;
+        }
+        break;
+      }
+      default: break;  // a section this version does not know: skip it (same format version)
+    }
+    if (!ok) {
+      *error = "corrupt (section " + std::to_string(tag) + (why.empty() ? "" : ": " + why) + ")";
+      return false;
+    }
+  }
+  UnionThreads(threads, &result->threads);
+  UnionBy(devices, &result->devices,
+          [](const DeviceInfo& a, const DeviceInfo& b) { return a.id == b.id; });
+  UnionBy(modules, &result->modules, [](const ModuleInfo& a, const ModuleInfo& b) {
+    return a.path == b.path && a.build_id == b.build_id && a.bias == b.bias &&
+           a.start == b.start && a.end == b.end;
+  });
+  return true;
+}
+
+// After the last segment of a dump of several: what each segment could not know alone. Ranges
+// closed in a later segment than they opened come after that segment's own, so the order is
+// made again; GPU records may sit in the segment after their call's, so the checks against calls
+// are made over the whole run.
+void JoinSegments(Profile* p) {
+  SortRangesAndMarks(p);
+  CountUncorrelated(p);
+  CheckGpuAgainstCalls(p);
 }
 
 }  // namespace
@@ -325,106 +559,65 @@ bool ParseDump(std::span<const char> data, const std::string& name, Profile* p,
     *error = name + ": " + why;
     return false;
   };
-  constexpr size_t kHeader = sizeof kMagic + 8;
-  constexpr size_t kTrailer = 16 + sizeof kEndMagic;
-  if (data.size() < kHeader || std::memcmp(data.data(), kMagic, sizeof kMagic) != 0)
-    return fail("not a gprof-run dump (bad magic)");
-  uint32_t version = 0;
-  std::memcpy(&version, data.data() + sizeof kMagic, 4);
-  if (version > kDumpFormatVersion)
-    return fail("dump format version " + std::to_string(version) +
-                " is newer than this gprof-run understands (" +
-                std::to_string(kDumpFormatVersion) + "); use a newer gprof-run");
-  if (version == 1)
-    return fail("unsupported dump format version 1 (written by an older gprof-run, FNV-1a "
-                "checksum); read it with the gprof-run that recorded it, or record again");
-  if (version != kDumpFormatVersion)
-    return fail("unsupported dump format version " + std::to_string(version) +
-                " (written by an older gprof-run); re-record the profile with this one");
-  if (data.size() < kHeader + kTrailer ||
-      std::memcmp(data.data() + data.size() - sizeof kEndMagic, kEndMagic, sizeof kEndMagic) != 0)
-    return fail("truncated (no end marker): the writing process probably died mid-write");
-
-  const size_t body_end = data.size() - kTrailer;
-  uint64_t stored_hash = 0;
-  std::memcpy(&stored_hash, data.data() + body_end + 8, 8);
-  if (Checksum(data.data(), body_end) != stored_hash)
-    return fail("corrupt (checksum mismatch)");
-
   Profile result;
-  size_t pos = kHeader;
-  while (pos < body_end) {
-    if (body_end - pos < 16) return fail("corrupt (section header cut short)");
-    uint32_t tag = 0, record_size = 0;
-    uint64_t count = 0;
-    std::memcpy(&tag, data.data() + pos, 4);
-    std::memcpy(&record_size, data.data() + pos + 4, 4);
-    std::memcpy(&count, data.data() + pos + 8, 8);
-    pos += 16;
-    if (record_size == 0 || count > (body_end - pos) / record_size)
-      return fail("corrupt (section " + std::to_string(tag) + " runs past the end)");
-    const char* payload = data.data() + pos;
-    const size_t bytes = count * record_size;
-    pos += bytes;
+  result.domains.clear();  // the first segment brings the default domain with the others
+  size_t start = 0;
+  uint32_t segments = 0;
+  bool last = false;
+  while (start < data.size() && !last) {
+    const std::span<const char> rest = data.subspan(start);
+    // After a complete segment, fewer bytes than a header are a next segment cut short.
+    if (segments != 0 && rest.size() < kHeader &&
+        std::memcmp(rest.data(), kMagic, std::min(rest.size(), sizeof kMagic)) == 0) {
+      break;
+    }
+    if (rest.size() < kHeader || std::memcmp(rest.data(), kMagic, sizeof kMagic) != 0) {
+      if (segments == 0) return fail("not a gprof-run dump (bad magic)");
+      return fail("corrupt (segment " + std::to_string(segments) + " has a bad magic)");
+    }
+    uint32_t version = 0;
+    std::memcpy(&version, rest.data() + sizeof kMagic, 4);
+    if (version > kDumpFormatVersion)
+      return fail("dump format version " + std::to_string(version) +
+                  " is newer than this gprof-run understands (" +
+                  std::to_string(kDumpFormatVersion) + "); use a newer gprof-run");
+    if (version == 1)
+      return fail("unsupported dump format version 1 (written by an older gprof-run, FNV-1a "
+                  "checksum); read it with the gprof-run that recorded it, or record again");
+    if (version != kDumpFormatVersion)
+      return fail("unsupported dump format version " + std::to_string(version) +
+                  " (written by an older gprof-run); re-record the profile with this one");
+    const size_t end = SegmentEnd(data, start);
+    if (end == 0 || std::memcmp(data.data() + end - sizeof kEndMagic, kEndMagic,
+                                sizeof kEndMagic) != 0) {
+      if (segments == 0)
+        return fail("truncated (no end marker): the writing process probably died mid-write");
+      break;  // a last segment cut short: read up to the one before
+    }
+    const size_t body_end = end - kTrailer;
+    uint64_t stored_hash = 0;
+    std::memcpy(&stored_hash, data.data() + body_end + 8, 8);
+    if (Checksum(data.data() + start, body_end - start) != stored_hash)
+      return fail(segments == 0 ? "corrupt (checksum mismatch)"
+                                : "corrupt (checksum mismatch in segment " +
+                                      std::to_string(segments) + ")");
+    SegmentHeader seg;
     std::string why;
-    bool ok = true;
-    std::vector<Counters> counters;
-    bool gpu_section = false;
-    ForEachGpuKind(result, [&](GpuKind kind, auto& records) {
-      if (SectionOf(kind) != tag) return;
-      gpu_section = true;
-      ok = TakeSection(payload, record_size, count, &records, &why);
-    });
-    if (!gpu_section) switch (tag) {
-      case kInfo: ok = DecodeInfo(BlobReader(payload, bytes), &result.info); break;
-      case kStrings:
-        result.strings = StringTable();
-        ok = DecodeStrings(BlobReader(payload, bytes), &result.strings);
-        break;
-      case kCounters:
-        ok = TakeSection(payload, record_size, count, &counters, &why) && counters.size() == 1;
-        if (ok) result.counters = counters[0];
-        break;
-      case kCollectorCost: {
-        std::vector<CollectorCost> cost;
-        ok = TakeSection(payload, record_size, count, &cost, &why) && cost.size() == 1;
-        if (ok) result.collector_cost = cost[0];
-        break;
-      }
-      case kDomains: ok = TakeSection(payload, record_size, count, &result.domains, &why); break;
-      case kThreads: ok = TakeSection(payload, record_size, count, &result.threads, &why); break;
-      case kDevices: ok = TakeSection(payload, record_size, count, &result.devices, &why); break;
-      case kRanges: ok = TakeSection(payload, record_size, count, &result.ranges, &why); break;
-      case kMarks: ok = TakeSection(payload, record_size, count, &result.marks, &why); break;
-      case kApiCalls: ok = TakeSection(payload, record_size, count, &result.api_calls, &why); break;
-      case kLaunchConfigs:
-        ok = TakeSection(payload, record_size, count, &result.launch_configs, &why);
-        break;
-      case kSteps: ok = TakeSection(payload, record_size, count, &result.steps, &why); break;
-      case kApiNames:
-        ok = TakeSection(payload, record_size, count, &result.api_names, &why);
-        break;
-      case kStacks: ok = TakeSection(payload, record_size, count, &result.stacks, &why); break;
-      case kStackPcs:
-        ok = TakeSection(payload, record_size, count, &result.stack_pcs, &why);
-        break;
-      case kApiStacks:
-        ok = TakeSection(payload, record_size, count, &result.api_stacks, &why);
-        break;
-      case kModules: ok = TakeSection(payload, record_size, count, &result.modules, &why); break;
-      case kStackCounters: {
-        std::vector<StackCounters> sc;
-        ok = TakeSection(payload, record_size, count, &sc, &why) && sc.size() == 1;
-        if (ok) result.stack_counters = sc[0];
-        break;
-      }
-      default: break;  // a section this version does not know: skip it (same format version)
-    }
-    if (!ok) {
-      return fail("corrupt (section " + std::to_string(tag) + (why.empty() ? "" : ": " + why) +
-                  ")");
-    }
+    if (!ReadSegment(data.data(), start + kHeader, body_end, segments == 0, &result, &seg, &why))
+      return fail(why);
+    if (seg.index != segments)
+      return fail("corrupt (segment " + std::to_string(segments) + " says it is segment " +
+                  std::to_string(seg.index) + ")");
+    ++segments;
+    last = (seg.flags & kSegmentLast) != 0;
+    start = end;
   }
+  if (segments == 0) return fail("not a gprof-run dump (bad magic)");  // an empty file
+  if (last && start != data.size()) return fail("corrupt (bytes after the last segment)");
+  if (segments > 1) JoinSegments(&result);
+  result.info.segments = segments;
+  result.info.complete = last;
+  result.info.incomplete_tail_bytes = data.size() - start;
   if (const std::string why = CheckProfile(result); !why.empty()) {
     return fail("corrupt (" + why + ")");
   }

@@ -146,10 +146,14 @@ std::string OpenOutputDir(const std::string& dir, bool create, int* fd) {
   return *fd < 0 ? DescribeOutputDirError(dir, error) : "";
 }
 
-OutputFile::~OutputFile() {
+OutputFile::~OutputFile() { Discard(); }
+
+void OutputFile::Discard() {
   if (fd_ >= 0) ::close(fd_);
   if (!tmp_name_.empty()) ::unlinkat(dir_fd_, tmp_name_.c_str(), 0);
   if (dir_fd_ >= 0) ::close(dir_fd_);
+  fd_ = dir_fd_ = -1;
+  tmp_name_.clear();
 }
 
 std::string OutputFile::Open(const std::string& path, bool create_dirs) {
@@ -207,6 +211,15 @@ bool OutputFile::Write(const void* data, size_t n) {
     n -= take;
   }
   return true;
+}
+
+std::string OutputFile::Flush() {
+  if (fd_ < 0 && error_ == 0) error_ = EBADF;
+  if (fd_ >= 0) Drain();
+  if (error_ != 0) {
+    return "cannot write " + path_ + " (as " + tmp_name_ + "): " + std::strerror(error_);
+  }
+  return "";
 }
 
 std::string OutputFile::Close() {

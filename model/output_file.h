@@ -61,12 +61,18 @@ class OutputFile {
   // Buffers and writes `n` bytes; after the first failure every call returns false.
   bool Write(const void* data, size_t n);
   bool Write(std::string_view s) { return Write(s.data(), s.size()); }
+  // Writes what is buffered to the temporary file, which stays open: a file written in parts
+  // (a dump's segments) keeps each completed part if the process dies. "" on success, else the
+  // message.
+  std::string Flush();
   // Writes what is buffered and closes the temporary file (kept until Commit or destruction).
   // "" on success, else the message (naming the file and errno text, e.g. "No space left on
   // device"). For a set of files that should appear together: Close each, then Commit each.
   std::string Close();
   // Closes (if still open) and renames into place. "" on success, else the message.
   std::string Commit();
+  // Closes and removes the temporary file (what the destructor does); nothing more is written.
+  void Discard();
   const std::string& path() const { return path_; }
   // The temporary file's path, for a writer that must open it by name (SQLite): write nothing
   // through Write then, only Commit. The directory was vetted by Open; in it nobody else can

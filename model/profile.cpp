@@ -1,11 +1,23 @@
 // Profile's constructor and its consistency check (see profile.h).
 #include "model/profile.h"
 
+#include <algorithm>
+
 #include <string>
 
 namespace gprof {
 
 Profile::Profile() { domains.push_back(kNoString); }
+
+void SortRangesAndMarks(Profile* p) {
+  std::sort(p->ranges.begin(), p->ranges.end(), [](const HostRange& a, const HostRange& b) {
+    if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+    if (a.end_ns != b.end_ns) return a.end_ns > b.end_ns;
+    return a.tid < b.tid;
+  });
+  std::stable_sort(p->marks.begin(), p->marks.end(),
+                   [](const HostMark& a, const HostMark& b) { return a.ts_ns < b.ts_ns; });
+}
 
 std::string CheckProfile(const Profile& p) {
   const size_t strings = p.strings.size();

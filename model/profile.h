@@ -135,6 +135,12 @@ struct ProfileInfo {
   // tool's cuptiActivityRegisterTimestampCallback, makes them differ).
   int64_t cupti_clock_offset_ns = 0;   // cuptiGetTimestamp - midpoint of the two host reads
   uint64_t cupti_clock_window_ns = 0;  // distance of the two host reads; 0: not checked
+  // Set by the dump reader (not stored): the segments read (model/dump.h), and whether the dump
+  // ended with the run's last one. An incomplete dump is what a program killed before
+  // gprof-run's exit flush leaves: its completed segments, read up to `end_ns`.
+  uint32_t segments = 1;
+  bool complete = true;
+  uint64_t incomplete_tail_bytes = 0;  // bytes of a last segment cut short, not read
 };
 
 // The GPU clock agrees with the host clock when CUPTI's timestamp fell between the two host
@@ -178,6 +184,11 @@ struct Profile : GpuRecords {
     return !kernels.empty() || !memcpys.empty() || !memsets.empty();
   }
 };
+
+// Parents before children: ranges by start, then longest first, then thread; marks by time
+// (stable). The order the exporters expect, made by the profile builder and again by the dump
+// reader after joining segments.
+void SortRangesAndMarks(Profile* p);
 
 // The device a kernel ran on, from its launch config; 0 when the config is unknown (the exporters
 // show such a kernel on device 0).

@@ -70,10 +70,17 @@ struct ApiCall {
   uint32_t tid;
   uint16_t cbid;            // CUPTI callback id within its domain
   ApiDomain domain;
-  uint8_t pad0;
+  uint8_t flags;            // ApiCallFlags, set by the collector from its cbid tables
   int32_t return_code;      // cudaError_t / CUresult
 };
 static_assert(sizeof(ApiCall) == 32);
+
+// ApiCall::flags. The collector knows which callback ids launch work (its CUPTI tables); the flag
+// carries that fact to the dump reader, which checks GPU records against calls across the
+// segments of a long run (model/gpu_checks.h) without CUDA headers.
+enum ApiCallFlags : uint8_t {
+  kApiCallLaunch = 1,  // a successful launch-like call (REFERENCE.md section 1: kernels, graphs)
+};
 
 // Name of an API (domain, cbid) pair, so that exporters need no CUDA headers. One per distinct
 // (domain, cbid) seen in the profile (Profile::api_names).

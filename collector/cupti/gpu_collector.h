@@ -38,13 +38,13 @@ GpuStartResult StartGpuCollection(const Config& config, bool late = false);
 // launch configs, counters). API-call records are host records (thread_buffer.h), not moved here.
 void DrainGpu(Profile* profile, bool forced);
 
-// Checks the GPU records of `p` against its API calls, once both are in (after the drain, or
-// after a window's cut) and sets two counters: gpu_records_before_launch (kernels, copies and
-// memsets that start more than kLaunchSkewSlackNs before their call: a GPU clock that disagrees
-// with the host's) and gpu_launches_without_records (successful launches whose GPU work never
-// arrived: records dropped, or another tool in the process took CUPTI's buffer callbacks or
-// switched the activity kinds off). Pure.
-void CheckGpuAgainstCalls(Profile* p);
+// Bytes of CUPTI records decoded and waiting for the next drain (the completed buffers' sizes).
+// The spill thread drains when they pass its bound. Cold; takes the parser's lock.
+uint64_t PendingGpuBytes();
+// Flags the successful launch-like calls of `p` (ApiCall::flags kApiCallLaunch) from the cbid
+// tables, so that model/gpu_checks.h (CheckGpuAgainstCalls, here and in the dump reader) knows
+// them without CUPTI. Call before writing or checking a profile. Pure.
+void MarkLaunchCalls(Profile* p);
 // A successful launch-like call (api_filter.h's lists: kernels, cooperative, graphs).
 bool IsLaunchCall(const ApiCall& c);
 // A successful call that puts work on the GPU and so has GPU records with its correlation id:

@@ -3,6 +3,7 @@
 
 #include "collector/cupti/api_filter.h"
 #include "collector/cupti/gpu_collector.h"
+#include "model/gpu_checks.h"
 
 #include <algorithm>
 #include <string>
@@ -60,67 +61,6 @@ void AddDevices(const KnownDevices& devices, Profile* profile) {
   }
 }
 
-// The API calls of a profile by correlation id: their start and whether GPU work arrived for
-// them. CUPTI's correlation ids count up from 1 in a process, so the ids of a run or a window are
-// dense: a flat array indexed by id - lowest (1M calls: ~20 MB, filled in one pass) instead of a
-// hash map (several times slower at exit, bench figure 6c). Sparse ids (hand-made profiles) fall
-// back to a map.
-class CallStarts {
- public:
-  explicit CallStarts(const std::vector<ApiCall>& calls) {
-    uint32_t lo = UINT32_MAX, hi = 0;
-    for (const ApiCall& c : calls) {
-      lo = std::min(lo, c.correlation_id);
-      hi = std::max(hi, c.correlation_id);
-    }
-    if (!calls.empty() && hi - lo < 4 * calls.size() + 4096) {
-      base_ = lo;
-      flat_.assign(static_cast<size_t>(hi - lo) + 1, kNone);
-      for (const ApiCall& c : calls) {
-        uint64_t& slot = flat_[c.correlation_id - lo];
-        if (slot == kNone) slot = c.start_ns;  // the first call with an id, as emplace keeps
-      }
-    } else {
-      sparse_.reserve(calls.size());
-      for (const ApiCall& c : calls) sparse_.emplace(c.correlation_id, c.start_ns);
-    }
-  }
-  // The start of the call with `id`; false when no call has it (id 0 never has one).
-  bool Find(uint32_t id, uint64_t* start) const {
-    if (id == 0) return false;
-    if (!flat_.empty()) {
-      if (id < base_ || id - base_ >= flat_.size() || flat_[id - base_] == kNone) return false;
-      *start = flat_[id - base_];
-      return true;
-    }
-    const auto it = sparse_.find(id);
-    if (it == sparse_.end()) return false;
-    *start = it->second;
-    return true;
-  }
-
- private:
-  static constexpr uint64_t kNone = UINT64_MAX;
-  uint32_t base_ = 0;
-  std::vector<uint64_t> flat_;
-  std::unordered_map<uint32_t, uint64_t> sparse_;
-};
-
-// Records from `first` on: how many have no recorded call, and how many start more than
-// kLaunchSkewSlackNs before theirs (either count may be skipped with nullptr).
-template <typename Rec>
-void CountAgainstCalls(const std::vector<Rec>& records, size_t first, const CallStarts& starts,
-                       uint64_t* unlinked, uint64_t* before_launch) {
-  for (size_t i = first; i < records.size(); ++i) {
-    uint64_t call_start = 0;
-    if (!starts.Find(records[i].correlation_id, &call_start)) {
-      if (unlinked != nullptr) ++*unlinked;
-    } else if (before_launch != nullptr && records[i].start_ns + kLaunchSkewSlackNs < call_start) {
-      ++*before_launch;
-    }
-  }
-}
-
 }  // namespace
 
 MergeTotals MergeGpuBatches(std::vector<GpuBatch>* batches, KnownDevices* devices,
@@ -160,55 +100,16 @@ MergeTotals MergeGpuBatches(std::vector<GpuBatch>* batches, KnownDevices* device
 
 namespace gprof::collector {
 
-void CheckGpuAgainstCalls(Profile* p) {
-  const CallStarts starts(p->api_calls);
-  uint64_t before = 0;
-  CountAgainstCalls(p->kernels, 0, starts, nullptr, &before);
-  CountAgainstCalls(p->memcpys, 0, starts, nullptr, &before);
-  CountAgainstCalls(p->memsets, 0, starts, nullptr, &before);
-  // Launches whose work arrived: the record ids, over the calls' id range (dense, as above).
-  uint32_t lo = UINT32_MAX, hi = 0;
-  size_t launches = 0;
-  for (const ApiCall& c : p->api_calls) {
-    if (!IsLaunchCall(c)) continue;
-    lo = std::min(lo, c.correlation_id);
-    hi = std::max(hi, c.correlation_id);
-    ++launches;
-  }
-  uint64_t without = 0;
-  if (launches != 0 && hi - lo >= 4 * launches + 4096) {  // sparse ids: a set
-    std::unordered_set<uint32_t> arrived;
-    ForEachGpuKind(*p, [&](GpuKind, const auto& records) {
-      using T = typename std::decay_t<decltype(records)>::value_type;
-      if constexpr (kGpuRecordHasCorrelation<T>) {
-        for (const T& r : records) arrived.insert(r.correlation_id);
-      }
-    });
-    for (const ApiCall& c : p->api_calls) {
-      if (IsLaunchCall(c) && arrived.count(c.correlation_id) == 0) ++without;
-    }
-  } else if (launches != 0) {
-    std::vector<uint8_t> arrived(static_cast<size_t>(hi - lo) + 1, 0);
-    ForEachGpuKind(*p, [&](GpuKind, const auto& records) {
-      using T = typename std::decay_t<decltype(records)>::value_type;
-      if constexpr (kGpuRecordHasCorrelation<T>) {
-        for (const T& r : records) {
-          if (r.correlation_id >= lo && r.correlation_id <= hi) arrived[r.correlation_id - lo] = 1;
-        }
-      }
-    });
-    for (const ApiCall& c : p->api_calls) {
-      if (IsLaunchCall(c) && arrived[c.correlation_id - lo] == 0) ++without;
-    }
-  }
-  p->counters.gpu_records_before_launch = before;
-  p->counters.gpu_launches_without_records = without;
-}
-
 bool IsLaunchCall(const ApiCall& c) {
   const bool launch = c.domain == ApiDomain::kRuntime ? IsRuntimeLaunchCbid(c.cbid)
                                                       : IsDriverLaunchCbid(c.cbid);
   return launch && c.return_code == 0;
+}
+
+void MarkLaunchCalls(Profile* p) {
+  for (ApiCall& c : p->api_calls) {
+    if (IsLaunchCall(c)) c.flags = static_cast<uint8_t>(c.flags | kApiCallLaunch);
+  }
 }
 
 }  // namespace gprof::collector

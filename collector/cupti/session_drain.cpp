@@ -115,3 +115,17 @@ void Drain(Profile* profile, bool forced) {
 }
 
 }  // namespace gprof::collector::session
+
+namespace gprof::collector {
+
+uint64_t PendingGpuBytes() {
+  if (!session::Ready()) return 0;
+  session::Session* s = session::g_session;
+  if (s == nullptr || s->stopped) return 0;
+  uint64_t bytes = 0;
+  std::lock_guard<std::mutex> lock(s->ready_mu);
+  for (const GpuBatch& b : s->ready) bytes += b.buffer_bytes;
+  return bytes;
+}
+
+}  // namespace gprof::collector

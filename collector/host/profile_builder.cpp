@@ -44,16 +44,16 @@ uint64_t g_stacks_dropped_reported = 0;
 }  // namespace
 
 ProfileBuilder::ProfileBuilder(const NvtxRegistrySnapshot& registry, Profile* profile)
-    : registry_(registry), profile_(profile) {
+    : registry_(&registry), profile_(profile) {
   if (profile_->domains.empty()) profile_->domains.push_back(kNoString);
 }
 
 uint16_t ProfileBuilder::Domain(uint16_t index) {
   // Profile::domains is indexed like the registry, so indices in records stay valid.
-  if (index >= registry_.domains.size()) return 0;
+  if (index >= registry_->domains.size()) return 0;
   while (profile_->domains.size() <= index) {
     const size_t i = profile_->domains.size();
-    profile_->domains.push_back(profile_->strings.Intern(registry_.domains[i]));
+    profile_->domains.push_back(profile_->strings.Intern(registry_->domains[i]));
   }
   return index;
 }
@@ -71,8 +71,8 @@ StringId ProfileBuilder::NameOf(NvtxNameEncoding encoding, uint32_t registered, 
       return profile_->strings.Intern(WideToUtf8(wide.data(), wide.size()));
     }
     case NvtxNameEncoding::kRegistered:
-      if (registered < registry_.strings.size()) {
-        return profile_->strings.Intern(registry_.strings[registered]);
+      if (registered < registry_->strings.size()) {
+        return profile_->strings.Intern(registry_->strings[registered]);
       }
       return kNoString;
     case NvtxNameEncoding::kNone:
@@ -196,11 +196,20 @@ void ProfileBuilder::Visit(void* ctx, uint32_t tid, HostRecordType type, uint8_t
   static_cast<ProfileBuilder*>(ctx)->Add(tid, type, flags, payload, size);
 }
 
-void ProfileBuilder::Finish(uint64_t end_ns) {
+void ProfileBuilder::MatchEnds(bool final) {
+  // An end visited before its start (another thread's slot, visited later) waits in `ends_`; in
+  // a run built in segments it may meet its start one segment later (the start's slot was read
+  // before the start was published, the end's after the end was), so an unmatched end is kept
+  // for one more segment, then counted.
+  std::vector<PendingEnd> kept;
   for (const PendingEnd& end : ends_) {
     auto it = started_.find(end.id);
     if (it == started_.end()) {
-      ++profile_->counters.nvtx_unmatched_pops;
+      if (final || end.carried) {
+        ++profile_->counters.nvtx_unmatched_pops;
+      } else {
+        kept.push_back(PendingEnd{end.id, end.ts_ns, true});
+      }
       continue;
     }
     HostRange range = it->second;
@@ -209,6 +218,35 @@ void ProfileBuilder::Finish(uint64_t end_ns) {
     profile_->ranges.push_back(range);
     started_.erase(it);
   }
+  ends_ = std::move(kept);
+}
+
+void ProfileBuilder::FillTables() {
+  SortRangesAndMarks(profile_);
+  // Every thread that recorded something, plus every named thread.
+  std::vector<uint32_t> tids = tids_;
+  for (const auto& [tid, name] : registry_->thread_names) tids.push_back(tid);
+  for (const ThreadInfo& t : profile_->threads) tids.push_back(t.tid);
+  std::sort(tids.begin(), tids.end());
+  tids.erase(std::unique(tids.begin(), tids.end()), tids.end());
+  tids_ = tids;  // kept sorted and unique: a run built in segments does not grow it per segment
+  profile_->threads.clear();
+  for (uint32_t tid : tids) {
+    auto it = registry_->thread_names.find(tid);
+    profile_->threads.push_back(ThreadInfo{
+        tid, it == registry_->thread_names.end() ? kNoString : profile_->strings.Intern(it->second)});
+  }
+  // All domains known so far, so that names survive even when a window saw no event in one.
+  if (!registry_->domains.empty()) Domain(static_cast<uint16_t>(registry_->domains.size() - 1));
+}
+
+void ProfileBuilder::Seal() {
+  MatchEnds(/*final=*/false);
+  FillTables();
+}
+
+void ProfileBuilder::Finish(uint64_t end_ns) {
+  MatchEnds(/*final=*/true);
   auto close_open = [&](const Open& open, uint16_t flags) {
     HostRange range = open;
     range.end_ns = std::max(end_ns, open.start_ns);
@@ -223,32 +261,28 @@ void ProfileBuilder::Finish(uint64_t end_ns) {
   stacks_.clear();
   started_.clear();
   ends_.clear();
-
-  // Parents before children: by start, then longest first, then thread.
-  std::sort(profile_->ranges.begin(), profile_->ranges.end(),
-            [](const HostRange& a, const HostRange& b) {
-              if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
-              if (a.end_ns != b.end_ns) return a.end_ns > b.end_ns;
-              return a.tid < b.tid;
-            });
-  std::stable_sort(profile_->marks.begin(), profile_->marks.end(),
-                   [](const HostMark& a, const HostMark& b) { return a.ts_ns < b.ts_ns; });
-
-  // Every thread that recorded something, plus every named thread.
-  std::vector<uint32_t> tids = tids_;
-  for (const auto& [tid, name] : registry_.thread_names) tids.push_back(tid);
-  for (const ThreadInfo& t : profile_->threads) tids.push_back(t.tid);
-  std::sort(tids.begin(), tids.end());
-  tids.erase(std::unique(tids.begin(), tids.end()), tids.end());
-  profile_->threads.clear();
-  for (uint32_t tid : tids) {
-    auto it = registry_.thread_names.find(tid);
-    profile_->threads.push_back(ThreadInfo{
-        tid, it == registry_.thread_names.end() ? kNoString : profile_->strings.Intern(it->second)});
-  }
-  // All domains known so far, so that names survive even when a window saw no event in one.
-  if (!registry_.domains.empty()) Domain(static_cast<uint16_t>(registry_.domains.size() - 1));
+  FillTables();
 }
+
+namespace {
+
+// The deltas every host profile carries since the previous one (each dump or segment counts its
+// own): the collector's own cost, stack counters, host drops. BuildHostProfile and HostSegments
+// are serialized (runtime's flush_mutex), so the reported totals live here.
+void TakeHostDeltas(Profile* profile) {
+  TakeHostCost(&profile->collector_cost);
+  const uint64_t captured = g_api_stacks_captured.load(std::memory_order_relaxed);
+  const uint64_t stacks_dropped = g_api_stacks_dropped.load(std::memory_order_relaxed);
+  profile->stack_counters.captured = captured - g_stacks_captured_reported;
+  profile->stack_counters.dropped = stacks_dropped - g_stacks_dropped_reported;
+  g_stacks_captured_reported = captured;
+  g_stacks_dropped_reported = stacks_dropped;
+  const uint64_t total = HostRecordsDropped();
+  profile->counters.host_events_dropped = total - g_dropped_reported;
+  g_dropped_reported = total;
+}
+
+}  // namespace
 
 void BuildHostProfile(Profile* profile, uint64_t end_ns) {
   // A fresh calibration pair per build: the host clock map stays close to CLOCK_REALTIME from
@@ -258,22 +292,29 @@ void BuildHostProfile(Profile* profile, uint64_t end_ns) {
   ProfileBuilder builder(registry, profile);
   VisitHostRecords(&ProfileBuilder::Visit, &builder);
   builder.Finish(end_ns);
-  // HostRecordsDropped() is a running total; each dump carries the drops since the previous one
-  // (like the CUPTI counters), so that summing the window dumps does not count a drop twice.
-  // The reported total lives here because builds are serialized (runtime's flush_mutex).
-  TakeHostCost(&profile->collector_cost);
-  // Stack counters are deltas per profile, like the drops below; the module map is taken only
-  // when there are stacks to place (dl_iterate_phdr: cold, but not free).
-  const uint64_t captured = g_api_stacks_captured.load(std::memory_order_relaxed);
-  const uint64_t stacks_dropped = g_api_stacks_dropped.load(std::memory_order_relaxed);
-  profile->stack_counters.captured = captured - g_stacks_captured_reported;
-  profile->stack_counters.dropped = stacks_dropped - g_stacks_dropped_reported;
-  g_stacks_captured_reported = captured;
-  g_stacks_dropped_reported = stacks_dropped;
+  TakeHostDeltas(profile);
+  // The module map is taken only when there are stacks to place (dl_iterate_phdr: cold, but
+  // not free).
   if (!profile->stacks.empty()) CollectModules(profile);
-  const uint64_t total = HostRecordsDropped();
-  profile->counters.host_events_dropped = total - g_dropped_reported;
-  g_dropped_reported = total;
+}
+
+HostSegments::HostSegments(Profile* run)
+    : run_(run), builder_(registry_, run) {}
+
+void HostSegments::Build(bool last, uint64_t end_ns) {
+  CalibrateHostClock();
+  registry_ = SnapshotNvtxRegistry();
+  ConsumeHostRecords(&ProfileBuilder::Visit, &builder_);
+  if (last) {
+    builder_.Finish(end_ns);
+  } else {
+    builder_.Seal();
+  }
+  TakeHostDeltas(run_);
+  if (!run_->stacks.empty()) {
+    run_->modules.clear();  // the map now (a segment lists the modules loaded at its end)
+    CollectModules(run_);
+  }
 }
 
 }  // namespace gprof::collector

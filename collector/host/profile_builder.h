@@ -31,6 +31,11 @@ class ProfileBuilder {
   // Closes what is still open at `end_ns`, sorts ranges/marks by start, fills threads and
   // counters. Call once.
   void Finish(uint64_t end_ns);
+  // A segment's end (HostSegments): like Finish, but what is open stays open for the next
+  // segment's records.
+  void Seal();
+  // The registry for the next records (a segment takes a fresh snapshot); it must outlive them.
+  void SetRegistry(const NvtxRegistrySnapshot& registry) { registry_ = &registry; }
 
   // Adapter for VisitHostRecords: `ctx` is a ProfileBuilder*.
   static void Visit(void* ctx, uint32_t tid, HostRecordType type, uint8_t flags,
@@ -44,18 +49,38 @@ class ProfileBuilder {
   Open OpenRange(const NvtxBeginFields& f, uint32_t tid, const char* name, uint32_t name_len);
   uint16_t Domain(uint16_t index);
   void NoteThread(uint32_t tid);
+  void MatchEnds(bool final);
+  void FillTables();
 
-  const NvtxRegistrySnapshot& registry_;
+  const NvtxRegistrySnapshot* registry_;
   Profile* profile_;
   std::unordered_map<uint64_t, std::vector<Open>> stacks_;  // key: tid << 16 | domain
   std::unordered_map<uint64_t, Open> started_;              // start/end by range id
   struct PendingEnd {
     uint64_t id;
     uint64_t ts_ns;
+    bool carried = false;  // already waited one segment for its start
   };
   std::vector<PendingEnd> ends_;  // matched in Finish: an end may be visited before its start
   std::vector<uint32_t> tids_;
   std::unordered_map<std::string, uint32_t> stack_ids_;  // PC bytes -> index in profile->stacks
+};
+
+// The host part of a whole run written in segments (collector/lifecycle/spill.h): one builder
+// for the run, so a range open at a segment's end closes in a later one (and is written there),
+// and string, domain and stack ids stay those of the run's profile `run`. Each Build consumes
+// the records published so far (ConsumeHostRecords) into `run`, which the caller empties of
+// records after writing each segment; `last` closes what is still open at `end_ns`. Callers
+// must not overlap (flush_mutex), and nothing else may visit or reset the host records.
+class HostSegments {
+ public:
+  explicit HostSegments(Profile* run);
+  void Build(bool last, uint64_t end_ns);
+
+ private:
+  Profile* run_;
+  NvtxRegistrySnapshot registry_;
+  ProfileBuilder builder_;
 };
 
 // Builds the host part of a profile from everything recorded since the last ResetHostRecords.

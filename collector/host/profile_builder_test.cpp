@@ -417,5 +417,56 @@ TEST_F(Builder, TorchOpTextsAreSplitIntoNameAndDetails) {
   EXPECT_EQ(load->seq, -1);
 }
 
+// A run written in segments (HostSegments drives Seal per segment, Finish at the end): a range
+// open at a segment's end is not closed there; it closes in the segment where its pop comes, with
+// its real end, and is written then. Hand-worked: "outer" pushed in segment 0 at 100, popped in
+// segment 1 at 500; "inner" [120, 130] whole in segment 0; "late" open at the end, closed at 900.
+TEST_F(Builder, ASealedSegmentKeepsOpenRangesOpenForTheNext) {
+  Push(1, 100, "outer");
+  Push(1, 120, "inner");
+  Pop(1, 130);
+  builder_.Seal();
+  ASSERT_EQ(profile_.ranges.size(), 1u);
+  EXPECT_EQ(Name(profile_.ranges[0].name), "inner");
+  EXPECT_EQ(profile_.counters.nvtx_ranges_open_at_end, 0u);
+  profile_.ranges.clear();  // written with segment 0
+
+  Pop(1, 500);
+  Push(1, 600, "late");
+  builder_.Finish(Ns(900));
+  ASSERT_EQ(profile_.ranges.size(), 2u);
+  const HostRange* outer = Find("outer");
+  const HostRange* late = Find("late");
+  ASSERT_TRUE(outer && late);
+  EXPECT_EQ(outer->start_ns, Ns(100));
+  EXPECT_EQ(outer->end_ns, Ns(500));
+  EXPECT_EQ(outer->flags & kRangeOpenAtEnd, 0);
+  EXPECT_EQ(late->end_ns, Ns(900));
+  EXPECT_NE(late->flags & kRangeOpenAtEnd, 0);
+  EXPECT_EQ(profile_.counters.nvtx_ranges_open_at_end, 1u);
+  EXPECT_EQ(profile_.counters.nvtx_unmatched_pops, 0u);
+}
+
+// An end consumed one segment before its start (the start's thread slot was read before the
+// start was published, the end's after the end was) pairs up in the next segment; an end still
+// alone after that is counted as unmatched. id 7: end in segment 0, start in segment 1; id 9: an
+// end with no start ever, counted at the second seal.
+TEST_F(Builder, AnEndSealedBeforeItsStartPairsInTheNextSegmentThenCounts) {
+  End(HostRecordType::kNvtxEnd, 2, 300, 0, 7);
+  End(HostRecordType::kNvtxEnd, 2, 310, 0, 9);
+  builder_.Seal();
+  EXPECT_TRUE(profile_.ranges.empty());
+  EXPECT_EQ(profile_.counters.nvtx_unmatched_pops, 0u);
+  Begin(HostRecordType::kNvtxStart, 1, 200, "async", 0, 7);
+  builder_.Seal();
+  ASSERT_EQ(profile_.ranges.size(), 1u);
+  EXPECT_EQ(Name(profile_.ranges[0].name), "async");
+  EXPECT_EQ(profile_.ranges[0].start_ns, Ns(200));
+  EXPECT_EQ(profile_.ranges[0].end_ns, Ns(300));
+  EXPECT_EQ(profile_.counters.nvtx_unmatched_pops, 1u);  // id 9, after waiting one segment
+  builder_.Finish(Ns(1000));
+  EXPECT_EQ(profile_.counters.nvtx_unmatched_pops, 1u);
+}
+
 }  // namespace
 }  // namespace gprof::collector

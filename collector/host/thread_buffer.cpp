@@ -84,6 +84,7 @@ pthread_key_t g_exit_key;                   // written at init only, before g_sl
 bool g_exit_key_ok = false;                 // written at init only, before g_slots
 std::atomic<uint64_t> g_dropped{0};
 std::atomic<uint64_t> g_dropped_no_slot{0};
+std::atomic<uint32_t> g_chunks_in_use{0};  // taken by threads, not yet freed by a reset
 
 // initial-exec: plain %fs loads, no __tls_get_addr (which may allocate) in the dlopen'ed library.
 __thread ThreadState* tls_thread __attribute__((tls_model("initial-exec"))) = nullptr;
@@ -142,11 +143,13 @@ Chunk* AllocChunk() {
   c->next.store(nullptr, std::memory_order_relaxed);
   c->free_next.store(0, std::memory_order_relaxed);
   c->used.store(kChunkHeaderSize, std::memory_order_relaxed);
+  g_chunks_in_use.fetch_add(1, std::memory_order_relaxed);
   return c;
 }
 
 void FreeChunk(Chunk* c) {
   char* arena = g_arena.load(std::memory_order_acquire);
+  g_chunks_in_use.fetch_sub(1, std::memory_order_relaxed);
   PushTagged(g_free_head, c, ChunkIndex(arena, c));
 }
 
@@ -385,6 +388,40 @@ void VisitHostRecords(HostRecordVisitor visitor, void* ctx) {
   }
 }
 
+void ConsumeHostRecords(HostRecordVisitor visitor, void* ctx) {
+  ThreadState* const slots = g_slots.load(std::memory_order_acquire);
+  if (slots == nullptr) return;
+  const uint32_t threads = std::min(g_slot_cursor.load(std::memory_order_acquire), g_max_threads);
+  for (uint32_t i = 0; i < threads; ++i) {
+    ThreadState* t = &slots[i];
+    if (!t->ready.load(std::memory_order_acquire)) continue;
+    StartCursor(t);
+    while (t->first != nullptr) {
+      Chunk* c = t->first;
+      // Read `next` before `used`: if a successor exists, `used` is final.
+      Chunk* next = c->next.load(std::memory_order_acquire);
+      const uint32_t used = c->used.load(std::memory_order_acquire);
+      const char* base = reinterpret_cast<const char*>(c);
+      uint32_t pos = t->first_pos;
+      while (pos + kHeaderSize <= used) {
+        const HostRecordHeader h = HeaderAt(base + pos);
+        if (h.type == HostRecordType::kThreadHandover) {
+          t->first_tid = HandoverTid(base + pos);
+        } else {
+          visitor(ctx, t->first_tid, h.type, h.flags, base + pos + kHeaderSize, h.size);
+        }
+        pos += HostRecordBytes(h.size);
+      }
+      t->first_pos = pos;
+      if (next == nullptr) break;  // the last chunk stays (its owner writes on)
+      t->first = next;
+      t->first_pos = kChunkHeaderSize;
+      t->first_tid = next->tid;
+      FreeChunk(c);
+    }
+  }
+}
+
 void ResetHostRecords() {
   ThreadState* const slots = g_slots.load(std::memory_order_acquire);
   if (slots == nullptr) return;
@@ -459,6 +496,11 @@ void ResetHostRecordsBefore(uint64_t ts_ns) {
 uint64_t HostRecordsDropped() { return g_dropped.load(std::memory_order_relaxed); }
 
 uint64_t HostRecordsDroppedNoSlot() { return g_dropped_no_slot.load(std::memory_order_relaxed); }
+
+double HostBufferFill() {
+  if (g_chunk_count == 0) return 0;
+  return static_cast<double>(g_chunks_in_use.load(std::memory_order_relaxed)) / g_chunk_count;
+}
 
 uint32_t HostThreadSlotsClaimed() {
   return std::min(g_slot_cursor.load(std::memory_order_relaxed), g_max_threads);

@@ -133,6 +133,12 @@ using HostRecordVisitor = void (*)(void* ctx, uint32_t tid, HostRecordType type,
                                    const void* payload, uint32_t size);
 void VisitHostRecords(HostRecordVisitor visitor, void* ctx);
 
+// Visits, like VisitHostRecords, every record published so far and forgets exactly those (a
+// record published meanwhile stays for the next call), returning their chunks to the arena: a
+// long run written in segments (collector/lifecycle/spill.h) empties the buffers as it goes.
+// Same threading rules as ResetHostRecords.
+void ConsumeHostRecords(HostRecordVisitor visitor, void* ctx);
+
 // Forgets every record published so far (window boundaries) and returns their chunks to the
 // arena where possible. Threads keep appending safely while this runs.
 void ResetHostRecords();
@@ -146,6 +152,9 @@ void ResetHostRecordsBefore(uint64_t ts_ns);
 uint64_t HostRecordsDropped();
 // Those of HostRecordsDropped() that found every thread slot taken by a live thread (monotonic).
 uint64_t HostRecordsDroppedNoSlot();
+// The share of the arena's chunks that hold records not yet consumed or reset (0..1): the spill
+// thread writes a segment when it passes one half. Any thread; relaxed.
+double HostBufferFill();
 // Slots ever claimed (at most max_threads): about the most recording threads alive at once (a
 // thread starting while another is ending may claim a fresh one). For tests.
 uint32_t HostThreadSlotsClaimed();

@@ -20,9 +20,11 @@
 #include "collector/lifecycle/process_identity.h"
 #include "collector/lifecycle/runtime.h"
 #include "collector/lifecycle/runtime_state.h"
+#include "collector/lifecycle/spill.h"
 #include "collector/windows/window_cut.h"
 #include "collector/windows/window_thread.h"
 #include "model/dump.h"
+#include "model/gpu_checks.h"
 #include "support/clock.h"
 #include "support/log.h"
 
@@ -32,18 +34,12 @@ namespace {
 std::atomic<int> g_flush_state{kFlushNone};  // read by the signal handler: must be lock-free
 static_assert(std::atomic<int>::is_always_lock_free);
 
-void SetGpuInfo(const GpuStartResult& gpu, ProfileInfo* info) {
-  info->gpu_status = gpu.status;
-  info->cupti_library = gpu.cupti_library;
-  info->cupti_clock_offset_ns = gpu.clock_offset_ns;
-  info->cupti_clock_window_ns = gpu.clock_window_ns;
-}
-
 // Builds the profile of what was recorded since the last reset. Caller holds flush_mutex.
 void BuildProfile(Runtime& rt, Profile* profile, uint64_t end_ns) {
   profile->info = rt.info;
   profile->info.end_ns = end_ns;
   BuildHostProfile(profile, end_ns);
+  MarkLaunchCalls(profile);
   if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) {
     SetGpuInfo(rt.gpu, &profile->info);
     DrainGpu(profile, /*forced=*/true);  // exit: everything CUPTI has, finished or not
@@ -53,15 +49,16 @@ void BuildProfile(Runtime& rt, Profile* profile, uint64_t end_ns) {
   }
 }
 
-// Writes `profile` to `path`, creating the directory (again, if it was removed meanwhile) by the
-// output rules of model/output_file.h; logs the outcome. Caller holds flush_mutex.
-bool WriteProfile(const Profile& profile, const std::string& path) {
-  const std::string error = WriteDump(profile, path);
-  if (!error.empty()) {
-    log::Warn(error + "; no profile was written for pid " + std::to_string(profile.info.pid) +
-              " (" + path + "). Set GPROF_OUTPUT_DIR to a writable directory of your own.");
-    return false;
-  }
+}  // namespace
+
+void SetGpuInfo(const GpuStartResult& gpu, ProfileInfo* info) {
+  info->gpu_status = gpu.status;
+  info->cupti_library = gpu.cupti_library;
+  info->cupti_clock_offset_ns = gpu.clock_offset_ns;
+  info->cupti_clock_window_ns = gpu.clock_window_ns;
+}
+
+void NoteDumpWritten(const Profile& profile, const std::string& path) {
   const Counters& c = profile.counters;
   // Of this dump's drops, those of threads that found every slot held by a live thread: a larger
   // buffer would not have kept them. Taken here rather than with the dump's own count (a few
@@ -98,6 +95,20 @@ bool WriteProfile(const Profile& profile, const std::string& path) {
             std::to_string(profile.marks.size()) + " marks, " +
             std::to_string(c.nvtx_unmatched_pops) + " unmatched pops, " +
             std::to_string(c.nvtx_ranges_open_at_end) + " ranges open at end)");
+}
+
+namespace {
+
+// Writes `profile` to `path`, creating the directory (again, if it was removed meanwhile) by the
+// output rules of model/output_file.h; logs the outcome. Caller holds flush_mutex.
+bool WriteProfile(const Profile& profile, const std::string& path) {
+  const std::string error = WriteDump(profile, path);
+  if (!error.empty()) {
+    log::Warn(error + "; no profile was written for pid " + std::to_string(profile.info.pid) +
+              " (" + path + "). Set GPROF_OUTPUT_DIR to a writable directory of your own.");
+    return false;
+  }
+  NoteDumpWritten(profile, path);
   return true;
 }
 
@@ -109,11 +120,17 @@ void FlushNow() {
     FinishWindows(NowNs());
     StopControlServer();
   }
+  StopSpillThread();  // a segment it is writing ends first (it takes flush_mutex)
   std::lock_guard<std::mutex> lock(rt.flush_mutex);
   SetHostCollectionEnabled(false);
   if (g_windows_active) {
     if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) StopGpuCollection();
     return;  // windows were written as they completed; there is no whole-run profile
+  }
+  if (SpillActive()) {  // the whole run, in segments: the last one, then the file in place
+    FinishSpill(NowNs());
+    if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) StopGpuCollection();
+    return;
   }
   Profile profile;
   BuildProfile(rt, &profile, NowNs());
@@ -190,6 +207,7 @@ std::string WriteWindow(const WindowSpan& span, Profile* gpu_pending) noexcept {
     Profile profile;
     profile.info = rt.info;
     BuildHostProfile(&profile, span.end_ns);
+    MarkLaunchCalls(&profile);
     if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) {
       SetGpuInfo(rt.gpu, &profile.info);
       DrainWindowGpu(profile, span, gpu_pending);

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "collector/cupti/gpu_collector.h"
 #include "collector/windows/tracker.h"
 #include "model/profile.h"
 
@@ -19,6 +20,13 @@ int FlushState();
 
 // The calling thread's tid by a raw syscall: async-signal-safe (no TLS, unlike CurrentTid()).
 int CallerTid();
+
+// ProfileInfo's GPU fields from the start result.
+void SetGpuInfo(const GpuStartResult& gpu, ProfileInfo* info);
+
+// Logs a dump (or a dump's segment) written to `path`: its size, and the host events it lost
+// (warned once per process, then at info level). Caller holds flush_mutex.
+void NoteDumpWritten(const Profile& profile, const std::string& path);
 
 // Schedule windows (the WindowWriter passed to StartWindows): builds a profile of the window
 // `span` — host records, plus GPU records drained into `gpu_pending` and moved in — cuts it to

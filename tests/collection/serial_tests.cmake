@@ -2,6 +2,8 @@
 # not share the CPU with other tests.
 set_tests_properties(
   Collection.MillionLaunchesLoseNothing
+  Segments.MillionLaunchesInManySegmentsReadBackCompletelyAndLinked
+  Segments.WithoutSegmentsTheSameSmallBufferDropsAndCountsHostEvents
   Collection.CappedPoolCountsEveryLostRecordPlusAtMostOneOverheadRecordPerRefusal
   Collection.MatmulSmallIsCpuBoundLargeIsGpuBoundOnStandInCostModel
   GpuCollection.MatmulSmallIsCpuBoundLargeIsGpuBound

@@ -506,6 +506,7 @@ const std::map<std::string, std::string>& BadValues() {
       {"GPROF_START_PAUSED", "later"},
       {"GPROF_SESSION", "my/session"},
       {"GPROF_PYTHON_SAMPLING", "2001"},
+      {"GPROF_SEGMENT_SECONDS", "86401"},
       {"GPROF_BACKTRACE", "sync,everything"},
   };
   return table;

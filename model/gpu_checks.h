@@ -1,0 +1,59 @@
+// GPU records checked against the API calls that launched them, once both are in one profile:
+// which records have no recorded call, which start before their call (a GPU clock that disagrees
+// with the host's), which successful launches never got GPU work. Pure; runs in the collector
+// (window and whole-run dumps) and in the dump reader, which redoes it over the whole run when a
+// dump was written in segments (a kernel's record may be in the segment after its call's).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "model/profile.h"
+
+namespace gprof {
+
+// The API calls of a profile by correlation id: their start. CUPTI's correlation ids count up from
+// 1 in a process, so the ids of a run or a window are dense: a flat array indexed by id - lowest
+// (1M calls: ~8 MB, filled in one pass) instead of a hash map (several times slower at exit,
+// bench figure 6c). Sparse ids (hand-made profiles) fall back to a map.
+class CallStarts {
+ public:
+  explicit CallStarts(const std::vector<ApiCall>& calls);
+  // The start of the (first) call with `id`; false when no call has it (id 0 never has one).
+  bool Find(uint32_t id, uint64_t* start) const;
+
+ private:
+  static constexpr uint64_t kNone = UINT64_MAX;
+  uint32_t base_ = 0;
+  std::vector<uint64_t> flat_;
+  std::unordered_map<uint32_t, uint64_t> sparse_;
+};
+
+// Records from `first` on: how many have no recorded call, and how many start more than
+// kLaunchSkewSlackNs before theirs (either count may be skipped with nullptr).
+template <typename Rec>
+void CountAgainstCalls(const std::vector<Rec>& records, size_t first, const CallStarts& starts,
+                       uint64_t* unlinked, uint64_t* before_launch) {
+  for (size_t i = first; i < records.size(); ++i) {
+    uint64_t call_start = 0;
+    if (!starts.Find(records[i].correlation_id, &call_start)) {
+      if (unlinked != nullptr) ++*unlinked;
+    } else if (before_launch != nullptr && records[i].start_ns + kLaunchSkewSlackNs < call_start) {
+      ++*before_launch;
+    }
+  }
+}
+
+// Sets gpu_records_before_launch (kernels, copies and memsets that start more than
+// kLaunchSkewSlackNs before their call) and gpu_launches_without_records (calls flagged
+// kApiCallLaunch with no GPU record of their correlation id).
+void CheckGpuAgainstCalls(Profile* p);
+
+// Sets gpu_records_uncorrelated: kernels, copies and memsets with no recorded call of their
+// correlation id. Only meaningful when the profile has API calls (without them, the collector
+// counts only records with id 0 as unlinked, and so does this: it leaves the counter alone).
+void CountUncorrelated(Profile* p);
+
+}  // namespace gprof
