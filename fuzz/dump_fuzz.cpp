@@ -1,8 +1,10 @@
 // libFuzzer target: the dump reader (model/dump.h ParseDump) and, for every dump it accepts, the
-// outputs a user gets from it (table, findings, report.html, trace JSON to /dev/null). The input is the body
-// of a dump after its 16-byte header: the target adds the header and a trailer with the right
-// checksum, so the fuzzer explores the sections rather than the checksum; every 16th input is
-// also fed as is (header and trailer checks). Any crash, hang or sanitizer report is a bug: a
+// outputs a user gets from it (table, findings, report.html, trace JSON to /dev/null). The input is
+// the bodies of a dump's segments (format 6: a long run is written in several), separated by
+// "GPROFSEG": the target gives each its 16-byte header and a trailer with the right checksum, so
+// the fuzzer explores the sections and the chaining of segments (table bases, indices, a last
+// segment cut short) rather than the checksum; every 16th input is also fed as is (header and
+// trailer checks). Any crash, hang or sanitizer report is a bug: a
 // dump is a file anyone can hand to `gprof-run report`.
 #include <cstddef>
 #include <cstdint>
@@ -43,19 +45,34 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const char magic[8] = {'G', 'P', 'R', 'O', 'F', 'D', 'M', 'P'};
   const uint32_t version = gprof::kDumpFormatVersion, zero = 0, end_tag = 0xffffffffu;
   const char end_magic[8] = {'G', 'P', 'R', 'O', 'F', 'E', 'N', 'D'};
+  const char separator[8] = {'G', 'P', 'R', 'O', 'F', 'S', 'E', 'G'};
   auto put = [&](const void* p, size_t n) {
     const char* c = static_cast<const char*>(p);
     dump.insert(dump.end(), c, c + n);
   };
-  put(magic, 8);
-  put(&version, 4);
-  put(&zero, 4);
-  put(data, size);
-  const uint64_t hash = gprof::DumpChecksum(dump.data(), dump.size());
-  put(&end_tag, 4);
-  put(&zero, 4);
-  put(&hash, 8);
-  put(end_magic, 8);
+  const char* body = reinterpret_cast<const char*>(data);
+  const char* const end = body + size;
+  for (;;) {
+    const char* next = end;
+    for (const char* q = body; q + sizeof separator <= end; ++q) {
+      if (std::memcmp(q, separator, sizeof separator) == 0) {
+        next = q;
+        break;
+      }
+    }
+    const size_t start = dump.size();
+    put(magic, 8);
+    put(&version, 4);
+    put(&zero, 4);
+    put(body, static_cast<size_t>(next - body));
+    const uint64_t hash = gprof::DumpChecksum(dump.data() + start, dump.size() - start);
+    put(&end_tag, 4);
+    put(&zero, 4);
+    put(&hash, 8);
+    put(end_magic, 8);
+    if (next == end) break;
+    body = next + sizeof separator;
+  }
   gprof::Profile p;
   std::string error;
   if (gprof::ParseDump(dump, "fuzz", &p, &error)) Render(p);
