@@ -25,11 +25,25 @@ std::string Seconds(uint64_t ns) {
   return text;
 }
 
+// model/output_file.cpp's temporary names of whole-run dumps: `<name>.tmp.<pid>`, or `.<n>` after
+// when taken. (A window's dump is written whole: its temporary file never holds a segment.)
+const std::regex& TempName() {
+  static const std::regex kTemp(R"(^(.+\.(\d+)\.gpdump)\.tmp\.(\d+)(\.\d+)?$)");
+  return kTemp;
+}
+
 }  // namespace
 
+bool HasPartialDumps(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (std::regex_match(entry.path().filename().string(), TempName())) return true;
+  }
+  return false;
+}
+
 int RecoverPartialDumps(const std::string& dir, std::FILE* err) {
-  // model/output_file.cpp's temporary names: `<name>.tmp.<pid>`, or `.<n>` after when taken.
-  static const std::regex kTemp(R"(^(.+\.(\d+)\.gpdump)\.tmp\.(\d+)(\.\d+)?$)");
+  const std::regex& kTemp = TempName();
   int recovered = 0;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
@@ -78,6 +92,10 @@ std::string IncompleteDumpText(const Profile& p, const std::string& shown) {
       "profile holds the " + std::to_string(p.info.segments) + " segment" +
       (p.info.segments == 1 ? "" : "s") + " written during the run, up to " +
       Seconds(p.info.end_ns - p.info.start_ns) + " after the start";
+  if (p.info.incomplete_launches_in_flight != 0) {
+    text += "; the GPU work of the last " + std::to_string(p.info.incomplete_launches_in_flight) +
+            " launches (made after the last GPU record it holds ended) is missing";
+  }
   if (p.info.incomplete_tail_bytes != 0) {
     text += "; a last segment of " + std::to_string(p.info.incomplete_tail_bytes) +
             " bytes was cut short and is not read";

@@ -19,6 +19,9 @@ namespace gprof::launcher {
 // Returns how many were recovered.
 int RecoverPartialDumps(const std::string& dir, std::FILE* err);
 
+// Whether `dir` holds a left-behind segment file (of any process, ended or not).
+bool HasPartialDumps(const std::string& dir);
+
 // "" for a complete dump; else one line (no newline) for `shown` (the dump's name): what is
 // missing and why.
 std::string IncompleteDumpText(const Profile& p, const std::string& shown);

@@ -26,6 +26,7 @@
 #include "launcher/merged_view.h"
 #include "launcher/output_dir.h"
 #include "launcher/python_program.h"
+#include "launcher/recover_dumps.h"
 #include "launcher/report.h"
 #include "support/clock.h"
 #include "support/log.h"
@@ -267,14 +268,18 @@ int RunCommand(const std::vector<std::string>& args) {
 
   // From here on the program has run: nothing gprof-run does may change the exit status.
   if (status == 128 + SIGKILL) {
-    // No program can catch SIGKILL: what was in progress is lost, what was written stays.
+    // No program can catch SIGKILL: what was in progress is lost, what was written stays: the
+    // window dumps, and a whole run's segments (recovered by RenderDirectory just below).
     size_t windows = 0;
     for (const DumpName& d : DumpsIn(abs_dir)) windows += d.window ? 1 : 0;
+    std::string kept = std::to_string(windows) + " window dump(s) written before it are kept";
+    if (windows == 0 && HasPartialDumps(abs_dir)) {
+      kept = "the segments of the dump written during the run are kept";
+    }
     std::fprintf(stderr,
                  "gprof-run: the program was killed by SIGKILL, which no program can catch: the "
-                 "profile of what was in progress is lost; %zu window dump(s) written before it "
-                 "are kept\n",
-                 windows);
+                 "profile of what was in progress is lost; %s\n",
+                 kept.c_str());
   }
   if (parsed.config.start_paused && DumpsIn(abs_dir).empty()) {
     std::fprintf(stderr,

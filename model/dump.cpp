@@ -530,14 +530,23 @@ bool ReadSegment(const char* data, size_t body, size_t body_end, bool first, Pro
   return true;
 }
 
-// After the last segment of a dump of several: what each segment could not know alone. Ranges
-// closed in a later segment than they opened come after that segment's own, so the order is
-// made again; GPU records may sit in the segment after their call's, so the checks against calls
-// are made over the whole run.
-void JoinSegments(Profile* p) {
+// After the last segment of a dump of several, or of one cut short: what each segment could not
+// know alone. Ranges closed in a later segment than they opened come after that segment's own,
+// so the order is made again; GPU records may sit in the segment after their call's, so the
+// checks against calls are made over the whole run. In a dump cut short, launches made after its
+// last GPU record ended are in flight, not lost: their records would have come in the next
+// segment.
+void JoinSegments(Profile* p, bool complete) {
   SortRangesAndMarks(p);
   CountUncorrelated(p);
-  CheckGpuAgainstCalls(p);
+  uint64_t until = UINT64_MAX;
+  if (!complete) {
+    until = 0;
+    for (const Kernel& k : p->kernels) until = std::max(until, k.end_ns);
+    for (const Memcpy& m : p->memcpys) until = std::max(until, m.end_ns);
+    for (const Memset& m : p->memsets) until = std::max(until, m.end_ns);
+  }
+  p->info.incomplete_launches_in_flight = CheckGpuAgainstCalls(p, until);
 }
 
 }  // namespace
@@ -614,7 +623,7 @@ bool ParseDump(std::span<const char> data, const std::string& name, Profile* p,
   }
   if (segments == 0) return fail("not a gprof-run dump (bad magic)");  // an empty file
   if (last && start != data.size()) return fail("corrupt (bytes after the last segment)");
-  if (segments > 1) JoinSegments(&result);
+  if (segments > 1 || !last) JoinSegments(&result, last);
   result.info.segments = segments;
   result.info.complete = last;
   result.info.incomplete_tail_bytes = data.size() - start;

@@ -39,7 +39,7 @@ bool CallStarts::Find(uint32_t id, uint64_t* start) const {
   return true;
 }
 
-void CheckGpuAgainstCalls(Profile* p) {
+uint64_t CheckGpuAgainstCalls(Profile* p, uint64_t launches_until_ns) {
   const CallStarts starts(p->api_calls);
   uint64_t before = 0;
   CountAgainstCalls(p->kernels, 0, starts, nullptr, &before);
@@ -55,7 +55,8 @@ void CheckGpuAgainstCalls(Profile* p) {
     hi = std::max(hi, c.correlation_id);
     ++launches;
   }
-  uint64_t without = 0;
+  uint64_t without = 0, later = 0;
+  auto count = [&](const ApiCall& c) { ++(c.start_ns > launches_until_ns ? later : without); };
   if (launches != 0 && hi - lo >= 4 * launches + 4096) {  // sparse ids: a set
     std::unordered_set<uint32_t> arrived;
     ForEachGpuKind(*p, [&](GpuKind, const auto& records) {
@@ -65,7 +66,7 @@ void CheckGpuAgainstCalls(Profile* p) {
       }
     });
     for (const ApiCall& c : p->api_calls) {
-      if (is_launch(c) && arrived.count(c.correlation_id) == 0) ++without;
+      if (is_launch(c) && arrived.count(c.correlation_id) == 0) count(c);
     }
   } else if (launches != 0) {
     std::vector<uint8_t> arrived(static_cast<size_t>(hi - lo) + 1, 0);
@@ -78,11 +79,12 @@ void CheckGpuAgainstCalls(Profile* p) {
       }
     });
     for (const ApiCall& c : p->api_calls) {
-      if (is_launch(c) && arrived[c.correlation_id - lo] == 0) ++without;
+      if (is_launch(c) && arrived[c.correlation_id - lo] == 0) count(c);
     }
   }
   p->counters.gpu_records_before_launch = before;
   p->counters.gpu_launches_without_records = without;
+  return later;
 }
 
 void CountUncorrelated(Profile* p) {

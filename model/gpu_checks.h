@@ -48,8 +48,10 @@ void CountAgainstCalls(const std::vector<Rec>& records, size_t first, const Call
 
 // Sets gpu_records_before_launch (kernels, copies and memsets that start more than
 // kLaunchSkewSlackNs before their call) and gpu_launches_without_records (calls flagged
-// kApiCallLaunch with no GPU record of their correlation id).
-void CheckGpuAgainstCalls(Profile* p);
+// kApiCallLaunch with no GPU record of their correlation id). Launches that start after
+// `launches_until_ns` are left out of the second (a dump cut short by a kill: their records
+// would have come later); returns how many of those had no record.
+uint64_t CheckGpuAgainstCalls(Profile* p, uint64_t launches_until_ns = UINT64_MAX);
 
 // Sets gpu_records_uncorrelated: kernels, copies and memsets with no recorded call of their
 // correlation id. Only meaningful when the profile has API calls (without them, the collector

@@ -141,6 +141,9 @@ struct ProfileInfo {
   uint32_t segments = 1;
   bool complete = true;
   uint64_t incomplete_tail_bytes = 0;  // bytes of a last segment cut short, not read
+  // Of an incomplete dump: launches made after its last GPU record ended, whose records would
+  // have come in a later segment (not counted as gpu_launches_without_records).
+  uint64_t incomplete_launches_in_flight = 0;
 };
 
 // The GPU clock agrees with the host clock when CUPTI's timestamp fell between the two host
