@@ -75,9 +75,9 @@ void AddSyncs(const PythonSyncs& syncs, StacksModel* m) {
   m->sync_blocked_ns = syncs.blocked_ns;
   m->sync_not_sampled = syncs.not_sampled;
   m->sync_lines_total = syncs.lines.size();
+  const size_t shown = std::min(kTopSyncLines, syncs.lines.size());
   m->sync_lines.assign(syncs.lines.begin(),
-                       syncs.lines.begin() +
-                           static_cast<std::ptrdiff_t>(std::min(kTopSyncLines, syncs.lines.size())));
+                       syncs.lines.begin() + static_cast<std::ptrdiff_t>(shown));
 }
 
 void AddNative(const Profile& p, const SymbolizedStacks& sym, StacksModel* m) {

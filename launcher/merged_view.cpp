@@ -233,7 +233,8 @@ std::string MergedViewText(const MergeResult& r) {
            (g.processes == 1 ? " process" : " processes") + ": trace " + g.trace_path +
            ", table " + g.table_path + ", findings " + g.findings_path +
            (g.page_path.empty() ? "" : ", report " + g.page_path) +
-           (g.python_sampled.empty() ? "" : " (sampled Python stacks of " + g.python_sampled + ")");
+           (g.python_sampled.empty() ? ""
+                                     : " (sampled Python stacks of " + g.python_sampled + ")");
   }
   return "merged view: " + out;
 }

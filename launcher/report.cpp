@@ -529,7 +529,8 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
                          Plural(totals.kernels, "kernel", "kernels") + ", " +
                          Plural(totals.copies, "copy", "copies") + ", " +
                          Plural(totals.memsets, "memset", "memsets") + "; " +
-                         LossText(totals.counters, totals.stacks_dropped) + "; " + cupti_text + "; " + where;
+                         LossText(totals.counters, totals.stacks_dropped) + "; " + cupti_text +
+                         "; " + where;
   summary.ranked_processes = static_cast<int>(ranked_pids.size());
   return summary;
 }
