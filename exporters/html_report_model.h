@@ -152,7 +152,8 @@ struct PythonFunctionRow {
 };
 
 // Blocking CUDA calls (a synchronize, or a copy without Async: python_sync.h's) of one API with
-// one native stack.
+// one native stack from the program's caller outwards (stacks that differ only inside CUDA's
+// or gprof-run's libraries are one row).
 struct NativeStackRow {
   std::string api;                  // "cudaDeviceSynchronize"
   std::string caller;               // the first frame outside CUDA's and gprof-run's libraries
@@ -177,7 +178,7 @@ struct StacksModel {
   uint64_t sync_calls = 0, sync_blocked_ns = 0, sync_not_sampled = 0;
   // Native stacks of blocking calls, most blocked time first, at most kTopNativeStacks.
   std::vector<NativeStackRow> native;
-  size_t native_total = 0;                       // distinct (API, stack) pairs
+  size_t native_total = 0;                       // distinct (API, stack) rows
   uint64_t native_calls = 0, native_blocked_ns = 0;  // all blocking calls with a stack
   bool any() const { return sampled || !native.empty(); }
 };

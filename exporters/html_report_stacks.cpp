@@ -80,39 +80,54 @@ void AddSyncs(const PythonSyncs& syncs, StacksModel* m) {
                        syncs.lines.begin() + static_cast<std::ptrdiff_t>(shown));
 }
 
+// Rows by (API, the frames from the program's caller outwards): two stacks that differ only
+// inside CUDA's or gprof-run's libraries (the runtime's internal call paths vary) are one row,
+// since they are one place in the program.
 void AddNative(const Profile& p, const SymbolizedStacks& sym, StacksModel* m) {
   if (p.api_stacks.empty()) return;
   const ApiStackIndex index(p);
   NameCache names(p);
-  std::map<std::pair<std::string, uint32_t>, NativeStackRow> rows;  // (API, stack)
+  // The first frame shown of each stack, and each stack's row key (built on first use).
+  const auto first_frame = [&](uint32_t stack) -> size_t {
+    const int top = stack < sym.top_user_frame.size() ? sym.top_user_frame[stack] : -1;
+    return top >= 0 ? static_cast<size_t>(top) : 0;
+  };
+  std::vector<std::string> key_of(sym.frames.size());
+  std::map<std::string, NativeStackRow> rows;
   for (const ApiCall& c : p.api_calls) {
     const uint32_t stack = index.StackOf(c.correlation_id);
     if (stack == kNoStack || stack >= sym.frames.size()) continue;
-    const std::string_view base = BaseApiName(names.ApiCallName(c));
+    const std::string_view api = names.ApiCallName(c);
+    const std::string_view base = BaseApiName(api);
     if (!findings_internal::IsSyncApi(base) && !findings_internal::IsSyncCopyApi(base)) continue;
+    std::string& frames_key = key_of[stack];
+    if (frames_key.empty()) {
+      const std::vector<std::string>& frames = sym.frames[stack];
+      for (size_t i = first_frame(stack); i < frames.size(); ++i) frames_key += frames[i] + '\n';
+      frames_key += '\n';  // never empty, even for a stack without frames
+    }
     const uint64_t blocked = c.end_ns > c.start_ns ? c.end_ns - c.start_ns : 0;
-    NativeStackRow& r = rows[{std::string(names.ApiCallName(c)), stack}];
+    auto [it, added] = rows.try_emplace(std::string(api) + '\n' + frames_key);
+    NativeStackRow& r = it->second;
+    if (added) {
+      r.api = std::string(api);
+      if (stack < sym.top_user_function.size()) r.caller = sym.top_user_function[stack];
+      const std::vector<std::string>& frames = sym.frames[stack];
+      for (size_t i = first_frame(stack); i < frames.size(); ++i) {
+        if (r.frames.size() == kNativeFramesShown) {
+          r.frames_hidden = frames.size() - i;
+          break;
+        }
+        r.frames.push_back(frames[i]);
+      }
+    }
     ++r.calls;
     r.blocked_ns += blocked;
     ++m->native_calls;
     m->native_blocked_ns += blocked;
   }
   std::vector<NativeStackRow> out;
-  for (auto& [key, r] : rows) {
-    r.api = key.first;
-    const std::vector<std::string>& frames = sym.frames[key.second];
-    const int top = key.second < sym.top_user_frame.size() ? sym.top_user_frame[key.second] : -1;
-    const size_t first = top >= 0 ? static_cast<size_t>(top) : 0;
-    if (key.second < sym.top_user_function.size()) r.caller = sym.top_user_function[key.second];
-    for (size_t i = first; i < frames.size(); ++i) {
-      if (r.frames.size() == kNativeFramesShown) {
-        r.frames_hidden = frames.size() - i;
-        break;
-      }
-      r.frames.push_back(frames[i]);
-    }
-    out.push_back(std::move(r));
-  }
+  for (auto& [key, r] : rows) out.push_back(std::move(r));
   m->native_total = out.size();
   std::stable_sort(out.begin(), out.end(), [](const NativeStackRow& a, const NativeStackRow& b) {
     return std::tie(b.blocked_ns, b.calls) < std::tie(a.blocked_ns, a.calls);
@@ -213,7 +228,7 @@ void AppendStacksSection(const StacksModel& m, std::string* out) {
     *out += "</table>";
     if (m.native_total > m.native.size()) {
       *out += "<p class=\"muted\">" + U(m.native_total - m.native.size()) +
-              " more (API, stack) pairs in the trace.</p>";
+              " more rows (API, stack) in the trace.</p>";
     }
   }
   *out += "</section>";

@@ -598,6 +598,25 @@ TEST(HtmlReportModel, StacksOfAKnownProfile) {
   EXPECT_EQ(m.native[1].blocked_ns, 200 * kUs);
 }
 
+// A third stack that differs from stack 0 only in the runtime's frame (cudart's internal path)
+// is the same place in the program: the 16000 us call moved to it still makes one row of 2 calls.
+TEST(HtmlReportModel, NativeStacksDifferingOnlyInsideTheRuntimeAreOneRow) {
+  StacksFixture f;
+  f.profile.stacks.push_back({6, 3});
+  f.profile.stack_pcs.insert(f.profile.stack_pcs.end(), {7, 2, 3});
+  f.profile.api_stacks[2] = {12, 2};
+  f.native.frames.push_back({"cudart internal (libcudart.so.13)", "sync_all() (train.cu:10)",
+                             "main (train.cu:40)"});
+  f.native.top_user_frame.push_back(1);
+  f.native.top_user_function.push_back("sync_all()");
+  const html_internal::StacksModel m =
+      html_internal::BuildStacksModel(f.profile, &f.samples, &f.syncs, &f.native);
+  ASSERT_EQ(m.native.size(), 2u);
+  EXPECT_EQ(m.native_total, 2u);
+  EXPECT_EQ(m.native[0].calls, 2u);
+  EXPECT_EQ(m.native[0].blocked_ns, 900 * kUs);
+}
+
 TEST(HtmlReport, StacksSectionShowsTopFunctionsSyncLinesAndNativeStacks) {
   StacksFixture f;
   Rendered r;
