@@ -89,6 +89,14 @@ TraceStats WriteTraceJson(const Profile& profile, const std::string& path,
 // deterministic like WriteTraceJson; TraceStats::events counts TracePackets. Throws
 // std::runtime_error on I/O errors.
 TraceStats WritePerfettoTrace(const Profile& profile, const std::string& path);
+// The same with sampled Python stacks as python_function slices on tracks of their own (the JSON
+// trace's, python_slices.h) and, for the API calls with a native stack (--backtrace), the stack
+// as the slice's "stack" debug annotation. `python` may be nullptr; `stacks`: the profile's
+// stacks symbolized (native_symbols.h SymbolizeStacks) by the caller, or nullptr to symbolize
+// them here when the profile has any.
+struct SymbolizedStacks;
+TraceStats WritePerfettoTrace(const Profile& profile, const std::string& path,
+                              const PythonSliceSet* python, const SymbolizedStacks* stacks);
 
 struct TraceViolation {
   std::string rule;     // short rule id, e.g. "nesting", "negative-ts", "flow-id-reused"

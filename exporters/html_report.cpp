@@ -221,7 +221,9 @@ std::string Headline(const HtmlReportInput& in, const Model& m) {
          "</p>";
   out += "<nav><a href=\"#findings\">Findings</a><a href=\"#steps\">Steps</a>"
          "<a href=\"#timeline\">Timeline</a><a href=\"#top\">Kernels &amp; ops</a>"
-         "<a href=\"#memory\">Memory</a><a href=\"#files\">Files</a></nav>";
+         "<a href=\"#memory\">Memory</a>" +
+         std::string(m.stacks.any() ? "<a href=\"#stacks\">Stacks</a>" : "") +
+         "<a href=\"#files\">Files</a></nav>";
 
   // The verdict.
   const uint64_t window = ctx.window_end_ns - ctx.window_start_ns;
@@ -294,6 +296,12 @@ std::string Headline(const HtmlReportInput& in, const Model& m) {
     lost += std::string(lost.empty() ? "" : "; ") + "<span title=\"" + Html(meaning, 400) +
             "\"><code>" + name + "</code> " + Thousands(v) + "</span>";
   });
+  if (p.stack_counters.dropped != 0) {
+    lost += std::string(lost.empty() ? "" : "; ") +
+            "<span title=\"native stacks (--backtrace) dropped, host buffer full: those CUDA "
+            "calls show no stack (raise GPROF_HOST_BUFFER_MIB)\"><code>stacks_dropped</code> " +
+            Thousands(p.stack_counters.dropped) + "</span>";
+  }
   fact("Lost", lost.empty() ? "nothing (every loss counter is 0)" : "<b>" + lost + "</b>");
   out += "</div>";
 
@@ -387,6 +395,7 @@ std::string FormatHtmlReport(const HtmlReportInput& in) {
   AppendTimelineSection(m.timeline, in.context->origin_ns, &out);
   AppendTopRowsSection(*in.table, m.kernels, &out);
   AppendMemorySection(m, in.context->origin_ns, &out);
+  AppendStacksSection(m.stacks, &out);
   AppendFiles(in.links, &out);
   AppendFooter(in.version, &out);
   return out;
@@ -433,9 +442,22 @@ std::string FormatMergedHtmlReport(const MergedHtmlReportInput& in) {
          (per_bar > 1 ? "; each bar is the slowest of " + U(per_bar) + " consecutive step numbers"
                       : std::string()) +
          ": <span class=\"key busy\"></span> GPU busy, <span class=\"key idle\"></span> idle.</p>";
+  // Which ranks had sampled Python stacks (--python-sampling): their slices are in the merged
+  // trace, on a sampled track per thread of that rank's process.
+  const std::string sampled = MergeInputsWithPythonSamples(inputs);
+  bool any_sampled = false;
+  for (const MergeInput& r : inputs) any_sampled |= r.python_samples > 0;
+  if (any_sampled) {
+    size_t with = 0;
+    for (const MergeInput& r : inputs) with += r.python_samples > 0 ? 1 : 0;
+    out += "<p id=\"python-stacks\">Python stacks (sampled): " + U(with) + " of " +
+           U(inputs.size()) + " processes had samples (" + Html(sampled, kMaxTextChars) +
+           "); the merged trace has them on a sampled track per thread of each.</p>";
+  }
   out += "<table class=\"rows\"><tr><th class=\"name\">Process</th><th>Window</th>"
-         "<th>GPU busy</th><th>Steps</th><th>Median step</th><th class=\"name\">Step times</th>"
-         "</tr>";
+         "<th>GPU busy</th><th>Steps</th><th>Median step</th>" +
+         std::string(any_sampled ? "<th>Python samples</th>" : "") +
+         "<th class=\"name\">Step times</th></tr>";
   for (size_t k = 0; k < inputs.size() && k < kMaxMergedRanks; ++k) {
     const MergeInput& r = inputs[k];
     std::vector<uint64_t> walls;
@@ -448,7 +470,13 @@ std::string FormatMergedHtmlReport(const MergedHtmlReportInput& in) {
                                   " (GPU " + U(r.dist.busiest_device) + ")"
                             : std::string("no GPU work")) +
            "</td><td>" + U(r.dist.steps.size()) + "</td><td>" +
-           (walls.empty() ? std::string("-") : FormatDuration(median)) + "</td><td class=\"name\">";
+           (walls.empty() ? std::string("-") : FormatDuration(median)) + "</td>" +
+           (any_sampled ? "<td>" + (r.python_samples > 0 ? Thousands(r.python_samples) + " at " +
+                                                               U(r.python_hz) + " Hz"
+                                                         : std::string("-")) +
+                              "</td>"
+                        : std::string()) +
+           "<td class=\"name\">";
     if (bars > 0) {
       constexpr int kW = 420, kH = 28;
       out += "<svg width=\"" + U(kW) + "\" height=\"" + U(kH) + "\" viewBox=\"0 0 " + U(kW) + " " +

@@ -43,6 +43,10 @@ struct HtmlReportLinks {
   std::string findings_json;  // findings.json
 };
 
+struct PythonSamples;     // python_samples.h
+struct PythonSyncs;       // python_sync.h
+struct SymbolizedStacks;  // native_symbols.h
+
 struct HtmlReportInput {
   const Profile* profile = nullptr;
   const std::vector<Finding>* findings = nullptr;  // FindFindings(*profile, context)
@@ -50,6 +54,14 @@ struct HtmlReportInput {
   const TableRows* table = nullptr;                // SortedTableRows(*profile, options)
   HtmlReportLinks links;
   std::string version;  // gprof-run's version, for the footer ("" = left out)
+  // Call stacks, each nullptr when there are none: the dump's sampled Python stacks
+  // (--python-sampling: the process's .pysamples, of which the samples inside the profile's
+  // time range count), the blocking calls by Python line made of them (SyncsByPythonLine over
+  // the same range, as python_syncs.txt), and the profile's native stacks symbolized
+  // (SymbolizeStacks, --backtrace). They add the "Python stacks (sampled)" section.
+  const PythonSamples* python_samples = nullptr;
+  const PythonSyncs* python_syncs = nullptr;
+  const SymbolizedStacks* native_stacks = nullptr;
 };
 
 // The page. Deterministic: the same input gives the same bytes.

@@ -588,6 +588,7 @@ Model BuildModel(const HtmlReportInput& in) {
   BuildSteps(in, &m.steps);
   BuildKernels(*in.profile, &m.kernels);
   BuildMemory(*in.profile, m.timeline, &m);
+  m.stacks = BuildStacksModel(*in.profile, in.python_samples, in.python_syncs, in.native_stacks);
   return m;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "exporters/html_report.h"
+#include "exporters/python_sync.h"
 
 namespace gprof::html_internal {
 
@@ -42,6 +43,14 @@ inline constexpr size_t kMaxFindingsShown = 40;
 inline constexpr size_t kMaxMemoryDevices = 8;
 // Ranks drawn in the merged page (the rest are summarized in one line).
 inline constexpr size_t kMaxMergedRanks = 64;
+// The stacks section: Python functions by samples, Python lines by blocked time, native stacks
+// of blocking calls by blocked time, and the frames shown of each native stack. A screenful
+// each: where the time went is in the first few; stacks.folded, python_syncs.txt and `stats
+// --report cuda_api_stack_sum` have every one.
+inline constexpr size_t kTopPythonFunctions = 15;
+inline constexpr size_t kTopSyncLines = 10;
+inline constexpr size_t kTopNativeStacks = 10;
+inline constexpr size_t kNativeFramesShown = 8;
 
 // A step is an outlier when its wall time is at least this factor of the steps' median and this
 // much more: cold_start's and kernel_spread's reasoning (a factor the eye sees; below 100 us,
@@ -133,13 +142,59 @@ struct MemorySeries {
   uint64_t device_total = 0;       // DeviceInfo::total_global_mem (0 = unknown)
 };
 
+// A Python function ("function (file:first_line)", whichever of its lines ran) and the
+// samples in which it was the innermost frame (self) or anywhere on the stack (total, counted
+// once per sample however often it recurs).
+struct PythonFunctionRow {
+  std::string name;
+  uint64_t self = 0;
+  uint64_t total = 0;
+};
+
+// Blocking CUDA calls (a synchronize, or a copy without Async: python_sync.h's) of one API with
+// one native stack from the program's caller outwards (stacks that differ only inside CUDA's
+// or gprof-run's libraries are one row).
+struct NativeStackRow {
+  std::string api;                  // "cudaDeviceSynchronize"
+  std::string caller;               // the first frame outside CUDA's and gprof-run's libraries
+  std::vector<std::string> frames;  // from that frame outwards, at most kNativeFramesShown
+  size_t frames_hidden = 0;
+  uint64_t calls = 0;
+  uint64_t blocked_ns = 0;
+};
+
+struct StacksModel {
+  // Sampled Python stacks (samples inside the profile's time range).
+  bool sampled = false;
+  uint32_t hz = 0;
+  uint64_t samples = 0;
+  uint64_t missed = 0;  // ticks the sampler missed (the whole file)
+  size_t threads = 0;   // threads with a sample in the range
+  std::vector<PythonFunctionRow> functions;  // most self samples first, at most kTopPythonFunctions
+  size_t functions_total = 0;
+  // The Python lines behind the blocking calls (python_syncs.txt's rows).
+  std::vector<PythonSyncLine> sync_lines;  // at most kTopSyncLines
+  size_t sync_lines_total = 0;
+  uint64_t sync_calls = 0, sync_blocked_ns = 0, sync_not_sampled = 0;
+  // Native stacks of blocking calls, most blocked time first, at most kTopNativeStacks.
+  std::vector<NativeStackRow> native;
+  size_t native_total = 0;                       // distinct (API, stack) rows
+  uint64_t native_calls = 0, native_blocked_ns = 0;  // all blocking calls with a stack
+  bool any() const { return sampled || !native.empty(); }
+};
+
 struct Model {
   Timeline timeline;
   StepsModel steps;
   std::vector<KernelDistribution> kernels;  // top kernels by GPU time, at most kTopKernels
   std::vector<MemorySeries> memory;         // at most kMaxMemoryDevices
   size_t memory_devices_hidden = 0;
+  StacksModel stacks;
 };
+
+// The stacks section's numbers (html_report_stacks.cpp); any pointer may be nullptr.
+StacksModel BuildStacksModel(const Profile& p, const PythonSamples* samples,
+                             const PythonSyncs* syncs, const SymbolizedStacks* native);
 
 // Builds the model of `in` (its profile, findings, context and table must be set).
 Model BuildModel(const HtmlReportInput& in);
@@ -182,5 +237,7 @@ void AppendTimelineSection(const Timeline& timeline, uint64_t origin_ns, std::st
 void AppendTopRowsSection(const TableRows& table, const std::vector<KernelDistribution>& kernels,
                           std::string* out);
 void AppendMemorySection(const Model& model, uint64_t origin_ns, std::string* out);
+// "Python stacks (sampled)" (html_report_stacks.cpp); nothing when the model has no stacks.
+void AppendStacksSection(const StacksModel& stacks, std::string* out);
 
 }  // namespace gprof::html_internal

@@ -6,11 +6,15 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "exporters/findings_test_util.h"
 #include "exporters/html_report_model.h"
 #include "exporters/merge_findings.h"
+#include "exporters/native_symbols.h"
+#include "exporters/python_samples.h"
+#include "exporters/python_sync.h"
 #include "exporters/utf8.h"
 
 namespace gprof {
@@ -493,6 +497,231 @@ TEST(HtmlReport, MergedPageNamesTheRanks) {
   EXPECT_TRUE(Has(page, "href=\"./trace.json\""));
   EXPECT_FALSE(Has(page, "<script"));
   EXPECT_LT(page.size(), kHtmlReportMaxBytes);
+}
+
+// ---- Call stacks: "Python stacks (sampled)" -------------------------------------------------
+
+// ThreeSteps plus three blocking calls on thread kTid, with native stacks, and Python samples of
+// that thread every 1 ms (times in us after t0):
+//   cudaDeviceSynchronize [4000, 4600) corr 10, stack 0; cudaStreamSynchronize [12600, 12800)
+//   corr 11, stack 1; cudaDeviceSynchronize [16000, 16300) corr 12, stack 0; and the launch at
+//   900 (corr 1) also has stack 1, but a launch does not block: not counted.
+//   Samples (root first): 0, 1, 2 ms <module> step load; 3, 4, 5 ms <module> step sync;
+//   6 ms <module>; 20 ms <module> step load (after the profile's end at 18.5 ms: left out).
+// Derived: 7 samples of 1 thread. Self: load 3, sync 3, <module> 1, step 0; total: <module> 7,
+// step 6, load 3, sync 3. Order (self, then total, then name): load, sync, <module>, step;
+// shares of 7: 3 -> 42.9%, 6 -> 85.7%, 7 -> 100.0%.
+// Syncs: the 4000 us call has the 4 ms sample inside it -> "sync (train.py:31)" (the line
+// running), 1 call 600 us, 54.5% of the 1100 us the 3 calls blocked; the other two have no
+// sample within 1 ms: not sampled.
+// Native: (cudaDeviceSynchronize, stack 0) 2 calls 900 us = 81.8% of 1100; (cudaStreamSynchronize,
+// stack 1) 1 call 200 us = 18.2%; frames from the first user frame (index 1) outwards.
+struct StacksFixture {
+  Profile profile = ThreeSteps();
+  PythonSamples samples;
+  PythonSyncs syncs;
+  SymbolizedStacks native;
+
+  explicit StacksFixture(const std::string& name_part = "") {
+    Profile& p = profile;
+    AddApi(&p, 4'000 * kUs, 4'600 * kUs, 10, kDeviceSync);
+    AddApi(&p, 12'600 * kUs, 12'800 * kUs, 11, kStreamSync);
+    AddApi(&p, 16'000 * kUs, 16'300 * kUs, 12, kDeviceSync);
+    p.stacks = {{0, 3}, {3, 3}};
+    p.stack_pcs = {1, 2, 3, 4, 5, 6};
+    p.api_stacks = {{10, 0}, {11, 1}, {12, 0}, {1, 1}};
+    native.frames = {{"cudaDeviceSynchronize", "sync_all" + name_part + "() (train.cu:10)",
+                      "main (train.cu:40)"},
+                     {"cudaStreamSynchronize", "wait_stream() (train.cu:20)", "main (train.cu:41)"}};
+    native.top_user_frame = {1, 1};
+    native.top_user_function = {"sync_all" + name_part + "()", "wait_stream()"};
+    samples.pid = p.info.pid;
+    samples.hz = 1000;
+    samples.period_ns = 1'000'000;
+    samples.start_ns = t0;
+    samples.threads = {{kTid, 1, "MainThread"}};
+    samples.frames = {{"train.py" + name_part, "<module>", 1, 50},
+                      {"train.py" + name_part, "step" + name_part, 10, 12},
+                      {"train.py" + name_part, "load", 20, 22},
+                      {"train.py" + name_part, "sync", 30, 31}};
+    samples.stacks = {{0, 1, 2}, {0, 1, 3}, {0}};
+    for (uint64_t ms = 0; ms < 7; ++ms) {
+      samples.samples.push_back({t0 + ms * 1'000'000, 0, ms < 3 ? 0u : ms < 6 ? 1u : 2u});
+    }
+    samples.samples.push_back({t0 + 20'000'000, 0, 0});
+    syncs = SyncsByPythonLine(p, samples, p.info.start_ns, p.info.end_ns);
+  }
+
+  void Render(Rendered* r, bool python = true, bool with_native = true) {
+    r->input.python_samples = python ? &samples : nullptr;
+    r->input.python_syncs = python ? &syncs : nullptr;
+    r->input.native_stacks = with_native ? &native : nullptr;
+    gprof::Render(profile, r);
+  }
+};
+
+TEST(HtmlReportModel, StacksOfAKnownProfile) {
+  StacksFixture f;
+  const html_internal::StacksModel m =
+      html_internal::BuildStacksModel(f.profile, &f.samples, &f.syncs, &f.native);
+  EXPECT_TRUE(m.sampled);
+  EXPECT_EQ(m.hz, 1000u);
+  EXPECT_EQ(m.samples, 7u);
+  EXPECT_EQ(m.threads, 1u);
+  ASSERT_EQ(m.functions.size(), 4u);
+  EXPECT_EQ(m.functions_total, 4u);
+  const std::vector<std::tuple<std::string, uint64_t, uint64_t>> want = {
+      {"load (train.py:20)", 3, 3}, {"sync (train.py:30)", 3, 3},
+      {"<module> (train.py:1)", 1, 7}, {"step (train.py:10)", 0, 6}};
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(m.functions[i].name, std::get<0>(want[i])) << i;
+    EXPECT_EQ(m.functions[i].self, std::get<1>(want[i])) << i;
+    EXPECT_EQ(m.functions[i].total, std::get<2>(want[i])) << i;
+  }
+  EXPECT_EQ(m.sync_calls, 3u);
+  EXPECT_EQ(m.sync_blocked_ns, 1'100 * kUs);
+  EXPECT_EQ(m.sync_not_sampled, 2u);
+  ASSERT_EQ(m.sync_lines.size(), 1u);
+  EXPECT_EQ(m.sync_lines[0].where, "sync (train.py:31)");
+  EXPECT_EQ(m.sync_lines[0].calls, 1u);
+  EXPECT_EQ(m.sync_lines[0].blocked_ns, 600 * kUs);
+  EXPECT_EQ(m.native_calls, 3u) << "the launch's stack does not count: a launch does not block";
+  EXPECT_EQ(m.native_blocked_ns, 1'100 * kUs);
+  ASSERT_EQ(m.native.size(), 2u);
+  EXPECT_EQ(m.native[0].api, "cudaDeviceSynchronize");
+  EXPECT_EQ(m.native[0].calls, 2u);
+  EXPECT_EQ(m.native[0].blocked_ns, 900 * kUs);
+  EXPECT_EQ(m.native[0].caller, "sync_all()");
+  EXPECT_EQ(m.native[0].frames,
+            (std::vector<std::string>{"sync_all() (train.cu:10)", "main (train.cu:40)"}));
+  EXPECT_EQ(m.native[1].api, "cudaStreamSynchronize");
+  EXPECT_EQ(m.native[1].blocked_ns, 200 * kUs);
+}
+
+// A third stack that differs from stack 0 only in the runtime's frame (cudart's internal path)
+// is the same place in the program: the 16000 us call moved to it still makes one row of 2 calls.
+TEST(HtmlReportModel, NativeStacksDifferingOnlyInsideTheRuntimeAreOneRow) {
+  StacksFixture f;
+  f.profile.stacks.push_back({6, 3});
+  f.profile.stack_pcs.insert(f.profile.stack_pcs.end(), {7, 2, 3});
+  f.profile.api_stacks[2] = {12, 2};
+  f.native.frames.push_back({"cudart internal (libcudart.so.13)", "sync_all() (train.cu:10)",
+                             "main (train.cu:40)"});
+  f.native.top_user_frame.push_back(1);
+  f.native.top_user_function.push_back("sync_all()");
+  const html_internal::StacksModel m =
+      html_internal::BuildStacksModel(f.profile, &f.samples, &f.syncs, &f.native);
+  ASSERT_EQ(m.native.size(), 2u);
+  EXPECT_EQ(m.native_total, 2u);
+  EXPECT_EQ(m.native[0].calls, 2u);
+  EXPECT_EQ(m.native[0].blocked_ns, 900 * kUs);
+}
+
+TEST(HtmlReport, StacksSectionShowsTopFunctionsSyncLinesAndNativeStacks) {
+  StacksFixture f;
+  Rendered r;
+  f.Render(&r);
+  const std::string& page = r.page;
+  EXPECT_TRUE(Has(page, "<section id=\"stacks\"><h2>Python stacks (sampled)</h2>"));
+  EXPECT_TRUE(Has(page, "<a href=\"#stacks\">Stacks</a>"));
+  EXPECT_TRUE(Has(page, "7 samples of 1 thread at 1000 Hz"));
+  // load: self 3 (42.9%), total 3 (42.9%); <module>: total 7 (100.0%); step: total 6 (85.7%).
+  EXPECT_TRUE(Has(page, "load (train.py:20)</td><td>3</td><td>42.9%</td><td>3</td><td>42.9%</td>"));
+  EXPECT_TRUE(Has(page, "&lt;module&gt; (train.py:1)</td><td>1</td><td>14.3%</td><td>7</td><td>100.0%</td>"));
+  EXPECT_TRUE(Has(page, "step (train.py:10)</td><td>0</td><td>0.0%</td><td>6</td><td>85.7%</td>"));
+  EXPECT_LT(page.find("load (train.py:20)"), page.find("sync (train.py:30)"));
+  EXPECT_TRUE(Has(page, "3 blocking calls"));
+  EXPECT_TRUE(Has(page, "2 with no sample near them"));
+  // The share is of all 1100 us of blocking calls, the two not sampled included (as
+  // python_syncs.txt): 600 / 1100 = 54.5%.
+  EXPECT_TRUE(Has(page, "sync (train.py:31)</td><td>1</td><td>600.000us</td><td>54.5%</td>"))
+      << page.substr(page.find("id=\"stacks\""));
+  EXPECT_TRUE(Has(page, "cudaDeviceSynchronize<br><span class=\"muted\">from sync_all()</span>"
+                        "</td><td>2</td><td>900.000us</td><td>81.8%</td>"));
+  EXPECT_TRUE(Has(page, "sync_all() (train.cu:10)<br>main (train.cu:40)"));
+  EXPECT_TRUE(Has(page, "<td>1</td><td>200.000us</td><td>18.2%</td>"));
+  EXPECT_FALSE(Has(page, "<script"));
+}
+
+TEST(HtmlReport, NoStacksNoStacksSection) {
+  Rendered r;
+  Render(ThreeSteps(), &r);
+  EXPECT_FALSE(Has(r.page, "id=\"stacks\""));
+  EXPECT_FALSE(Has(r.page, "href=\"#stacks\""));
+}
+
+TEST(HtmlReport, NativeStacksAloneHaveTheirOwnTitle) {
+  StacksFixture f;
+  Rendered r;
+  f.Render(&r, /*python=*/false);
+  EXPECT_TRUE(Has(r.page, "<section id=\"stacks\"><h2>Native stacks (--backtrace)</h2>"));
+  EXPECT_TRUE(Has(r.page, "3 blocking calls with a native stack"));
+  EXPECT_FALSE(Has(r.page, "Python stacks (sampled)"));
+}
+
+TEST(HtmlReport, HostileNamesInStacksAreEscaped) {
+  const std::string evil = "</script><img src=x onerror=alert(1)>\"'\xff\xfe";
+  StacksFixture f(evil);
+  Rendered r;
+  f.Render(&r);
+  const std::string& page = r.page;
+  for (const char* bad : {"<img", "<script", "</script", "onerror=alert(1)>"}) {
+    EXPECT_FALSE(Has(page, bad)) << bad;
+  }
+  EXPECT_TRUE(Has(page, "sync_all&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;&quot;&#39;"));
+  EXPECT_TRUE(Has(page, "train.py&lt;/script&gt;"));
+  for (size_t i = 0; i < page.size();) {
+    const size_t n = Utf8SequenceLength(page, i);
+    ASSERT_GT(n, 0u) << "invalid UTF-8 at byte " << i;
+    i += n;
+  }
+}
+
+// Thousands of distinct functions and stacks: the section keeps its top rows.
+TEST(HtmlReport, StacksSectionIsBounded) {
+  StacksFixture f;
+  for (uint32_t i = 0; i < 5'000; ++i) {
+    f.samples.frames.push_back({"big.py", "fn_" + std::to_string(i) + std::string(500, 'x'), i, i});
+    f.samples.stacks.push_back({0, static_cast<uint32_t>(f.samples.frames.size() - 1)});
+    f.samples.samples.push_back({t0 + 7'000'000 + i, 0, static_cast<uint32_t>(f.samples.stacks.size() - 1)});
+  }
+  const html_internal::StacksModel m =
+      html_internal::BuildStacksModel(f.profile, &f.samples, &f.syncs, &f.native);
+  EXPECT_EQ(m.functions.size(), html_internal::kTopPythonFunctions);
+  EXPECT_EQ(m.functions_total, 5'004u);
+  Rendered r;
+  f.Render(&r);
+  EXPECT_LT(r.page.size(), kHtmlReportMaxBytes);
+}
+
+// The merged page says which ranks had sampled Python stacks (merged_view.cpp fills the counts).
+TEST(HtmlReport, MergedPageSaysWhichRanksHadPythonSamples) {
+  std::vector<MergeInput> inputs;
+  for (int rank = 0; rank < 3; ++rank) {
+    Profile p = ThreeSteps();
+    p.info.rank = rank;
+    p.info.world_size = 3;
+    p.info.pid = 7 + static_cast<uint32_t>(rank);
+    inputs.push_back(SummarizeForMerge(p, "rank" + std::to_string(rank) + ".gpdump"));
+  }
+  inputs[0].python_samples = 1234;
+  inputs[0].python_hz = 500;
+  inputs[2].python_samples = 7;
+  inputs[2].python_hz = 1000;
+  const std::vector<Finding> findings = MergedFindings(inputs);
+  MergedHtmlReportInput in;
+  in.inputs = &inputs;
+  in.findings = &findings;
+  in.title = "whole run";
+  const std::string page = FormatMergedHtmlReport(in);
+  EXPECT_TRUE(Has(page, "Python stacks (sampled): 2 of 3 processes had samples (rank 0 "
+                        "(node1:7), rank 2 (node1:9))"));
+  EXPECT_TRUE(Has(page, "<th>Python samples</th>"));
+  EXPECT_TRUE(Has(page, "<td>1,234 at 500 Hz</td>"));
+  EXPECT_TRUE(Has(page, "<td>7 at 1000 Hz</td>"));
+  // Without samples, no column.
+  for (MergeInput& i : inputs) i.python_samples = 0;
+  EXPECT_FALSE(Has(FormatMergedHtmlReport(in), "Python samples"));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "exporters/merge.h"
 
 #include <algorithm>
+#include <memory>
 #include <set>
 #include <stdexcept>
 #include <tuple>
@@ -34,6 +35,8 @@ void WriteInputMetadata(JsonWriter& o, const MergeInput& in, uint64_t origin, si
   o.Raw(", \"cycle\": ").Uint(i.cycle).Raw(", \"first_step\": ").Uint(i.first_step);
   o.Raw(", \"last_step\": ").Uint(i.last_step);
   o.Raw(", \"partial\": ").Raw(i.partial_window ? "true" : "false");
+  o.Raw(", \"python_samples\": ").Uint(in.python_samples);
+  if (in.python_samples > 0) o.Raw(", \"python_hz\": ").Uint(in.python_hz);
   o.Raw(", \"counters\": {");
   const char* sep = "";
   ForEachCounter(in.counters, [&](const char* name, uint64_t value, const char*) {
@@ -106,8 +109,17 @@ uint64_t MergedOriginNs(const std::vector<MergeInput>& inputs) {
   return inputs.empty() ? 0 : origin;
 }
 
+std::string MergeInputsWithPythonSamples(const std::vector<MergeInput>& inputs) {
+  std::string out;
+  for (const MergeInput& in : inputs) {
+    if (in.python_samples > 0) out += (out.empty() ? "" : ", ") + MergeInputLabel(in);
+  }
+  return out;
+}
+
 TraceStats WriteMergedTrace(const std::vector<MergeInput>& inputs, const MergeLoader& load,
-                            const std::string& trace_name, JsonSink sink) {
+                            const std::string& trace_name, JsonSink sink,
+                            const MergePythonLoader& python) {
   JsonWriter out(sink);
   const uint64_t origin = MergedOriginNs(inputs);
   WriteHeader(out, inputs, origin);
@@ -123,7 +135,9 @@ TraceStats WriteMergedTrace(const std::vector<MergeInput>& inputs, const MergeLo
       throw std::runtime_error(in.file + " changed while it was being merged");
     }
     const uint32_t base = kMergePidStride * static_cast<uint32_t>(k + 1);
-    TraceEventWriter events(plan, &out, TracePlacement{origin, base, uint64_t{k} << 32}, entries);
+    const TracePlacement placement{origin, base, uint64_t{k} << 32};
+    TraceEventWriter events(plan, &out, placement, entries);
+    const std::unique_ptr<PythonSliceSet> slices = python ? python(k, profile) : nullptr;
     const std::string label = MergeInputLabel(in);
     for (TraceProcess proc : plan.Processes()) {
       if (!proc.host && proc.pid + 1 >= kMergePidStride) {
@@ -136,7 +150,10 @@ TraceStats WriteMergedTrace(const std::vector<MergeInput>& inputs, const MergeLo
       events.WriteProcess(proc);
     }
     for (const TraceTrack& track : plan.Tracks()) events.WriteTrack(track);
+    const uint32_t python_tid = slices ? PythonFirstTid(plan) : 0;
+    if (slices) WritePythonTracks(*slices, plan, python_tid, &events);
     for (const PlannedEvent& e : plan.events()) events.Write(e);
+    if (slices) WritePythonSlices(*slices, plan, python_tid, placement, &events, &out);
     entries = events.count();
   }
   out.Raw("\n  ],\n  \"traceName\": ");

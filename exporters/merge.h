@@ -13,7 +13,8 @@
 //               CLOCK_REALTIME ns);
 //   3. trace    WriteMergedTrace loads the inputs again one at a time through the loader, plans
 //               each (TracePlan) and writes its events with trace_json_events' writer, placed
-//               at the common origin with pids and flow ids of its own, then drops it;
+//               at the common origin with pids and flow ids of its own, and its sampled Python
+//               stacks (python_slices.h) through the Python loader, then drops both;
 //   4. table    FormatMergedTable combines the small per-input row vectors: per row min /
 //               median / max across the inputs;
 //   5. findings MergedFindings (merge_findings.h) compares the inputs' per step numbers and
@@ -23,6 +24,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +32,7 @@
 #include "exporters/exporters.h"
 #include "exporters/json_writer.h"
 #include "exporters/key_averages.h"
+#include "exporters/python_slices.h"
 #include "model/profile.h"
 
 namespace gprof {
@@ -76,6 +79,11 @@ struct MergeInput {
   Counters counters;
   std::vector<EventStats> rows;  // KeyAverages(profile)
   MergeDistSummary dist;         // for the distributed findings
+  // Sampled Python stacks (--python-sampling): set by the caller, which finds the process's
+  // .pysamples; samples inside the profile's time range (0: none) and their rate.
+  uint64_t python_samples = 0;
+  uint32_t python_hz = 0;
+  std::string python_file;       // the .pysamples read ("" when none)
 };
 
 MergeInput SummarizeForMerge(const Profile& profile, std::string file);
@@ -100,6 +108,10 @@ extern const char* const kMergeClockNote;
 
 // Fills `profile` with input `inputs[index]`; throws std::runtime_error when it cannot.
 using MergeLoader = std::function<void(size_t index, Profile* profile)>;
+// The sampled Python stacks of input `index` as slices (PythonSlicesFrom over `profile`'s time
+// range), or nullptr when it has none; called right after `load` filled `profile`.
+using MergePythonLoader =
+    std::function<std::unique_ptr<PythonSliceSet>(size_t index, const Profile& profile)>;
 
 // Writes the merged trace of `inputs` (sorted with SortMergeInputs) into `sink`, loading each
 // input through `load` once, in order. The document: baseTimeNanoseconds = the common origin, a
@@ -107,9 +119,14 @@ using MergeLoader = std::function<void(size_t index, Profile* profile)>;
 // trace pid, window, counters) with kMergeClockNote, then every input's process and track
 // metadata and events. The host process of input k is named MergeInputLabel, its GPUs
 // "<label> GPU d <name>"; process_sort_index keeps each input's processes together in rank
-// order. Throws what `load` or the sink throws.
+// order. With `python` (may be empty): each input's python_function slices on sampled tracks of
+// its own host process, as in its own trace.json. Throws what `load` or the sink throws.
 TraceStats WriteMergedTrace(const std::vector<MergeInput>& inputs, const MergeLoader& load,
-                            const std::string& trace_name, JsonSink sink);
+                            const std::string& trace_name, JsonSink sink,
+                            const MergePythonLoader& python = nullptr);
+
+// "rank 0 (node1:11), rank 2 (node1:13)": the inputs with sampled Python stacks ("" when none).
+std::string MergeInputsWithPythonSamples(const std::vector<MergeInput>& inputs);
 
 // ---- the merged table (merge_table.cpp) -----------------------------------------------------
 

@@ -14,6 +14,8 @@
 
 #include "exporters/exporters.h"
 #include "exporters/merge.h"
+#include "exporters/python_slices.h"
+#include "exporters/trace_plan.h"
 #include "tests/support/sample_device.h"
 
 namespace gprof {
@@ -256,6 +258,81 @@ TEST(MergedTrace, ADumpThatChangedSinceTheSurveyIsRefused) {
 //   checkpoint: rank 2 only: calls 0, 0, 1; Self CPU = CPU total 0, 0, 50 us.
 // Order: Self CUDA summed: step 90 us = gemm 90 us, then Self CPU summed: step 2,330 us before
 // gemm 0; cudaLaunchKernel (70 us) before checkpoint (50 us).
+// Sampled Python stacks of ranks 0 and 2 (none for rank 1), every 1 ms on the main thread (tid =
+// pid), stack f0 -> f1 (root first):
+//   rank 0: samples at start + 0 and + 1 ms: f0 and f1 each [start, start + 2 ms) (the last
+//           sample + one period, which is also the profile's end), 2 samples;
+//   rank 2: one sample at start + 0.5 ms: f0 and f1 [start + 0.5, start + 1.5 ms), 1 sample.
+// Merged, rank k's host is pid 1000 * (k + 1) and times are relative to B: rank 0's slices at
+// 2000 us lasting 2000 us, rank 2's at 5500 us lasting 1000 us; the sampled track is the first
+// synthetic tid (the ranks have no lanes of their own), named after the thread "main".
+PythonSamples RankSamples(const RankSpec& r, const std::vector<uint64_t>& after_start) {
+  PythonSamples s;
+  s.pid = r.pid;
+  s.program = "train";
+  s.hz = 1000;
+  s.period_ns = 1'000'000;
+  s.start_ns = r.start;
+  s.threads.push_back({r.pid, 1, "MainThread"});
+  s.frames = {{"train.py", "f0", 1, 1}, {"train.py", "f1", 5, 6}};
+  s.stacks = {{0, 1}};
+  for (uint64_t t : after_start) s.samples.push_back({r.start + t, 0, 0});
+  return s;
+}
+
+TEST(MergedTrace, SampledPythonStacksOfEachRankAreOnThatRanksProcess) {
+  std::vector<MergeInput> inputs = Survey();
+  inputs[0].python_samples = 2;
+  inputs[0].python_hz = 1000;
+  inputs[2].python_samples = 1;
+  inputs[2].python_hz = 1000;
+  EXPECT_EQ(MergeInputsWithPythonSamples(inputs), "rank 0 (nodeA:100), rank 2 (nodeB:300)");
+  std::vector<size_t> asked;
+  const MergePythonLoader python = [&](size_t k, const Profile& p) -> std::unique_ptr<PythonSliceSet> {
+    asked.push_back(k);
+    EXPECT_EQ(p.info.rank, inputs[k].info.rank) << "called with input k's profile";
+    if (k == 1) return nullptr;
+    const RankSpec& r = kRanks[k];
+    const PythonSamples s = k == 0 ? RankSamples(r, {0, 1'000'000}) : RankSamples(r, {500'000});
+    return std::make_unique<PythonSliceSet>(PythonSlicesFrom(s, p.info.start_ns, p.info.end_ns));
+  };
+  std::string text;
+  WriteMergedTrace(
+      inputs, [&](size_t k, Profile* p) { LoadRank(inputs, k, p); }, "merged.json",
+      JsonSink{&text, [](void* ctx, const char* d, size_t n) {
+                 static_cast<std::string*>(ctx)->append(d, n);
+               }},
+      python);
+  EXPECT_EQ(asked, (std::vector<size_t>{0, 1, 2}));
+  EXPECT_TRUE(CheckTraceText(text).empty());
+  const json doc = json::parse(text);
+  std::map<uint32_t, std::vector<std::tuple<std::string, double, double>>> slices;  // by pid
+  std::map<uint32_t, std::string> track_names;
+  for (const json& e : doc["traceEvents"]) {
+    if (e.value("name", "") == "thread_name" && e["tid"] == kFirstSyntheticTid) {
+      track_names[e["pid"].get<uint32_t>()] = e["args"]["name"].get<std::string>();
+    }
+    if (e.value("cat", "") != "python_function") continue;
+    EXPECT_EQ(e["tid"], kFirstSyntheticTid);
+    slices[e["pid"].get<uint32_t>()].emplace_back(e["name"].get<std::string>(),
+                                                  e["ts"].get<double>(), e["dur"].get<double>());
+  }
+  using S = std::vector<std::tuple<std::string, double, double>>;
+  EXPECT_EQ(slices[1000], (S{{"train.py(1): f0", 2000.0, 2000.0}, {"train.py(5): f1", 2000.0, 2000.0}}));
+  EXPECT_EQ(slices.count(2000), 0u) << "rank 1 has no samples";
+  EXPECT_EQ(slices[3000], (S{{"train.py(1): f0", 5500.0, 1000.0}, {"train.py(5): f1", 5500.0, 1000.0}}));
+  EXPECT_EQ(track_names[1000], "MainThread (main): Python stacks, sampled at 1000 Hz");
+  EXPECT_EQ(track_names[3000], "MainThread (main): Python stacks, sampled at 1000 Hz");
+  EXPECT_EQ(track_names.count(2000), 0u);
+  // The metadata says which inputs had samples.
+  const json& in = doc["gprof"]["inputs"];
+  EXPECT_EQ(in[0]["python_samples"], 2);
+  EXPECT_EQ(in[0]["python_hz"], 1000);
+  EXPECT_EQ(in[1]["python_samples"], 0);
+  EXPECT_FALSE(in[1].contains("python_hz"));
+  EXPECT_EQ(in[2]["python_samples"], 1);
+}
+
 TEST(MergedTable, RowsHoldMinMedianMaxAcrossRanksAndTheRankOfTheMax) {
   const std::vector<MergedRow> rows = MergeRows(Survey());
   ASSERT_EQ(rows.size(), 4u);

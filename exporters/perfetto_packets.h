@@ -58,6 +58,7 @@ constexpr uint32_t kNestedValue = 8;
 constexpr uint32_t kNestedType = 1;
 constexpr uint32_t kArrayValues = 4;
 constexpr uint32_t kNestedIntValue = 5;
+constexpr uint32_t kNestedStringValue = 8;
 // InternedData and its entries (EventCategory, EventName, DebugAnnotationName: iid=1, name=2)
 constexpr uint32_t kEventCategories = 1;
 constexpr uint32_t kEventNames = 2;

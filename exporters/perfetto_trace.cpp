@@ -19,6 +19,20 @@
 //
 // Streaming: each packet is encoded into one small buffer and handed to the writer; only the
 // plan, the open slices and the intern tables stay in memory.
+//
+// Sampled Python stacks (python_slices.h): the JSON trace's python_function slices, with the
+// same names, times and args, on the same tracks (PythonTraceTracks: a named child track of the
+// process per sampled thread). They are merged into the plan's time order by start, so they go
+// through the same begin/end heap and nest the same way.
+//
+// Native stacks (--backtrace, docs/STACKS.md): an API call with a stack carries it as the debug
+// annotation "stack", an array of frame strings innermost first, as args.stack in the JSON. Not
+// Perfetto's callstack packets (PerfSample / StreamingProfilePacket with interned frames and
+// callstacks): those describe timer samples of a thread, which the UI aggregates into a flame
+// graph of where time went; a stack here is the call path of one CUDA call, captured because of
+// the call, not of a timer, and its place is on that call's slice, next to its correlation id,
+// where the UI shows it when the slice is selected. It keeps the two traces alike, too. Each
+// distinct stack is encoded once and copied into every call that has it.
 #include <algorithm>
 #include <queue>
 #include <string>
@@ -29,9 +43,11 @@
 #include "exporters/format.h"
 #include "exporters/json_writer.h"
 #include "exporters/names.h"
+#include "exporters/native_symbols.h"
 #include "exporters/perfetto_packets.h"
 #include "exporters/perfetto_trace.h"
 #include "exporters/perfetto_tracks.h"
+#include "exporters/python_slices.h"
 #include "exporters/trace_plan.h"
 #include "exporters/utf8.h"
 
@@ -43,20 +59,24 @@ using proto::ProtoEncoder;
 // Categories (Kineto's, REFERENCE.md §3), interned in this order: iid = index + 1.
 enum Category : uint8_t {
   kCatUserAnnotation, kCatGpuUserAnnotation, kCatCudaRuntime, kCatCudaDriver, kCatKernel,
-  kCatMemcpy, kCatMemset, kCatSync, kCatOverhead, kCatCpuOp, kCatGpuMemory, kCategoryCount,
+  kCatMemcpy, kCatMemset, kCatSync, kCatOverhead, kCatCpuOp, kCatGpuMemory, kCatPythonFunction,
+  kCategoryCount,
 };
 constexpr std::string_view kCategoryNames[kCategoryCount] = {
     "user_annotation", "gpu_user_annotation", "cuda_runtime", "cuda_driver", "kernel",
-    "gpu_memcpy", "gpu_memset", "cuda_sync", "overhead", "cpu_op", "gpu_memory"};
+    "gpu_memcpy", "gpu_memset", "cuda_sync", "overhead", "cpu_op", "gpu_memory",
+    "python_function"};
 
 // Debug annotation names, interned in this order: iid = index + 1.
 enum ArgName : uint8_t {
   kArgCorrelation, kArgStream, kArgGrid, kArgBlock, kArgBytes, kArgDomain, kArgCategory,
-  kArgOpenAtEnd, kArgRecordFunctionId, kArgSequenceNumber, kArgInputDims, kArgCount,
+  kArgOpenAtEnd, kArgRecordFunctionId, kArgSequenceNumber, kArgInputDims, kArgStack,
+  kArgPythonId, kArgPythonParentId, kArgPythonThread, kArgSampled, kArgSamples, kArgCount,
 };
 constexpr std::string_view kArgNames[kArgCount] = {
     "correlation", "stream", "grid", "block", "bytes", "domain", "category", "open at end",
-    "Record function id", "Sequence number", "Input Dims"};
+    "Record function id", "Sequence number", "Input Dims", "stack", "Python id",
+    "Python parent id", "Python thread", "sampled", "samples"};
 
 uint64_t Iid(Category c) { return uint64_t{c} + 1; }
 uint64_t Iid(ArgName a) { return uint64_t{a} + 1; }
@@ -76,15 +96,30 @@ struct EndsLater {
 
 class PerfettoWriter {
  public:
-  PerfettoWriter(const Profile& p, JsonWriter* out)
+  // `python` (may be nullptr): sampled Python stacks; `stacks` (may be nullptr): the profile's
+  // native stacks symbolized, else symbolized here when it has any.
+  PerfettoWriter(const Profile& p, JsonWriter* out, const PythonSliceSet* python,
+                 const SymbolizedStacks* stacks)
       : plan_(p), p_(p), names_(p), packets_(out), enc_(packets_.enc()),
-        tracks_(plan_, &packets_), launch_args_(p.launch_configs.size() + 1) {}
+        tracks_(plan_, &packets_), launch_args_(p.launch_configs.size() + 1), python_(python),
+        stacks_(stacks), stack_index_(p) {}
 
   TraceStats Write() {
     WriteFirstPacket();
-    tracks_.Write();
+    std::vector<TraceTrack> python_tracks;
+    if (python_ != nullptr) {
+      python_tid_ = PythonFirstTid(plan_);
+      python_tracks = PythonTraceTracks(*python_, plan_, python_tid_);
+      OrderPythonSlices();
+    }
+    tracks_.Write(python_tracks);
     MarkFlows();
-    for (const PlannedEvent& e : plan_.events()) WriteEvent(e);
+    PrepareStacks();
+    for (const PlannedEvent& e : plan_.events()) {
+      WritePythonSlicesUpTo(e.ts);
+      WriteEvent(e);
+    }
+    WritePythonSlicesUpTo(UINT64_MAX);
     CloseSlicesUpTo(UINT64_MAX);
     TraceStats stats;
     stats.events = packets_.packets();
@@ -120,6 +155,80 @@ class PerfettoWriter {
       api_flow_[fl.api_index] = true;
       gpu_flow_[static_cast<int>(fl.gpu_kind)][fl.gpu_index] = true;
     }
+  }
+
+  // ---- sampled Python stacks -----------------------------------------------------------------
+
+  // The slices shown (PythonSliceShown, as in the JSON), by start; a stable sort keeps each
+  // track's order (by start, parents before children), so a parent begins before its child.
+  void OrderPythonSlices() {
+    const uint64_t base = plan_.base_ns();
+    for (uint32_t i = 0; i < python_->slices.size(); ++i) {
+      if (PythonSliceShown(*python_, python_->slices[i], base)) python_order_.push_back(i);
+    }
+    std::stable_sort(python_order_.begin(), python_order_.end(), [&](uint32_t a, uint32_t b) {
+      return python_->slices[a].ts < python_->slices[b].ts;
+    });
+  }
+
+  // Writes the begins of the Python slices that start at or before `ts` (their ends go on the
+  // heap with the plan's).
+  void WritePythonSlicesUpTo(uint64_t ts) {
+    if (python_ == nullptr) return;
+    const uint32_t host = p_.info.pid;
+    while (next_python_ < python_order_.size() &&
+           python_->slices[python_order_[next_python_]].ts <= ts) {
+      const PythonSlice& s = python_->slices[python_order_[next_python_++]];
+      CloseSlicesUpTo(s.ts);
+      const uint64_t track = tracks_.TrackUuid(host, python_tid_ + s.track);
+      const uint64_t name = NameIid(python_->names[s.name]);
+      const size_t packet = BeginEventPacket(s.ts);
+      const size_t ev = enc_.BeginNested(f::kTrackEvent);
+      enc_.AddVarint(f::kType, kSliceBegin);
+      enc_.AddVarint(f::kTrackUuid, track);
+      enc_.AddVarint(f::kCategoryIids, Iid(kCatPythonFunction));
+      enc_.AddVarint(f::kNameIid, name);
+      UintArg(kArgPythonId, s.id);
+      if (s.parent != 0) UintArg(kArgPythonParentId, s.parent);
+      UintArg(kArgPythonThread, s.track);
+      BoolArg(kArgSampled, true);
+      UintArg(kArgSamples, s.samples);
+      enc_.EndNested(ev);
+      packets_.End(packet);
+      open_.push({std::max(s.ts, s.end), seq_++, track});
+    }
+  }
+
+  // ---- native stacks ------------------------------------------------------------------------
+
+  void PrepareStacks() {
+    if (p_.api_stacks.empty()) return;
+    if (stacks_ == nullptr) {
+      own_stacks_ = SymbolizeStacks(p_);
+      stacks_ = &own_stacks_;
+    }
+    stack_args_.resize(stacks_->frames.size());
+  }
+
+  // The "stack" annotation of stack `index` (an array of frame strings, innermost first), encoded
+  // once per stack.
+  const std::string& StackArg(uint32_t index) {
+    std::string& s = stack_args_[index];
+    if (!s.empty()) return s;
+    ProtoEncoder e;
+    const size_t a = e.BeginNested(f::kDebugAnnotations);
+    e.AddVarint(f::kAnnotationNameIid, Iid(kArgStack));
+    const size_t n = e.BeginNested(f::kNestedValue);
+    e.AddVarint(f::kNestedType, kNestedArray);
+    for (const std::string& frame : stacks_->frames[index]) {
+      const size_t v = e.BeginNested(f::kArrayValues);
+      e.AddBytes(f::kNestedStringValue, RepairUtf8(frame));
+      e.EndNested(v);
+    }
+    e.EndNested(n);
+    e.EndNested(a);
+    s = std::string(e.view());
+    return s;
   }
 
   // ---- names --------------------------------------------------------------------------------
@@ -309,6 +418,10 @@ class PerfettoWriter {
                                   c.domain == ApiDomain::kDriver ? kCatCudaDriver : kCatCudaRuntime,
                                   ApiIid(c));
         UintArg(kArgCorrelation, c.correlation_id);
+        if (!stack_args_.empty()) {
+          const uint32_t stack = stack_index_.StackOf(c.correlation_id);
+          if (stack < stack_args_.size()) enc_.AppendRaw(StackArg(stack));
+        }
         if (api_flow_[e.index]) enc_.AddFixed64(f::kFlowIds, c.correlation_id);
         EndEvent(o, e, kSliceBegin);
         break;
@@ -411,6 +524,18 @@ class PerfettoWriter {
   uint32_t last_api_key_ = 0;
   uint64_t last_api_iid_ = 0;
   std::vector<std::string> launch_args_;     // by launch config; the last: the empty one
+  // Sampled Python stacks: the slices shown in start order, the next one to begin, the tid of
+  // the first Python track.
+  const PythonSliceSet* python_;
+  std::vector<uint32_t> python_order_;
+  size_t next_python_ = 0;
+  uint32_t python_tid_ = 0;
+  // Native stacks: the symbolized frames (the caller's or own_stacks_), the call -> stack index,
+  // and each stack's encoded annotation (empty until first used; no stacks: no entries).
+  const SymbolizedStacks* stacks_;
+  SymbolizedStacks own_stacks_;
+  ApiStackIndex stack_index_;
+  std::vector<std::string> stack_args_;
 };
 
 }  // namespace
@@ -419,22 +544,36 @@ class PerfettoWriter {
 namespace gprof {
 
 TraceStats WritePerfettoTrace(const Profile& profile, const std::string& path) {
+  return WritePerfettoTrace(profile, path, nullptr, nullptr);
+}
+
+TraceStats WritePerfettoTrace(const Profile& profile, const std::string& path,
+                              const PythonSliceSet* python, const SymbolizedStacks* stacks) {
   JsonWriter out(path);
-  perfetto::PerfettoWriter w(profile, &out);
+  perfetto::PerfettoWriter w(profile, &out, python, stacks);
   return w.Write();
 }
 
 TraceStats FormatPerfettoTrace(const Profile& profile, JsonSink sink) {
   JsonWriter out(sink);
-  perfetto::PerfettoWriter w(profile, &out);
+  perfetto::PerfettoWriter w(profile, &out, nullptr, nullptr);
   return w.Write();
 }
 
 std::string FormatPerfettoTrace(const Profile& profile) {
+  return FormatPerfettoTrace(profile, nullptr, nullptr);
+}
+
+std::string FormatPerfettoTrace(const Profile& profile, const PythonSliceSet* python,
+                                const SymbolizedStacks* stacks) {
   std::string bytes;
-  FormatPerfettoTrace(profile, JsonSink{&bytes, [](void* ctx, const char* data, size_t size) {
-                                          static_cast<std::string*>(ctx)->append(data, size);
-                                        }});
+  {
+    JsonWriter out(JsonSink{&bytes, [](void* ctx, const char* data, size_t size) {
+                              static_cast<std::string*>(ctx)->append(data, size);
+                            }});
+    perfetto::PerfettoWriter w(profile, &out, python, stacks);
+    w.Write();
+  }
   return bytes;
 }
 

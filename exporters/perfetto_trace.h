@@ -14,5 +14,8 @@ TraceStats FormatPerfettoTrace(const Profile& profile, JsonSink sink);
 
 // The whole trace as one byte string (tests, small profiles).
 std::string FormatPerfettoTrace(const Profile& profile);
+// With sampled Python stacks and symbolized native stacks (exporters.h WritePerfettoTrace).
+std::string FormatPerfettoTrace(const Profile& profile, const PythonSliceSet* python,
+                                const SymbolizedStacks* stacks = nullptr);
 
 }  // namespace gprof

@@ -19,7 +19,9 @@
 #include <nlohmann/json.hpp>
 
 #include "exporters/exporters.h"
+#include "exporters/native_symbols.h"
 #include "exporters/perfetto_trace.h"
+#include "exporters/python_slices.h"
 #include "exporters/trace_json.h"
 #include "tests/support/process.h"
 
@@ -487,6 +489,259 @@ TEST_F(PerfettoTraceTest, LongAndInvalidUtf8NamesStayDecodable) {
   EXPECT_TRUE(names.count(long_name));
   // protoc prints the repaired U+FFFD (EF BF BD) as octal escapes; the raw 0xff is gone.
   EXPECT_TRUE(names.count("bad357277275 name") || names.count("bad\xEF\xBF\xBD name"));
+}
+
+// ---- sampled Python stacks and native stacks ---------------------------------------------------
+
+// A Python program's profile: pid 42, main thread 42 (named "MainThread" by the sampler), one
+// synchronize call at 1.5-1.7 ms; and samples every 1 ms of the main thread:
+//   0 ms f0 f1 f2, 1 ms f0 f1 f2, 2 ms f0 f1 f3, 3 ms f0 f4   (root first)
+// which give (python_slices.h: a slice ends one period after its last sample, or at the cut):
+//   f0 [0, 4) 4 samples id 1; f1 [0, 3) 3 samples id 2 (parent 1); f2 [0, 2) id 3 (parent 2);
+//   f3 [2, 3) id 4 (parent 2); f4 [3, 4) id 5 (parent 1).
+constexpr uint64_t kMs = 1'000'000;
+constexpr uint32_t kPyPid = 42;
+
+Profile PythonProfile() {
+  Profile p;
+  p.info.pid = kPyPid;
+  p.info.program = "p.py";
+  p.info.start_ns = kT0;
+  p.info.end_ns = kT0 + 10 * kMs;
+  p.api_names.push_back({165, ApiDomain::kRuntime, 0, p.strings.Intern("cudaDeviceSynchronize")});
+  p.api_calls.push_back({kT0 + 3 * kMs / 2, kT0 + 17 * kMs / 10, 7, kPyPid, 165,
+                         ApiDomain::kRuntime, 0, 0});
+  return p;
+}
+
+PythonSamples HandSamples() {
+  PythonSamples s;
+  s.pid = kPyPid;
+  s.program = "p.py";
+  s.hz = 1000;
+  s.period_ns = kMs;
+  s.start_ns = kT0;
+  s.threads.push_back({kPyPid, 1, "MainThread"});
+  for (uint32_t i = 0; i < 5; ++i) {
+    s.frames.push_back({"p.py", "f" + std::to_string(i), i + 1, i + 1});
+  }
+  s.stacks = {{0, 1, 2}, {0, 1, 3}, {0, 4}};
+  s.samples = {{kT0, 0, 0}, {kT0 + kMs, 0, 0}, {kT0 + 2 * kMs, 0, 1}, {kT0 + 3 * kMs, 0, 2}};
+  return s;
+}
+
+struct DecodedSlice {
+  std::string name, category;
+  uint64_t ts, end;
+  size_t depth;  // on its track
+  std::map<std::string, const Node*> args;
+};
+
+// Every slice of the decoded trace, per track uuid, paired BEGIN/END as Perfetto reads them (an
+// END closes the innermost open slice of its track); fails on an END without a BEGIN.
+std::map<uint64_t, std::vector<DecodedSlice>> SlicesByTrack(const Decoded& d) {
+  std::map<uint64_t, std::string> names, categories, arg_names;
+  std::map<uint64_t, std::vector<DecodedSlice>> open, done;
+  for (const Node* pk : d.packets) {
+    if (const Node* in = pk->Kid("interned_data")) {
+      for (const Node* e : in->Kids("event_names")) names[U(e->Get("iid"))] = e->Get("name");
+      for (const Node* e : in->Kids("event_categories")) categories[U(e->Get("iid"))] = e->Get("name");
+      for (const Node* e : in->Kids("debug_annotation_names")) arg_names[U(e->Get("iid"))] = e->Get("name");
+    }
+    const Node* ev = pk->Kid("track_event");
+    if (ev == nullptr) continue;
+    const uint64_t track = U(ev->Get("track_uuid"));
+    const uint64_t ts = U(pk->Get("timestamp"));
+    if (ev->Get("type") == "TYPE_SLICE_BEGIN") {
+      DecodedSlice s{names[U(ev->Get("name_iid"))], categories[U(ev->Get("category_iids"))], ts,
+                     0, open[track].size(), {}};
+      for (const Node* a : ev->Kids("debug_annotations")) s.args[arg_names[U(a->Get("name_iid"))]] = a;
+      open[track].push_back(std::move(s));
+    } else if (ev->Get("type") == "TYPE_SLICE_END") {
+      EXPECT_FALSE(open[track].empty()) << "end without a begin on track " << track;
+      if (open[track].empty()) continue;
+      DecodedSlice s = std::move(open[track].back());
+      open[track].pop_back();
+      s.end = ts;
+      done[track].push_back(std::move(s));
+    }
+  }
+  for (const auto& [track, left] : open) EXPECT_TRUE(left.empty()) << "slice left open on " << track;
+  return done;
+}
+
+std::map<uint64_t, const Node*> TrackDescriptors(const Decoded& d) {
+  std::map<uint64_t, const Node*> tracks;
+  for (const Node* p : d.packets) {
+    if (const Node* t = p->Kid("track_descriptor")) tracks[U(t->Get("uuid"))] = t;
+  }
+  return tracks;
+}
+
+TEST_F(PerfettoTraceTest, PythonSlicesAreOnTheThreadsSampledTrackNestedWithHandDerivedTimes) {
+  const Profile p = PythonProfile();
+  const PythonSliceSet set = PythonSlicesFrom(HandSamples(), p.info.start_ns, p.info.end_ns);
+  const Decoded d = DecodeTrace(FormatPerfettoTrace(p, &set));
+  const std::map<uint64_t, const Node*> tracks = TrackDescriptors(d);
+  uint64_t python_track = 0, process_track = 0;
+  for (const auto& [uuid, t] : tracks) {
+    if (t->Get("name") == "MainThread (thread 42): Python stacks, sampled at 1000 Hz") {
+      EXPECT_EQ(python_track, 0u) << "one track per sampled thread";
+      python_track = uuid;
+    }
+    if (t->Kid("process") != nullptr) process_track = uuid;
+  }
+  ASSERT_NE(python_track, 0u);
+  EXPECT_EQ(U(tracks.at(python_track)->Get("parent_uuid")), process_track);
+  EXPECT_EQ(tracks.at(python_track)->Kid("thread"), nullptr)
+      << "not the thread's own track: sampled slices would partly overlap its exact ones";
+
+  std::map<uint64_t, std::vector<DecodedSlice>> by_track = SlicesByTrack(d);
+  std::vector<DecodedSlice>& got = by_track[python_track];
+  std::sort(got.begin(), got.end(), [](const DecodedSlice& a, const DecodedSlice& b) {
+    return std::tie(a.ts, a.depth) < std::tie(b.ts, b.depth);
+  });
+  struct Want {
+    const char* name;
+    uint64_t ts_ms, end_ms;
+    size_t depth;
+    uint64_t samples, id, parent;  // parent 0: none
+  };
+  const std::vector<Want> want = {
+      {"p.py(1): f0", 0, 4, 0, 4, 1, 0}, {"p.py(2): f1", 0, 3, 1, 3, 2, 1},
+      {"p.py(3): f2", 0, 2, 2, 2, 3, 2}, {"p.py(4): f3", 2, 3, 2, 1, 4, 2},
+      {"p.py(5): f4", 3, 4, 1, 1, 5, 1}};
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    SCOPED_TRACE(want[i].name);
+    const DecodedSlice& s = got[i];
+    EXPECT_EQ(s.name, want[i].name);
+    EXPECT_EQ(s.category, "python_function");
+    EXPECT_EQ(s.ts, kT0 + want[i].ts_ms * kMs);
+    EXPECT_EQ(s.end, kT0 + want[i].end_ms * kMs);
+    EXPECT_EQ(s.depth, want[i].depth);
+    ASSERT_TRUE(s.args.count("samples") && s.args.count("Python id") && s.args.count("sampled"));
+    EXPECT_EQ(U(s.args.at("samples")->Get("uint_value")), want[i].samples);
+    EXPECT_EQ(U(s.args.at("Python id")->Get("uint_value")), want[i].id);
+    EXPECT_EQ(s.args.at("sampled")->Get("bool_value"), "true");
+    EXPECT_EQ(U(s.args.at("Python thread")->Get("uint_value")), 0u);
+    if (want[i].parent == 0) {
+      EXPECT_FALSE(s.args.count("Python parent id"));
+    } else {
+      ASSERT_TRUE(s.args.count("Python parent id"));
+      EXPECT_EQ(U(s.args.at("Python parent id")->Get("uint_value")), want[i].parent);
+    }
+  }
+  // The synchronize call stays on the thread's own track, alone.
+  size_t api = 0;
+  for (const auto& [track, slices] : by_track) {
+    for (const DecodedSlice& s : slices) {
+      if (s.name != "cudaDeviceSynchronize") continue;
+      ++api;
+      EXPECT_NE(track, python_track);
+      EXPECT_EQ(s.ts, kT0 + 3 * kMs / 2);
+    }
+  }
+  EXPECT_EQ(api, 1u);
+}
+
+// The JSON trace and the Perfetto trace of the same samples hold the same python_function
+// slices (name, start, end); without samples the Perfetto trace is byte for byte as before.
+TEST_F(PerfettoTraceTest, PythonSlicesAreTheJsonTracesSlices) {
+  const Profile p = PythonProfile();
+  const PythonSliceSet set = PythonSlicesFrom(HandSamples(), p.info.start_ns, p.info.end_ns);
+  const nlohmann::json j = nlohmann::json::parse(FormatTraceJson(p, "t", &set));
+  const uint64_t base = j["baseTimeNanoseconds"].get<uint64_t>();
+  const auto ns = [](double us) { return static_cast<uint64_t>(us * 1000.0 + 0.5); };
+  std::multiset<std::tuple<std::string, uint64_t, uint64_t>> json_slices, slices;
+  for (const auto& e : j["traceEvents"]) {
+    if (e.value("cat", "") != "python_function") continue;
+    const uint64_t ts = base + ns(e["ts"].get<double>());
+    json_slices.insert({e["name"].get<std::string>(), ts, ts + ns(e["dur"].get<double>())});
+  }
+  for (const auto& [track, list] : SlicesByTrack(DecodeTrace(FormatPerfettoTrace(p, &set)))) {
+    for (const DecodedSlice& s : list) {
+      if (s.category == "python_function") slices.insert({s.name, s.ts, s.end});
+    }
+  }
+  EXPECT_EQ(json_slices.size(), 5u);
+  EXPECT_EQ(slices, json_slices);
+  EXPECT_EQ(FormatPerfettoTrace(p, nullptr), FormatPerfettoTrace(p));
+}
+
+// Two threads sampled at once, each on its own track; slices start in time order across the
+// tracks, so the file stays in time order (checked packet by packet).
+TEST_F(PerfettoTraceTest, EachSampledThreadHasItsTrackAndPacketsStayInTimeOrder) {
+  Profile p = PythonProfile();
+  p.threads.push_back({43, p.strings.Intern("loader")});
+  PythonSamples s = HandSamples();
+  s.threads.push_back({43, 2, "loader"});
+  for (uint32_t i = 0; i < 3; ++i) s.samples.push_back({kT0 + kMs / 2 + i * kMs, 1, 2});
+  const PythonSliceSet set = PythonSlicesFrom(s, p.info.start_ns, p.info.end_ns);
+  const Decoded d = DecodeTrace(FormatPerfettoTrace(p, &set));
+  uint64_t last = 0;
+  for (const Node* pk : d.packets) {
+    if (pk->Kid("track_event") == nullptr) continue;
+    EXPECT_GE(U(pk->Get("timestamp")), last);
+    last = U(pk->Get("timestamp"));
+  }
+  std::map<std::string, uint64_t> uuid_of;
+  for (const auto& [uuid, t] : TrackDescriptors(d)) uuid_of[t->Get("name")] = uuid;
+  ASSERT_TRUE(uuid_of.count("loader: Python stacks, sampled at 1000 Hz"));
+  auto by_track = SlicesByTrack(d);
+  const auto& loader = by_track[uuid_of["loader: Python stacks, sampled at 1000 Hz"]];
+  // 0.5, 1.5, 2.5 ms: f0 f4 -> f0 [0.5, 3.5), f4 [0.5, 3.5).
+  ASSERT_EQ(loader.size(), 2u);
+  for (const DecodedSlice& sl : loader) {
+    EXPECT_EQ(sl.ts, kT0 + kMs / 2);
+    EXPECT_EQ(sl.end, kT0 + 7 * kMs / 2);
+  }
+  EXPECT_EQ(by_track[uuid_of["MainThread (thread 42): Python stacks, sampled at 1000 Hz"]].size(), 5u);
+}
+
+// A call with a native stack (--backtrace) carries it as the "stack" annotation: an array of
+// the frame strings, innermost first, as args.stack in the JSON; a call without one has none.
+TEST_F(PerfettoTraceTest, ApiCallsWithANativeStackCarryItAsAStackAnnotation) {
+  Profile p = PythonProfile();
+  p.api_calls.push_back({kT0 + 5 * kMs, kT0 + 6 * kMs, 8, kPyPid, 165, ApiDomain::kRuntime, 0, 0});
+  p.stacks.push_back({0, 3});
+  p.stack_pcs = {0x1111, 0x2222, 0x3333};
+  p.api_stacks.push_back({7, 0});
+  SymbolizedStacks sym;
+  sym.frames = {{"cudaDeviceSynchronize", "middle() (prog.cu:15)", "main (prog.cu:31)"}};
+  sym.top_user_frame = {1};
+  sym.top_user_function = {"middle()"};
+  const auto stacks_of = [](const Decoded& d) {
+    std::map<uint64_t, std::vector<std::string>> out;  // correlation -> frames
+    for (const auto& [track, list] : SlicesByTrack(d)) {
+      for (const DecodedSlice& s : list) {
+        if (s.name != "cudaDeviceSynchronize") continue;
+        const uint64_t corr = U(s.args.at("correlation")->Get("uint_value"));
+        auto& frames = out[corr];
+        if (!s.args.count("stack")) continue;
+        const Node* n = s.args.at("stack")->Kid("nested_value");
+        EXPECT_EQ(n->Get("nested_type"), "ARRAY");
+        for (const Node* v : n->Kids("array_values")) frames.push_back(v->Get("string_value"));
+      }
+    }
+    return out;
+  };
+  auto got = stacks_of(DecodeTrace(FormatPerfettoTrace(p, nullptr, &sym)));
+  EXPECT_EQ(got[7], sym.frames[0]);
+  EXPECT_TRUE(got.count(8));
+  EXPECT_TRUE(got[8].empty()) << "call 8 has no stack";
+
+  // Symbolized by the writer itself (no modules: fallback names), the JSON trace's frames.
+  const nlohmann::json j = nlohmann::json::parse(FormatTraceJson(p, "t"));
+  std::vector<std::string> json_frames;
+  for (const auto& e : j["traceEvents"]) {
+    if (e.contains("args") && e["args"].contains("stack")) {
+      for (const auto& f : e["args"]["stack"]) json_frames.push_back(f.get<std::string>());
+    }
+  }
+  ASSERT_EQ(json_frames.size(), 3u);
+  got = stacks_of(DecodeTrace(FormatPerfettoTrace(p)));
+  EXPECT_EQ(got[7], json_frames);
 }
 
 // ---- without protoc ----------------------------------------------------------------------------

@@ -26,7 +26,7 @@ void PerfettoTracks::NamedTrack(uint64_t uuid, uint64_t parent, std::string_view
   packets_.End(packet);
 }
 
-void PerfettoTracks::Write() {
+void PerfettoTracks::Write(const std::vector<TraceTrack>& extra) {
   proto::ProtoEncoder& enc = packets_.enc();
   const uint32_t host_pid = plan_.profile().info.pid;
   const std::vector<TraceProcess> processes = plan_.Processes();
@@ -50,6 +50,8 @@ void PerfettoTracks::Write() {
   }
   // Lanes in the JSON's thread_sort_index order (a synthetic lane next to its thread/stream).
   std::vector<TraceTrack> tracks = plan_.Tracks();
+  tracks.insert(tracks.end(), extra.begin(), extra.end());  // after the plan's: a stable sort
+                                                              // keeps them after their thread
   std::stable_sort(tracks.begin(), tracks.end(), [](const TraceTrack& a, const TraceTrack& b) {
     if (a.pid != b.pid) return a.pid < b.pid;
     return a.sort_index < b.sort_index;

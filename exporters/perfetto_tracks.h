@@ -6,12 +6,15 @@
 // ranges, CUPTI overhead, overlapping work) are named child tracks of the process. A GPU is a
 // named top-level track ("GPU 0 <name>"), not a process: Kineto's pid = device would make GPU 0
 // pid 0, which Perfetto reserves for the idle process. Its streams and overflow lanes are named
-// child tracks in explicit order, and its memory in use is a counter track under it.
+// child tracks in explicit order, and its memory in use is a counter track under it. Sampled
+// Python stacks (python_slices.h) are named child tracks of the process too, one per sampled
+// thread, ranked right after that thread's lanes as in the JSON's thread_sort_index order.
 #pragma once
 
 #include <cstdint>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "exporters/perfetto_packets.h"
 #include "exporters/trace_plan.h"
@@ -23,8 +26,10 @@ class PerfettoTracks {
   // `plan` and `packets` must outlive the tracks.
   PerfettoTracks(const TracePlan& plan, PacketSequence* packets);
 
-  // One TrackDescriptor packet per process, lane and memory counter of the plan.
-  void Write();
+  // One TrackDescriptor packet per process, lane and memory counter of the plan, and per track
+  // of `extra` (tracks the plan does not have: the sampled Python stacks' PythonTraceTracks, on
+  // the host pid with synthetic tids).
+  void Write(const std::vector<TraceTrack>& extra = {});
 
   // The track of an event's (pid, tid); Write() first.
   uint64_t TrackUuid(const PlannedEvent& e) {
@@ -38,6 +43,8 @@ class PerfettoTracks {
     recent_uuid_[0] = track_uuid_.at(key);
     return recent_uuid_[0];
   }
+  // The track of (pid, tid) of the plan or of Write's `extra`; Write() first.
+  uint64_t TrackUuid(uint32_t pid, uint32_t tid) const { return track_uuid_.at(TrackKey(pid, tid)); }
   // The bytes-in-use counter track of a device that has memory points; Write() first.
   uint64_t CounterUuid(uint32_t device) const { return counter_uuid_.at(device); }
 

@@ -11,8 +11,10 @@
 //
 // Tracks: the samples are not exact like the thread's NVTX ranges and API calls, so they do not
 // share the thread's track (the slices would partly overlap): each thread gets its own track
-// "<thread> Python stacks (sampled every P)" on the process's pid, with a synthetic tid above the
-// plan's, sorted next to the thread.
+// "<thread>: Python stacks, sampled at HZ Hz" on the process's pid, with a synthetic tid above
+// the plan's, sorted next to the thread. The JSON trace (trace_json.cpp), the Perfetto trace
+// (perfetto_trace.cpp) and the merged trace (merge.cpp) all take their tracks from
+// PythonTraceTracks, so the three name and order them alike.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +28,8 @@ namespace gprof {
 class JsonWriter;
 class TraceEventWriter;
 class TracePlan;
+struct TracePlacement;
+struct TraceTrack;
 
 struct PythonSlice {
   uint64_t ts;
@@ -61,9 +65,25 @@ PythonSliceSet PythonSlicesFrom(const PythonSamples& s, uint64_t from_ns, uint64
 // thread_name / thread_sort_index entries, then every slice, on the plan's host pid.
 // `first_tid`: the first synthetic tid free in the plan (PythonFirstTid).
 uint32_t PythonFirstTid(const TracePlan& plan);
+// The tracks of `set`, one per PythonSliceSet::tracks entry in its order, on the plan's host pid
+// with tids first_tid, first_tid + 1, ...: name "<thread>: Python stacks, sampled at HZ Hz" and
+// the sort index of the sampled thread (so that a stable sort puts each beside its thread).
+std::vector<TraceTrack> PythonTraceTracks(const PythonSliceSet& set, const TracePlan& plan,
+                                          uint32_t first_tid);
 void WritePythonTracks(const PythonSliceSet& set, const TracePlan& plan, uint32_t first_tid,
                        TraceEventWriter* events);
+// Slices before the plan's base_ns() are left out (they would have negative times); so are
+// slices naming no name. Every writer applies this rule (PythonSliceShown), so that the traces
+// hold the same slices.
 void WritePythonSlices(const PythonSliceSet& set, const TracePlan& plan, uint32_t first_tid,
                        TraceEventWriter* events, JsonWriter* out);
+// The same, placed like the TraceEventWriter's events (a merged trace: merge.h): pid
+// placement.pid_base for the host when set, times relative to placement.origin_ns.
+void WritePythonSlices(const PythonSliceSet& set, const TracePlan& plan, uint32_t first_tid,
+                       const TracePlacement& placement, TraceEventWriter* events,
+                       JsonWriter* out);
+inline bool PythonSliceShown(const PythonSliceSet& set, const PythonSlice& s, uint64_t base_ns) {
+  return s.ts >= base_ns && s.name < set.names.size();
+}
 
 }  // namespace gprof

@@ -7,7 +7,9 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "exporters/native_symbols.h"
 #include "launcher/progress.h"
+#include "launcher/python_stacks.h"
 #include "model/dump.h"
 #include "model/output_file.h"
 
@@ -48,7 +50,8 @@ HtmlReportLinks LinksToExistingFiles(const std::string& dir, const std::string& 
 
 bool WriteHtmlPage(const Profile& profile, const TableRows& rows,
                    const std::vector<Finding>& findings, const FindingsContext& context,
-                   const HtmlReportLinks& links, const std::string& path, std::FILE* err) {
+                   const HtmlReportLinks& links, const std::string& path, std::FILE* err,
+                   const HtmlStacks& stacks) {
   try {
     HtmlReportInput in;
     in.profile = &profile;
@@ -57,6 +60,9 @@ bool WriteHtmlPage(const Profile& profile, const TableRows& rows,
     in.table = &rows;
     in.links = links;
     in.version = GPROF_VERSION;
+    in.python_samples = stacks.python_samples;
+    in.python_syncs = stacks.python_syncs;
+    in.native_stacks = stacks.native;
     const std::string page = FormatHtmlReport(in);
     if (std::string e = WriteOutputFile(path, page, /*create_dirs=*/false); !e.empty()) {
       throw std::runtime_error(e);
@@ -100,8 +106,17 @@ RenderSummary RenderHtmlPages(const std::string& dir, const TableOptions& table_
       const std::vector<Finding> findings = FindFindings(profile, &context);
       progress.Stage(d.stem + kDumpExtension + ": report.html");
       const std::string page = dir + "/" + HtmlPageName(d.stem, is_main);
+      // The stacks as a full report shows them; nothing else is written (no stacks.folded).
+      const PythonStacks python = LoadPythonStacks(dir, d, is_main, profile, nullptr, false);
+      if (!python.notes.empty()) progress.Print(python.notes);
+      const SymbolizedStacks native =
+          profile.api_stacks.empty() ? SymbolizedStacks{} : SymbolizeStacks(profile);
+      HtmlStacks stacks;
+      stacks.python_samples = python.samples.get();
+      stacks.python_syncs = python.samples ? &python.syncs : nullptr;
+      stacks.native = profile.api_stacks.empty() ? nullptr : &native;
       if (WriteHtmlPage(profile, rows, findings, context,
-                        LinksToExistingFiles(dir, d.stem, is_main), page, err)) {
+                        LinksToExistingFiles(dir, d.stem, is_main), page, err, stacks)) {
         summary.outputs.push_back(page);
         ++summary.rendered;
         pages += (pages.empty() ? "" : ", ") + page;

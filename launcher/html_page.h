@@ -29,11 +29,19 @@ std::string HtmlPageName(const std::string& stem, bool is_main);
 // The page's links to the files beside it that exist now (for `report --html`).
 HtmlReportLinks LinksToExistingFiles(const std::string& dir, const std::string& stem, bool is_main);
 
+// The call stacks a page shows (HtmlReportInput's), each nullptr when there are none.
+struct HtmlStacks {
+  const PythonSamples* python_samples = nullptr;
+  const PythonSyncs* python_syncs = nullptr;
+  const SymbolizedStacks* native = nullptr;
+};
+
 // Writes the page to `path`; false, with a warning on `err`, when it cannot be made (a failure
 // here never costs the other outputs).
 bool WriteHtmlPage(const Profile& profile, const TableRows& rows,
                    const std::vector<Finding>& findings, const FindingsContext& context,
-                   const HtmlReportLinks& links, const std::string& path, std::FILE* err);
+                   const HtmlReportLinks& links, const std::string& path, std::FILE* err,
+                   const HtmlStacks& stacks = {});
 
 // `gprof-run report DIR --html`: the pages of every dump in `dir`, nothing else. The closing
 // line names them.

@@ -102,6 +102,7 @@ int MergeCommand(const std::vector<std::string>& args) {
     std::fprintf(stderr, "gprof-run: error: %s; no merged output was written\n", r.error.c_str());
     return kExitInternal;
   }
+  std::fputs(r.notes.c_str(), stderr);
   if (!quiet) {
     // The whole run's table and findings when there is one (groups come whole run first).
     std::fputs(r.groups.front().table.c_str(), stderr);

@@ -19,6 +19,7 @@
 #include "exporters/html_report.h"
 #include "exporters/merge.h"
 #include "exporters/merge_findings.h"
+#include "launcher/python_stacks.h"
 #include "launcher/report.h"
 #include "model/dump.h"
 #include "model/output_file.h"
@@ -66,6 +67,35 @@ std::string GroupTitle(const MergeGroup& g, const std::vector<MergeInput>& input
          std::to_string(last);
 }
 
+// The .pysamples beside dump `path` ("" when the name is not a dump's or there is none).
+std::string PythonSamplesBeside(const std::string& path) {
+  DumpName name;
+  const fs::path p(path);
+  if (!ParseDumpName(p.filename().string(), &name)) return "";
+  const std::string samples = PythonSamplesPath(p.parent_path().string(), name);
+  std::error_code ec;
+  return fs::is_regular_file(samples, ec) ? samples : "";
+}
+
+// Fills `in`'s Python sample fields from the .pysamples beside its dump; a file that cannot be
+// used is a warning in `notes`, never a failed merge.
+void SurveyPythonSamples(const Profile& profile, MergeInput* in, std::string* notes) {
+  const std::string path = PythonSamplesBeside(in->file);
+  if (path.empty()) return;
+  PythonSamples samples;
+  std::string error;
+  if (!ReadPythonSamplesOf(path, profile.info.pid, &samples, &error)) {
+    *notes += "gprof-run: warning: " + error + "; the merged trace has no Python stacks for " +
+              in->file + "\n";
+    return;
+  }
+  for (const PythonSample& s : samples.samples) {
+    if (s.ts_ns >= profile.info.start_ns && s.ts_ns <= profile.info.end_ns) ++in->python_samples;
+  }
+  in->python_hz = samples.hz;
+  in->python_file = path;
+}
+
 }  // namespace
 
 std::vector<MergeGroup> FindMergeGroups(const std::vector<std::string>& dirs, std::string* error) {
@@ -108,6 +138,7 @@ MergeResult WriteMergedView(const std::vector<MergeGroup>& groups, const std::st
         return result;
       }
       inputs.push_back(SummarizeForMerge(profile, path));
+      SurveyPythonSamples(profile, &inputs.back(), &result.notes);
       result.events += inputs.back().events;
     }
     SortMergeInputs(&inputs);
@@ -133,7 +164,21 @@ MergeResult WriteMergedView(const std::vector<MergeGroup>& groups, const std::st
         std::string error;
         if (!ReadDump(inputs[k].file, profile, &error)) throw std::runtime_error(error);
       };
-      WriteMergedTrace(inputs, load, fs::path(out.trace_path).filename().string(), trace->Sink());
+      // Read again here, one input at a time like its dump (the survey kept the count only).
+      const auto python = [&inputs](size_t k,
+                                    const Profile& profile) -> std::unique_ptr<PythonSliceSet> {
+        if (inputs[k].python_samples == 0) return nullptr;
+        PythonSamples samples;
+        std::string error;
+        if (!ReadPythonSamplesOf(inputs[k].python_file, profile.info.pid, &samples, &error)) {
+          throw std::runtime_error(error);
+        }
+        return std::make_unique<PythonSliceSet>(
+            PythonSlicesFrom(samples, profile.info.start_ns, profile.info.end_ns));
+      };
+      out.python_sampled = MergeInputsWithPythonSamples(inputs);
+      WriteMergedTrace(inputs, load, fs::path(out.trace_path).filename().string(), trace->Sink(),
+                       python);
       trace->Close();
       const std::string table_text =
           FormatMergedTable(inputs, "Merged table: " + out.title, row_limit);
@@ -187,7 +232,9 @@ std::string MergedViewText(const MergeResult& r) {
     out += g.title + " of " + std::to_string(g.processes) +
            (g.processes == 1 ? " process" : " processes") + ": trace " + g.trace_path +
            ", table " + g.table_path + ", findings " + g.findings_path +
-           (g.page_path.empty() ? "" : ", report " + g.page_path);
+           (g.page_path.empty() ? "" : ", report " + g.page_path) +
+           (g.python_sampled.empty() ? ""
+                                     : " (sampled Python stacks of " + g.python_sampled + ")");
   }
   return "merged view: " + out;
 }

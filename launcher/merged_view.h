@@ -2,6 +2,11 @@
 // are merged together, and the files it writes. Shared by `gprof-run merge DIR...` and the end of
 // a run whose directory holds dumps of several ranks. Launcher process only.
 //
+// Sampled Python stacks: a dump <dir>/<program>.<pid>[...].gpdump has those of
+// <dir>/<program>.<pid>.pysamples (launcher/python_stacks.h), the samples inside its time range;
+// they go on that process's sampled tracks in the merged trace, and the trace's metadata, the
+// merged page and MergedViewText say which processes had them.
+//
 // Groups: the whole-run dumps (<program>.<pid>.gpdump) of all the directories form one group;
 // window dumps (<program>.<pid>.cycle<C>.steps<A>-<B>.gpdump) form one group per cycle C. Each
 // group gives <out>/<prefix>trace.json, <out>/<prefix>table.txt and the distributed findings
@@ -41,6 +46,9 @@ struct MergedGroupOutput {
   // prints the findings after it.
   std::string table;
   size_t processes = 0;
+  // The processes whose sampled Python stacks (their .pysamples, beside each dump) are in the
+  // merged trace: "rank 0 (node1:11), rank 1 (node1:12)"; "" when none.
+  std::string python_sampled;
 };
 
 struct MergeResult {
@@ -48,6 +56,9 @@ struct MergeResult {
   bool bad_input = false;   // the error is an unreadable dump (not an output failure)
   std::vector<MergedGroupOutput> groups;
   uint64_t events = 0;      // records merged, all groups
+  // Warnings for stderr, each line ending in '\n': a .pysamples that could not be used (the
+  // merge goes on without that process's Python stacks).
+  std::string notes;
 };
 
 // Merges every group into `out_dir` (created when missing); tables show at most `row_limit`

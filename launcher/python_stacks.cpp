@@ -23,10 +23,7 @@ namespace {
 // whole run, else <stem>.python_syncs.txt, when the dump has any on a sampled thread. Returns the
 // note for stderr.
 std::string WritePythonSyncs(const std::string& dir, const DumpName& name, bool is_main,
-                             const Profile& profile, const PythonSamples& samples,
-                             std::vector<std::string>* outputs) {
-  const PythonSyncs syncs =
-      SyncsByPythonLine(profile, samples, profile.info.start_ns, profile.info.end_ns);
+                             const PythonSyncs& syncs, std::vector<std::string>* outputs) {
   if (syncs.calls == 0) return "";
   const std::string path =
       dir + "/" + (is_main ? std::string("python_syncs.txt") : name.stem + ".python_syncs.txt");
@@ -48,31 +45,49 @@ std::string WritePythonSyncs(const std::string& dir, const DumpName& name, bool 
 
 }  // namespace
 
+bool ReadPythonSamplesOf(const std::string& path, uint32_t pid, PythonSamples* out,
+                         std::string* error) {
+  if (!ReadPythonSamples(path, out, error)) return false;
+  if (out->pid != pid) {
+    *error = path + " is of pid " + std::to_string(out->pid) + ", the dump of pid " +
+             std::to_string(pid);
+    return false;
+  }
+  return true;
+}
+
 PythonStacks LoadPythonStacks(const std::string& dir, const DumpName& name, bool is_main,
-                              const Profile& profile, std::vector<std::string>* outputs) {
+                              const Profile& profile, std::vector<std::string>* outputs,
+                              bool write_files) {
   PythonStacks out;
   const std::string path = PythonSamplesPath(dir, name);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return out;
   const std::string shown = name.stem + kDumpExtension + ": ";
   try {
-    PythonSamples samples;
+    auto samples = std::make_unique<PythonSamples>();
     std::string error;
-    if (!ReadPythonSamples(path, &samples, &error)) {
+    if (!ReadPythonSamples(path, samples.get(), &error)) {
       out.notes = "gprof-run: warning: " + error + "; no Python stacks for " + name.stem +
                   kDumpExtension + "\n";
       return out;
     }
-    if (samples.pid != profile.info.pid) {
-      out.notes = "gprof-run: warning: " + path + " is of pid " + std::to_string(samples.pid) +
+    if (samples->pid != profile.info.pid) {
+      out.notes = "gprof-run: warning: " + path + " is of pid " + std::to_string(samples->pid) +
                   ", the dump of pid " + std::to_string(profile.info.pid) +
                   "; no Python stacks for it\n";
       return out;
     }
     // A window dump covers its window only; the whole run, the collection's span.
     const uint64_t from = profile.info.start_ns, to = profile.info.end_ns;
+    out.slices = std::make_unique<PythonSliceSet>(PythonSlicesFrom(*samples, from, to));
+    out.syncs = SyncsByPythonLine(profile, *samples, from, to);
+    if (!write_files) {
+      out.samples = std::move(samples);
+      return out;
+    }
     uint64_t counted = 0;
-    const std::string folded = FoldedStacks(samples, from, to, &counted);
+    const std::string folded = FoldedStacks(*samples, from, to, &counted);
     out.folded_path = dir + "/" + (is_main ? std::string("stacks.folded") : name.stem + ".stacks.folded");
     if (const std::string e = WriteOutputFile(out.folded_path, folded, false); !e.empty()) {
       out.notes += "gprof-run: warning: " + e + "; no folded stacks for " + name.stem + "\n";
@@ -80,25 +95,27 @@ PythonStacks LoadPythonStacks(const std::string& dir, const DumpName& name, bool
     } else if (outputs != nullptr) {
       outputs->push_back(out.folded_path);
     }
-    out.slices = std::make_unique<PythonSliceSet>(PythonSlicesFrom(samples, from, to));
     std::string note = "gprof-run: " + shown + std::to_string(counted) +
-                       " Python stack samples at " + std::to_string(samples.hz) + " Hz";
-    if (samples.missed > 0) {
-      note += " (" + std::to_string(samples.missed) +
+                       " Python stack samples at " + std::to_string(samples->hz) + " Hz";
+    if (samples->missed > 0) {
+      note += " (" + std::to_string(samples->missed) +
               " ticks missed: the sampler got the GIL late, e.g. while a thread held it in C "
               "code or computed)";
     }
-    if (samples.dropped > 0) note += " (" + std::to_string(samples.dropped) + " dropped: cap)";
-    if (counted < samples.samples.size()) {
-      note += "; " + std::to_string(samples.samples.size() - counted) +
+    if (samples->dropped > 0) note += " (" + std::to_string(samples->dropped) + " dropped: cap)";
+    if (counted < samples->samples.size()) {
+      note += "; " + std::to_string(samples->samples.size() - counted) +
               " outside this dump's time range";
     }
     if (!out.folded_path.empty()) note += "; folded stacks " + out.folded_path;
     out.notes += note + "\n";
-    out.notes += WritePythonSyncs(dir, name, is_main, profile, samples, outputs);
+    out.notes += WritePythonSyncs(dir, name, is_main, out.syncs, outputs);
+    out.samples = std::move(samples);
   } catch (const std::exception& e) {
     out.notes = "gprof-run: warning: " + path + ": " + e.what() + "; no Python stacks\n";
     out.slices.reset();
+    out.samples.reset();
+    out.syncs = PythonSyncs{};
   }
   return out;
 }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <regex>
 #include <set>
 #include <stdexcept>
@@ -15,6 +16,7 @@
 
 #include "exporters/findings.h"
 #include "exporters/gzip_file.h"
+#include "exporters/native_symbols.h"
 #include "exporters/trace_split.h"
 #include "exporters/sqlite_export.h"
 #include "launcher/html_page.h"
@@ -36,6 +38,7 @@ struct Totals {
   std::set<uint32_t> pids;
   uint64_t ranges = 0, api_calls = 0, kernels = 0, copies = 0, memsets = 0;
   Counters counters;
+  uint64_t stacks_dropped = 0;  // StackCounters::dropped (also in host_events_dropped)
   std::string cupti;  // from the main profile (or the first one read)
   // The program's own torch.profiler (marks from the Python hook, python/gprof_run_hook): how
   // often it ran and for how long, and whether the program had steps of its own.
@@ -94,6 +97,7 @@ void Add(Totals* t, const Profile& p) {
   t->copies += p.memcpys.size();
   t->memsets += p.memsets.size();
   AddCounters(&t->counters, p.counters);
+  t->stacks_dropped += p.stack_counters.dropped;
 }
 
 std::string CuptiText(const Profile& p) {
@@ -102,12 +106,18 @@ std::string CuptiText(const Profile& p) {
   return "GPU: not collected";
 }
 
-std::string LossText(const Counters& c) {
+// The counters, then the native stacks dropped (--backtrace): those calls were recorded but
+// show no stack. Their records are also counted in host_events_dropped (the same full buffer),
+// but a stack missing from the trace and `stats --report cuda_api_stack_sum` is worth its own
+// name, as the table's notes give it.
+std::string LossText(const Counters& c, uint64_t stacks_dropped) {
   std::string out;
-  ForEachCounter(c, [&](const char* name, uint64_t value, const char*) {
+  const auto add = [&](const char* name, uint64_t value) {
     if (value == 0) return;
     out += (out.empty() ? "LOSSES: " : ", ") + std::string(name) + "=" + std::to_string(value);
-  });
+  };
+  ForEachCounter(c, [&](const char* name, uint64_t value, const char*) { add(name, value); });
+  add("stacks_dropped", stacks_dropped);
   return out.empty() ? "no losses" : out;
 }
 
@@ -361,6 +371,9 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
     if (profile.info.rank >= 0) ranked_pids.insert(d.pid);
     const PythonStacks python = LoadPythonStacks(dir, d, is_main, profile, &summary.outputs);
     large_trace_notes += python.notes;
+    // The native stacks (--backtrace) named once for the .pftrace and report.html (the JSON
+    // trace's plan names its own).
+    std::unique_ptr<SymbolizedStacks> native;
     try {
       progress.Stage(shown_dump + "table");
       const TableRows rows = SortedTableRows(profile, table_options);
@@ -401,7 +414,10 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
       }
       if (traces.pftrace) {
         progress.Stage(shown_dump + std::filesystem::path(pftrace_path).filename().string());
-        WritePerfettoTrace(profile, pftrace_path);
+        if (!profile.api_stacks.empty() && native == nullptr) {
+          native = std::make_unique<SymbolizedStacks>(SymbolizeStacks(profile));
+        }
+        WritePerfettoTrace(profile, pftrace_path, python.slices.get(), native.get());
         summary.outputs.push_back(pftrace_path);
         links.pftrace = std::filesystem::path(pftrace_path).filename().string();
       }
@@ -418,7 +434,14 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
         links.findings_text = base + ".txt";
         links.findings_json = base + ".json";
         page_path = dir + "/" + HtmlPageName(d.stem, is_main);
-        if (WriteHtmlPage(profile, rows, found, context, links, page_path, err)) {
+        if (!profile.api_stacks.empty() && native == nullptr) {
+          native = std::make_unique<SymbolizedStacks>(SymbolizeStacks(profile));
+        }
+        HtmlStacks stacks;
+        stacks.python_samples = python.samples.get();
+        stacks.python_syncs = python.samples ? &python.syncs : nullptr;
+        stacks.native = native.get();
+        if (WriteHtmlPage(profile, rows, found, context, links, page_path, err, stacks)) {
           summary.outputs.push_back(page_path);
         } else {
           page_path.clear();
@@ -512,7 +535,8 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
                          Plural(totals.kernels, "kernel", "kernels") + ", " +
                          Plural(totals.copies, "copy", "copies") + ", " +
                          Plural(totals.memsets, "memset", "memsets") + "; " +
-                         LossText(totals.counters) + "; " + cupti_text + "; " + where;
+                         LossText(totals.counters, totals.stacks_dropped) + "; " + cupti_text +
+                         "; " + where;
   summary.ranked_processes = static_cast<int>(ranked_pids.size());
   return summary;
 }

@@ -74,6 +74,7 @@ std::string MergeRanks(const std::string& dir, const LaunchOptions& o, std::FILE
                       "merge %s)\n", r.error.c_str(), dir.c_str());
     return "";
   }
+  std::fputs(r.notes.c_str(), err);
   if (!o.quiet) std::fputs(r.groups.front().table.c_str(), err);
   return "; " + MergedViewText(r);
 }

@@ -179,6 +179,50 @@ TEST(MainJob, PythonSamplingOfAPurePythonProgram) {
   EXPECT_EQ(CheckEveryTrace(r.dir), 1);
 }
 
+// The same kind of program: the sampled slices are in the Perfetto trace too (decoded with protoc
+// against the test proto of exporters/, when protoc is installed) on the thread's sampled track,
+// and report.html has the "Python stacks (sampled)" section naming the function the program
+// spends its time in.
+TEST(MainJob, PythonSamplingReachesThePftraceAndReportHtml) {
+  const std::string dir = MakeTempDir("python_sampling_out");
+  const std::string prog = dir + "/prog.py";
+  {
+    std::FILE* f = std::fopen(prog.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(
+        "import time\n"
+        "def busy():\n"
+        "    end = time.time() + 0.5\n"
+        "    while time.time() < end:\n"
+        "        sum(range(100))\n"
+        "busy()\n",
+        f);
+    std::fclose(f);
+  }
+  const LauncherRun r = Profile({"--python-sampling=500", "--", PythonPath(), prog}, "pyout_run");
+  ASSERT_EQ(r.process.exit_code, 0) << r.process.err;
+  const std::string page = ReadFile(r.dir + "/report.html");
+  EXPECT_NE(page.find("<h2>Python stacks (sampled)</h2>"), std::string::npos);
+  EXPECT_NE(page.find("busy (" + prog + ":2)"), std::string::npos);
+  EXPECT_NE(page.find("<a href=\"#stacks\">Stacks</a>"), std::string::npos);
+  EXPECT_EQ(CheckEveryTrace(r.dir), 1);
+  if (RunProcess({"/bin/sh", "-c", "command -v protoc"}).exit_code != 0) {
+    GTEST_SKIP() << "protoc not installed: the .pftrace was not decoded";
+  }
+  const std::string proto_dir = std::string(GPROF_SOURCE_DIR) + "/exporters";
+  ProcessOptions o;
+  o.stdin_data = ReadFile(r.dir + "/trace.pftrace");
+  ASSERT_FALSE(o.stdin_data.empty());
+  const ProcessResult decoded =
+      RunProcess({"protoc", "--decode=perfetto.protos.Trace", "-I" + proto_dir,
+                  proto_dir + "/perfetto_trace_test.proto"},
+                 o);
+  ASSERT_EQ(decoded.exit_code, 0) << decoded.err;
+  EXPECT_NE(decoded.out.find(": Python stacks, sampled at 500 Hz\""), std::string::npos);
+  EXPECT_NE(decoded.out.find("name: \"" + prog + "(2): busy\""), std::string::npos);
+  EXPECT_NE(decoded.out.find("name: \"python_function\""), std::string::npos);
+}
+
 #ifdef GPROF_HAVE_STANDIN
 // The Python line behind GPU synchronization: a Python program calls cudaDeviceSynchronize
 // (through ctypes, on the stand-in, each call taking 2 ms of host time: CUDASIM_API_NS) six times

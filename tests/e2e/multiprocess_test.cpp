@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -188,6 +189,56 @@ TEST(Multiprocess, OneGprofRunPerRankSharesTheRunDirectoryAndMerges) {
   ASSERT_EQ(merge.exit_code, 0) << merge.err;
   const ProcessResult check = RunProcess({LauncherPath(), "check", run + "/merged/trace.json"});
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+}
+
+// --python-sampling over a process tree: a Python launcher starts two Python workers with RANK 0
+// and 1 (each samples itself into its own .pysamples, beside its own dump); the run's merged view
+// has each worker's python_function slices on that rank's process (rank k's host pid is 1000 *
+// (k + 1), exporters/merge.h; the launcher, without a rank, comes third: 3000), passes `gprof-run
+// check`, and the merged page and the closing line say which processes had samples.
+TEST(Multiprocess, SampledPythonStacksOfEachRankAreInTheMergedView) {
+  const std::string dir = MakeTempDir("mp_pysamples");
+  const std::string launcher = Script(
+      dir, "launch.py",
+      "import os, subprocess, sys\n"
+      "procs = [subprocess.Popen([sys.executable, sys.argv[1]], env=dict(os.environ,\n"
+      "         RANK=str(r), WORLD_SIZE='2', LOCAL_RANK=str(r))) for r in range(2)]\n"
+      "sys.exit(max(p.wait() for p in procs))\n");
+  const std::string worker = Script(dir, "worker.py",
+                                    "import time\n"
+                                    "def work_rank():\n"
+                                    "    end = time.time() + 0.4\n"
+                                    "    while time.time() < end:\n"
+                                    "        sum(range(100))\n"
+                                    "work_rank()\n");
+  const ProcessResult r = RunProcess({LauncherPath(), "-q", "-o", dir + "/out",
+                                      "--python-sampling=200", "--", PythonPath(), launcher,
+                                      worker});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  int dumps = 0;
+  const std::multiset<int32_t> ranks = DumpRanks(dir + "/out", &dumps);
+  EXPECT_EQ(ranks, (std::multiset<int32_t>{-1, 0, 1})) << r.err;
+  const std::string merged = dir + "/out/merged";
+  const ProcessResult check = RunProcess({LauncherPath(), "check", merged + "/trace.json"});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  const Json doc = Json::parse(ReadFile(merged + "/trace.json"));
+  std::map<uint32_t, int> work_slices;  // by merged pid
+  for (const Json& e : doc["traceEvents"]) {
+    if (e.value("cat", "") == "python_function" &&
+        e["name"] == worker + "(2): work_rank") {
+      ++work_slices[e["pid"].get<uint32_t>()];
+    }
+  }
+  EXPECT_GE(work_slices[1000], 1) << "rank 0";
+  EXPECT_GE(work_slices[2000], 1) << "rank 1";
+  EXPECT_EQ(work_slices.count(3000), 0u) << "the launcher never ran work_rank";
+  const Json& inputs = doc["gprof"]["inputs"];
+  ASSERT_EQ(inputs.size(), 3u);
+  for (const Json& in : inputs) EXPECT_GT(in["python_samples"].get<uint64_t>(), 0u) << in;
+  const std::string page = ReadFile(merged + "/report.html");
+  EXPECT_NE(page.find("Python stacks (sampled): 3 of 3 processes had samples (rank 0 ("),
+            std::string::npos);
+  EXPECT_NE(r.err.find("(sampled Python stacks of rank 0 ("), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -419,6 +419,33 @@ TEST_F(LauncherTest, ReportWithoutManifestTreatsTheOnlyWholeRunAsMain) {
   EXPECT_TRUE(Exists(out + "/trace.json"));
 }
 
+// Native stacks dropped for a full host buffer (--backtrace, StackCounters::dropped) are a loss
+// in the closing line like the counters: two processes with 3 and 4 drops give
+// stacks_dropped=7 (they are also in host_events_dropped, 5 + 0 here).
+TEST_F(LauncherTest, ClosingLineCountsDroppedStacksAsALoss) {
+  const std::string out = dir_ + "/profile";
+  fs::create_directories(out);
+  Profile a = SampleProfile(1234, "train");
+  a.stack_counters = {10, 3};
+  a.counters.host_events_dropped = 5;
+  Profile b = SampleProfile(1300, "worker");
+  b.stack_counters = {2, 4};
+  ASSERT_EQ(WriteDump(a, out + "/train.1234.gpdump"), "");
+  ASSERT_EQ(WriteDump(b, out + "/worker.1300.gpdump"), "");
+  WriteManifestFor(out, 1234);
+  const ProcessResult r = RunProcess({LauncherPath(), "report", out, "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("LOSSES: host_events_dropped=5, stacks_dropped=7;")) << r.err;
+  // Without drops the line says "no losses".
+  Profile c = SampleProfile(1234, "train");
+  c.stack_counters = {10, 0};
+  ASSERT_EQ(WriteDump(c, out + "/train.1234.gpdump"), "");
+  fs::remove(out + "/worker.1300.gpdump");
+  const ProcessResult clean = RunProcess({LauncherPath(), "report", out, "-q"});
+  ASSERT_EQ(clean.exit_code, 0) << clean.err;
+  EXPECT_THAT(clean.err, HasSubstr("; no losses;")) << clean.err;
+}
+
 TEST_F(LauncherTest, ReportNamesACorruptDumpAndStillRendersTheOthers) {
   const std::string out = dir_ + "/profile";
   fs::create_directories(out);

@@ -129,6 +129,31 @@ TEST_F(Browser, ReportRendersItsContentWithNoScriptAndNoConsoleMessage) {
   std::printf("network %s\n", isolated_ ? "namespace (unshare -rn)" : "blocked by flags only");
 }
 
+// With sampled Python stacks beside the dump (a .pysamples as the sampler writes it: three
+// samples of <module> -> a function named like markup), the page has its "Python stacks
+// (sampled)" section, and the hostile function name is text, not an element.
+TEST_F(Browser, PythonStacksSectionRendersWithNoScript) {
+  const std::string out = dir_ + "/profile";
+  std::filesystem::create_directories(out);
+  std::ofstream(out + "/train.4242.pysamples")
+      << "gprof-pysamples\t1\npid\t4242\nprogram\ttrain\nhz\t1000\nperiod_ns\t1000000\n"
+         "start_ns\t1700000000000000000\nend_ns\t1700000000018500000\nticks\t3\nmissed\t0\n"
+         "dropped\t0\nthreads\t1\nframes\t2\nstacks\t1\nsamples\t3\n"
+         "T\t0\t4242\t1\tMainThread\n"
+         "F\t0\t1\t1\ttrain.py\t<module>\n"
+         "F\t1\t5\t6\ttrain.py\t</script><script>document.title='PWNED'</script>\n"
+         "K\t0\t0 1\nS\t1000000\t0\t0\nS\t2000000\t0\t0\nS\t3000000\t0\t0\nend\n";
+  const Loaded l = Load(Page(ReportNames{}), {"--dump-dom"});
+  ASSERT_EQ(l.process.exit_code, 0) << l.process.err;
+  const std::string& dom = l.process.out;
+  EXPECT_NE(dom.find("<h2>Python stacks (sampled)</h2>"), std::string::npos) << dom;
+  EXPECT_NE(dom.find("3 samples of 1 thread at 1000 Hz"), std::string::npos);
+  EXPECT_NE(dom.find("&lt;/script&gt;&lt;script&gt;document.title='PWNED'"), std::string::npos);
+  EXPECT_EQ(dom.find("PWNED</title>"), std::string::npos);
+  EXPECT_EQ(dom.find("<script"), std::string::npos);
+  EXPECT_TRUE(l.console.empty()) << "console:\n" << l.process.err;
+}
+
 TEST_F(Browser, ScreenshotIsNotBlank) {
   // The check itself can fail: a blank page's screenshot has nothing drawn.
   const std::string blank = dir_ + "/blank.html";

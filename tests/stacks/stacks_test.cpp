@@ -4,6 +4,8 @@
 //   - with --backtrace=sync every cudaDeviceSynchronize event in trace.json carries args.stack;
 //     the three from middle name middle, outer, main in that order (innermost first);
 //   - cuda_api_stack_sum attributes 3 calls to middle() and 5 to other();
+//   - the .pftrace carries the same stacks as "stack" annotations (decoded with protoc) and
+//     report.html lists the two stacks with 3 and 5 calls;
 //   - with --backtrace=none no event has a stack.
 #include <gtest/gtest.h>
 
@@ -22,13 +24,14 @@ struct StackRun {
   nlohmann::json trace;
 };
 
-StackRun ProfileStackProg(const std::string& backtrace, const std::string& tag) {
+StackRun ProfileStackProg(const std::string& backtrace, const std::string& tag,
+                          const std::string& formats = "json") {
   StackRun r;
   r.dir = MakeTempDir(tag) + "/out";
   ProcessOptions o;
   o.set_env["LD_LIBRARY_PATH"] = StandInLibDir();
   r.process = RunProcess({LauncherPath(), "-o", r.dir, "--cupti-lib",
-                          StandInLibDir() + "/libcupti.so.13", "--trace-format", "json",
+                          StandInLibDir() + "/libcupti.so.13", "--trace-format", formats,
                           "--backtrace=" + backtrace, "--", GPROF_STACK_PROG},
                          o);
   for (const std::string& f : ListDir(r.dir)) {
@@ -112,6 +115,45 @@ TEST(NativeStacks, SyncEventsCarryStacksNamingMiddleOuterMainInnermostFirst) {
   EXPECT_EQ(rows_seen, 2u) << rows.dump();
   EXPECT_EQ(middle_calls, 3u) << rows.dump();
   EXPECT_EQ(other_calls, 5u) << rows.dump();
+}
+
+// The same run with the .pftrace and report.html: every synchronize's slice carries its stack as
+// the "stack" annotation (3 stacks through middle(), 5 through other()), and the page's stacks
+// section has one row per stack, from middle() with 3 calls and from other() with 5.
+TEST(NativeStacks, PftraceAndReportHtmlCarryTheStacks) {
+#ifndef GPROF_HAVE_LIBDW
+  GTEST_SKIP() << "gprof-run built without libdw: frames are module+offset, not names";
+#endif
+  const StackRun r = ProfileStackProg("sync", "stacks_pftrace", "json,pftrace");
+  ASSERT_EQ(r.process.exit_code, 0) << r.process.err;
+  const std::string page = ReadFile(r.dir + "/report.html");
+  EXPECT_NE(page.find("<h2>Native stacks (--backtrace)</h2>"), std::string::npos);
+  EXPECT_NE(page.find("8 blocking calls with a native stack"), std::string::npos);
+  EXPECT_NE(page.find("from middle()</span></td><td>3</td>"), std::string::npos);
+  EXPECT_NE(page.find("from other()</span></td><td>5</td>"), std::string::npos);
+  if (RunProcess({"/bin/sh", "-c", "command -v protoc"}).exit_code != 0) {
+    GTEST_SKIP() << "protoc not installed: the .pftrace was not decoded";
+  }
+  const std::string proto_dir = std::string(GPROF_SOURCE_DIR) + "/exporters";
+  ProcessOptions o;
+  o.stdin_data = ReadFile(r.dir + "/trace.pftrace");
+  const ProcessResult decoded =
+      RunProcess({"protoc", "--decode=perfetto.protos.Trace", "-I" + proto_dir,
+                  proto_dir + "/perfetto_trace_test.proto"},
+                 o);
+  ASSERT_EQ(decoded.exit_code, 0) << decoded.err;
+  const auto count = [&](const std::string& needle) {
+    size_t n = 0;
+    for (size_t at = decoded.out.find(needle); at != std::string::npos;
+         at = decoded.out.find(needle, at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  EXPECT_EQ(count("string_value: \"middle() ("), 3u);
+  EXPECT_EQ(count("string_value: \"outer() ("), 3u);
+  EXPECT_EQ(count("string_value: \"other() ("), 5u);
+  EXPECT_EQ(count("name: \"stack\""), 1u) << "the annotation name is interned once";
 }
 
 TEST(NativeStacks, BacktraceNoneLeavesEveryEventWithoutAStack) {
