@@ -22,12 +22,16 @@ namespace {
 // The blocking CUDA calls by Python line (python_sync.h): python_syncs.txt for the main process's
 // whole run, else <stem>.python_syncs.txt, when the dump has any on a sampled thread. Returns the
 // note for stderr.
+// Also gives each attributed call its line in `slices` (the trace's args.python_line).
 std::string WritePythonSyncs(const std::string& dir, const DumpName& name, bool is_main,
                              const Profile& profile, const PythonSamples& samples,
-                             std::vector<std::string>* outputs) {
+                             PythonSliceSet* slices, std::vector<std::string>* outputs) {
   const PythonSyncs syncs =
       SyncsByPythonLine(profile, samples, profile.info.start_ns, profile.info.end_ns);
   if (syncs.calls == 0) return "";
+  for (const auto& [call, line] : syncs.call_lines) {
+    slices->api_python_lines.emplace(call, syncs.lines[line].where);
+  }
   const std::string path =
       dir + "/" + (is_main ? std::string("python_syncs.txt") : name.stem + ".python_syncs.txt");
   if (const std::string e = WriteOutputFile(path, FormatPythonSyncs(syncs), false); !e.empty()) {
@@ -56,7 +60,8 @@ PythonStacks LoadPythonStacks(const std::string& dir, const DumpName& name, bool
   if (!std::filesystem::is_regular_file(path, ec)) return out;
   const std::string shown = name.stem + kDumpExtension + ": ";
   try {
-    PythonSamples samples;
+    auto read = std::make_unique<PythonSamples>();
+    PythonSamples& samples = *read;
     std::string error;
     if (!ReadPythonSamples(path, &samples, &error)) {
       out.notes = "gprof-run: warning: " + error + "; no Python stacks for " + name.stem +
@@ -95,10 +100,12 @@ PythonStacks LoadPythonStacks(const std::string& dir, const DumpName& name, bool
     }
     if (!out.folded_path.empty()) note += "; folded stacks " + out.folded_path;
     out.notes += note + "\n";
-    out.notes += WritePythonSyncs(dir, name, is_main, profile, samples, outputs);
+    out.notes += WritePythonSyncs(dir, name, is_main, profile, samples, out.slices.get(), outputs);
+    out.samples = std::move(read);
   } catch (const std::exception& e) {
     out.notes = "gprof-run: warning: " + path + ": " + e.what() + "; no Python stacks\n";
     out.slices.reset();
+    out.samples.reset();
   }
   return out;
 }

@@ -1,7 +1,8 @@
 // The sampled Python stacks of one dump (docs/PYTHON_SAMPLING.md), for RenderDirectory
 // (report.h): reads <dir>/<program>.<pid>.pysamples when the program wrote one, writes the
 // dump's folded stacks (stacks.folded for the main process's whole run, else
-// <stem>.stacks.folded) and returns the python_function slices for its JSON trace. Launcher
+// <stem>.stacks.folded) and python_syncs.txt, and returns the samples (for the table's source
+// locations and the findings) and the python_function slices for its JSON trace. Launcher
 // process only.
 #pragma once
 
@@ -16,7 +17,10 @@
 namespace gprof::launcher {
 
 struct PythonStacks {
-  std::unique_ptr<PythonSliceSet> slices;  // nullptr: no samples for this dump
+  std::unique_ptr<PythonSamples> samples;  // the file read; nullptr: no samples for this dump
+  // python_function slices, and the Python line of each attributed blocking call (python_sync.h)
+  // for the API events' args.python_line; nullptr: no samples for this dump.
+  std::unique_ptr<PythonSliceSet> slices;
   std::string folded_path;                 // "" when not written
   // Lines for stderr (each ending in '\n'): what was found, or why the file was not used.
   std::string notes;
