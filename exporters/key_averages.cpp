@@ -106,7 +106,9 @@ std::vector<EventStats> KeyAverages(const Profile& p, const KeyAveragesOptions& 
     key.append(shapes);
     const bool has_stack = stacks != nullptr && stack_of_next < stacks->keys.size();
     if (has_stack) {
-      for (const std::string& frame : stacks->keys[stack_of_next]) key.append("\0", 1).append(frame);
+      for (const std::string& frame : stacks->keys[stack_of_next]) {
+        key.append("\0", 1).append(frame);
+      }
     }
     auto it = rows.find(key);
     if (it == rows.end()) {

@@ -261,7 +261,8 @@ TEST(OpStacks, TheTableHasTorchsSourceLocationColumnAndSaysItIsSampled) {
   ASSERT_EQ(trimmed.size(), 75u);
   EXPECT_EQ(lines[4].substr(0, 12), "    aten::mm");
   EXPECT_EQ(lines[4].substr(source_at), trimmed + "  ");
-  EXPECT_EQ(lines[5], std::string(source_at, ' ') + kModule + std::string(75 - kModule.size() + 2, ' '));
+  EXPECT_EQ(lines[5],
+            std::string(source_at, ' ') + kModule + std::string(75 - kModule.size() + 2, ' '));
   EXPECT_EQ(lines[6], std::string(source_at + 75 + 2, ' '));  // the empty line after the row
   EXPECT_EQ(lines[7].substr(0, 12), "    aten::mm");
   EXPECT_EQ(lines[7].substr(source_at, kAttention.size()), kAttention);
