@@ -275,7 +275,7 @@ class TorchEndToEnd(unittest.TestCase):
         self.assertEqual(ours, theirs)
 
     # --with-stack: aten::mm from attention() (768x768 through an nn.Linear layer) and from
-    # mlp() (384x384 through torch.mm) are two rows, told apart by their source location, and
+    # mlp() (512x512 through torch.mm) are two rows, told apart by their source location, and
     # attention's has the larger CPU total. Exact: every call is in some aten::mm row (grouping
     # only splits the rows). Sampled: each group holds at least 80% of its function's calls. The
     # slack: a call whose range got no sample in or near it is "<not sampled>", and one whose
