@@ -45,6 +45,11 @@ struct TableOptions {
   // torch's profile_memory=True columns (CPU Mem, Self CPU Mem, and CUDA Mem, Self CUDA Mem when
   // some row has device memory), from the allocation records (key_averages.h).
   bool profile_memory = false;
+  // Rows per (name, Python source location) with torch's "Source Location" column, as
+  // key_averages(group_by_stack_n=N).table(): N frames (op_stacks.h; --with-stack,
+  // --group-by-stack N), 0 = not grouped. Needs the Python samples: the caller makes the
+  // RangeStacks and passes them to SortedTableRows.
+  uint32_t group_by_stack = 0;
 };
 
 // The sort keys RenderTable accepts (for the launcher's flag validation and --help).
@@ -59,10 +64,16 @@ struct TableRows {
   std::string sort_key;  // the resolved key ("auto" chosen: self_cuda_time_total or self_cpu_...)
   bool gpu = false;      // the profile has GPU data (the CUDA columns are shown)
   bool by_shape = false; // rows per (name, input shapes)
+  bool by_stack = false; // rows per (name, Python source location): the Source Location column
+  std::string stack_note;  // by_stack: RangeStacksNote, printed above the table
   std::vector<EventStats> rows;  // every row, sorted by sort_key descending (stable by name)
 };
-// Throws std::invalid_argument on an unknown sort key.
-TableRows SortedTableRows(const Profile& profile, const TableOptions& options);
+// Throws std::invalid_argument on an unknown sort key. `stacks` (StacksOfRanges of `profile`,
+// op_stacks.h): group by Python source location; nullptr: not grouped, whatever
+// options.group_by_stack says.
+struct RangeStacks;
+TableRows SortedTableRows(const Profile& profile, const TableOptions& options,
+                          const RangeStacks* stacks = nullptr);
 // RenderTable from rows SortedTableRows made of `profile` with the same `options`.
 std::string RenderTable(const Profile& profile, const TableOptions& options,
                         const TableRows& rows);

@@ -124,7 +124,8 @@ const Evidence* Finding::Get(std::string_view key) const {
   return nullptr;
 }
 
-std::vector<Finding> FindFindings(const Profile& profile, FindingsContext* context) {
+std::vector<Finding> FindFindings(const Profile& profile, FindingsContext* context,
+                                  const FindingsInputs& inputs) {
   Analysis a(profile);
   std::vector<Finding> out;
   const std::vector<BlockingCall> blocking = BlockingCalls(a);
@@ -140,7 +141,7 @@ std::vector<Finding> FindFindings(const Profile& profile, FindingsContext* conte
   }
   BoundFindings(a, shares, &out);
   GpuIdleFindings(a, &out);
-  SyncFinding(a, blocking, &out);
+  SyncFinding(a, blocking, inputs.python_samples, &out);
   ColdStartFinding(a, &out);
   PageableFinding(a, &out);
   SerializedCopyFinding(a, &out);

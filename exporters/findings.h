@@ -169,7 +169,15 @@ struct FindingsContext {
   uint64_t gpu_busy_ns = 0;      // its busy time in the window (kernels, copies, memsets)
   uint64_t host_busy_ns = 0;     // host busy time in the window, less time blocked in syncs
 };
-std::vector<Finding> FindFindings(const Profile& profile, FindingsContext* context = nullptr);
+// What the launcher read beside the profile, passed in so that the findings read no files.
+struct PythonSamples;  // python_samples.h
+struct FindingsInputs {
+  // The process's sampled Python stacks (--python-sampling), or none: `sync` then names the
+  // Python line with the most blocked time in the window (python_sync.h: sampled).
+  const PythonSamples* python_samples = nullptr;
+};
+std::vector<Finding> FindFindings(const Profile& profile, FindingsContext* context = nullptr,
+                                  const FindingsInputs& inputs = {});
 
 // That order: by severity (high first), then id order; stable, so findings of one id keep the
 // order they were found in (their subject order).

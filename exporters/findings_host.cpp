@@ -8,6 +8,7 @@
 
 #include "exporters/findings_analysis.h"
 #include "exporters/findings_rules.h"
+#include "exporters/python_sync.h"
 
 namespace gprof::findings_internal {
 
@@ -111,7 +112,8 @@ void GpuIdleFindings(Analysis& a, std::vector<Finding>* out) {
   }
 }
 
-void SyncFinding(Analysis& a, const std::vector<BlockingCall>& calls, std::vector<Finding>* out) {
+void SyncFinding(Analysis& a, const std::vector<BlockingCall>& calls, const PythonSamples* python,
+                 std::vector<Finding>* out) {
   if (calls.empty() || a.window() == 0) return;
   uint64_t blocked = 0, copies = 0;
   std::vector<Interval> spans;
@@ -155,6 +157,22 @@ void SyncFinding(Analysis& a, const std::vector<BlockingCall>& calls, std::vecto
             ", the host blocked " + Percent(share) + " of the window); the longest, " +
             w.name + " for " + FormatDuration(w.dur_ns) +
             (w.context.empty() ? std::string() : " in " + w.context.front());
+  // The Python line behind most of the blocked time, from the sampled stacks (python_sync.h:
+  // the blocking calls starting in the window, each given the line sampled during or near it).
+  if (python != nullptr) {
+    const PythonSyncs syncs = SyncsByPythonLine(a.p(), *python, a.ws(), a.we());
+    if (!syncs.lines.empty()) {
+      const PythonSyncLine& top = syncs.lines.front();
+      f.evidence.push_back(Text("python_line", top.where));
+      f.evidence.push_back(Count("python_line_calls", top.calls));
+      f.evidence.push_back(Duration("python_line_blocked_us", top.blocked_ns));
+      f.evidence.push_back(Count("python_sampled_calls", syncs.calls - syncs.not_sampled));
+      f.evidence.push_back(Text("python_line_source", "sampled"));
+      f.title += "; the Python line with the most blocked time: " + top.where + ", " +
+                 FormatDuration(top.blocked_ns) + " in " + std::to_string(top.calls) +
+                 (top.calls == 1 ? " call" : " calls") + " (sampled)";
+    }
+  }
   f.advice =
       "Each of these calls stops the host until the GPU catches up; the GPU then idles while "
       "the host prepares the next work. Keep them out of the hot loop: .item(), .cpu(), "

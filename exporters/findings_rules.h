@@ -24,7 +24,9 @@ GpuShares Shares(Analysis& a, const std::vector<BlockingCall>& blocking);
 void BoundFindings(Analysis& a, const GpuShares& shares,
                    std::vector<Finding>* out);  // overhead_bound | compute_bound
 void GpuIdleFindings(Analysis& a, std::vector<Finding>* out);
-void SyncFinding(Analysis& a, const std::vector<BlockingCall>& calls, std::vector<Finding>* out);
+// `python`: the sampled Python stacks, or nullptr (python_line evidence only with them).
+void SyncFinding(Analysis& a, const std::vector<BlockingCall>& calls, const PythonSamples* python,
+                 std::vector<Finding>* out);
 void ColdStartFinding(Analysis& a, std::vector<Finding>* out);
 void PageableFinding(Analysis& a, std::vector<Finding>* out);
 void SerializedCopyFinding(Analysis& a, std::vector<Finding>* out);

@@ -24,6 +24,7 @@
 #include "exporters/gpu_attribution.h"
 #include "exporters/memory_timeline.h"
 #include "exporters/names.h"
+#include "exporters/op_stacks.h"
 
 namespace gprof {
 namespace {
@@ -89,6 +90,12 @@ std::vector<EventStats> KeyAverages(const Profile& p, const KeyAveragesOptions& 
   std::map<std::string, EventStats, std::less<>> rows;
   std::string key;
   StringId shapes_of_next = kNoString;  // the shapes of the row add() is called for
+  uint32_t stack_of_next = kNoStackKey;  // its source location (options.stacks->keys)
+  const RangeStacks* stacks = options.stacks;
+  const auto stack_key = [&](uint32_t range) {
+    return stacks != nullptr && range < stacks->of_range.size() ? stacks->of_range[range]
+                                                                : kNoStackKey;
+  };
   const auto add = [&](RowKind kind, const std::string& name, uint64_t self_cpu, uint64_t cpu,
                        uint64_t self_cuda, uint64_t cuda, const Mem& mem = {},
                        const Mem& self_mem = {}) {
@@ -97,9 +104,16 @@ std::vector<EventStats> KeyAverages(const Profile& p, const KeyAveragesOptions& 
         group_by_input_shape ? p.strings.Get(shapes_of_next) : std::string_view();
     key.assign(name).push_back('\0');
     key.append(shapes);
+    const bool has_stack = stacks != nullptr && stack_of_next < stacks->keys.size();
+    if (has_stack) {
+      for (const std::string& frame : stacks->keys[stack_of_next]) {
+        key.append("\0", 1).append(frame);
+      }
+    }
     auto it = rows.find(key);
     if (it == rows.end()) {
-      EventStats fresh{name, std::string(shapes), kind, device, {}};
+      EventStats fresh{name, std::string(shapes), {}, kind, device, {}};
+      if (has_stack) fresh.stack = stacks->keys[stack_of_next];
       it = rows.emplace(key, std::move(fresh)).first;
     }
     EventStats& e = it->second;
@@ -228,6 +242,7 @@ std::vector<EventStats> KeyAverages(const Profile& p, const KeyAveragesOptions& 
       const uint64_t self_cuda =
           is_range(n) && n.cuda_ns > n.nested_cuda_ns ? n.cuda_ns - n.nested_cuda_ns : 0;
       shapes_of_next = n.order == 1 ? p.ranges[n.index].shapes : kNoString;
+      stack_of_next = n.order == 1 ? stack_key(n.index) : kNoStackKey;
       Mem self_mem;
       if (is_range(n)) {
         self_mem = {SubBytes(n.mem.cpu, n.nested_mem.cpu), SubBytes(n.mem.cuda, n.nested_mem.cuda)};
@@ -244,6 +259,7 @@ std::vector<EventStats> KeyAverages(const Profile& p, const KeyAveragesOptions& 
           n.order == 2 ? n.launched_ns : n.cuda_ns, n.mem, self_mem);
     }
     shapes_of_next = kNoString;
+    stack_of_next = kNoStackKey;
   }
 
   // Start/end ranges: see the file comment.
@@ -251,10 +267,12 @@ std::vector<EventStats> KeyAverages(const Profile& p, const KeyAveragesOptions& 
     const HostRange& r = p.ranges[i];
     if (!(r.flags & kRangeStartEnd)) continue;
     shapes_of_next = r.shapes;
+    stack_of_next = stack_key(i);
     add((r.flags & kRangeCpuOp) && !IsStepRange(p, r) ? RowKind::kOp : RowKind::kRange,
         range_names[i], 0, Dur(r.start_ns, r.end_ns), 0, owners.RangeGpuNs(i));
   }
   shapes_of_next = kNoString;
+  stack_of_next = kNoStackKey;
 
   for (const Sync& s : p.syncs) {
     add(RowKind::kSync, std::string(SyncName(s.kind)), 0, Dur(s.start_ns, s.end_ns), 0, 0);

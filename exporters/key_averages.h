@@ -29,6 +29,8 @@
 
 namespace gprof {
 
+struct RangeStacks;  // op_stacks.h
+
 // What a row is: GPU work (kernel, memcpy, memset), an operator (a CUDA API call, a torch cpu_op),
 // a range (an NVTX range, a record_function scope, a step), or a synchronization record.
 enum class RowKind : uint8_t { kDevice, kOp, kRange, kSync };
@@ -36,6 +38,9 @@ enum class RowKind : uint8_t { kDevice, kOp, kRange, kSync };
 struct EventStats {
   std::string name;
   std::string input_shapes;  // grouped by input shape only: torch's "[[2, 3], []]", else ""
+  // Grouped by Python source location only (op_stacks.h): torch's stack entries, innermost
+  // first; empty for rows without one (as torch's rows without a stack).
+  std::vector<std::string> stack;
   RowKind kind = RowKind::kRange;
   bool device = false;       // kind == kDevice: counts in "Self CUDA time total"
   // With KeyAveragesOptions::instances: each counted instance's total (CPU total for host rows,
@@ -58,12 +63,16 @@ struct EventStats {
 bool HasMemoryRecords(const Profile& profile);
 
 // One entry per distinct name — per (name, input shapes) with `group_by_input_shape`, as torch's
-// key_averages(group_by_input_shape=True) — ordered by name, then shapes. Steps
+// key_averages(group_by_input_shape=True); per (name, shapes, Python source location) with
+// `stacks`, as key_averages(group_by_stack_n=N): each range's key is stacks->of_range's (the
+// rows' times are summed exactly as without it, only split) — ordered by name, then shapes,
+// then source location. Steps
 // (Profile::steps, kRangeStep ranges and ranges named ProfilerStep#N) are grouped under
 // "ProfilerStep*".
 struct KeyAveragesOptions {
   bool group_by_input_shape = false;
   bool instances = false;  // fill EventStats::instances_ns (gprof-run diff's medians)
+  const RangeStacks* stacks = nullptr;  // StacksOfRanges of the same profile, or none
 };
 std::vector<EventStats> KeyAverages(const Profile& profile, const KeyAveragesOptions& options);
 inline std::vector<EventStats> KeyAverages(const Profile& profile,

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "exporters/python_samples.h"
@@ -56,6 +57,9 @@ struct PythonSliceSet {
   std::vector<PythonTrack> tracks;
   std::vector<std::string> names;  // Kineto's python_function names: "file(first_line): function"
   std::vector<PythonSlice> slices;  // by track, then start, parents before children
+  // Not slices: the Python line python_sync.h attributed to each blocking CUDA call, by
+  // Profile::api_calls index ("function (file:line)"), for its API event's args.python_line.
+  std::unordered_map<uint32_t, std::string> api_python_lines;
 };
 
 // The slices of the samples with from_ns <= ts <= to_ns.

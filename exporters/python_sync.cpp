@@ -8,6 +8,7 @@
 
 #include "exporters/findings_analysis.h"
 #include "exporters/names.h"
+#include "exporters/op_stacks.h"
 #include "model/api_name.h"
 
 namespace gprof {
@@ -35,8 +36,10 @@ PythonSyncs SyncsByPythonLine(const Profile& p, const PythonSamples& s, uint64_t
   }
   NameCache names(p);
   std::map<std::string, PythonSyncLine> rows;
+  std::vector<std::pair<uint32_t, std::string>> attributed;  // call index, where
   const uint64_t period = s.period_ns;
-  for (const ApiCall& call : p.api_calls) {
+  for (uint32_t index = 0; index < p.api_calls.size(); ++index) {
+    const ApiCall& call = p.api_calls[index];
     if (call.start_ns < from_ns || call.start_ns >= to_ns) continue;
     const std::string_view base = BaseApiName(names.ApiCallName(call));
     if (!findings_internal::IsSyncApi(base) && !findings_internal::IsSyncCopyApi(base)) continue;
@@ -63,16 +66,20 @@ PythonSyncs SyncsByPythonLine(const Profile& p, const PythonSamples& s, uint64_t
         best_distance = distance;
       }
     }
-    if (best == nullptr || best->stack >= s.stacks.size() || s.stacks[best->stack].empty() ||
-        s.stacks[best->stack].back() >= s.frames.size()) {
+    const std::vector<const PythonFrame*> frames =
+        best == nullptr || best->stack >= s.stacks.size()
+            ? std::vector<const PythonFrame*>()
+            : ProgramFrames(s, s.stacks[best->stack]);
+    if (frames.empty()) {
       ++out.not_sampled;
       continue;
     }
-    const std::string where = FrameText(s.frames[s.stacks[best->stack].back()]);
+    const std::string where = FrameText(*frames.front());
     PythonSyncLine& row = rows[where];
     row.where = where;
     ++row.calls;
     row.blocked_ns += blocked;
+    attributed.emplace_back(index, where);
   }
   for (auto& [where, row] : rows) out.lines.push_back(std::move(row));
   std::sort(out.lines.begin(), out.lines.end(), [](const PythonSyncLine& a, const PythonSyncLine& b) {
@@ -80,6 +87,12 @@ PythonSyncs SyncsByPythonLine(const Profile& p, const PythonSamples& s, uint64_t
     if (a.calls != b.calls) return a.calls > b.calls;
     return a.where < b.where;
   });
+  std::unordered_map<std::string, uint32_t> line_index;
+  for (uint32_t i = 0; i < out.lines.size(); ++i) line_index[out.lines[i].where] = i;
+  out.call_lines.reserve(attributed.size());
+  for (const auto& [index, where] : attributed) {
+    out.call_lines.emplace_back(index, line_index.at(where));
+  }
   return out;
 }
 

@@ -86,5 +86,32 @@ TEST(PythonSyncs, TextListsTheLinesWithTheirShare) {
       << text;
 }
 
+// Each attributed call is listed with its line (the trace's args.python_line): in Calls(), the
+// calls at index 0 and 6 went to f_a (line 0 after sorting), index 1 to f_b (line 1).
+TEST(PythonSyncs, EachAttributedCallIsListedWithItsLine) {
+  const PythonSyncs s = SyncsByPythonLine(Calls(), Samples(), 0, UINT64_MAX);
+  ASSERT_EQ(s.call_lines.size(), 3u);
+  EXPECT_EQ(s.call_lines[0], (std::pair<uint32_t, uint32_t>{0, 0}));
+  EXPECT_EQ(s.call_lines[1], (std::pair<uint32_t, uint32_t>{1, 1}));
+  EXPECT_EQ(s.call_lines[2], (std::pair<uint32_t, uint32_t>{6, 0}));
+}
+
+// torch.cuda.synchronize() is a Python function in torch's own files: the line is the
+// program's line that called it (op_stacks.h's rule); a stack of torch's frames only keeps them.
+TEST(PythonSyncs, TorchsOwnFramesAreSkippedForTheProgramsLine) {
+  PythonSamples s = Samples();
+  const uint32_t torch_frame = static_cast<uint32_t>(s.frames.size());
+  s.frames.push_back({"/v/lib/python3.12/site-packages/torch/cuda/__init__.py", "synchronize",
+                      1070, 1083});
+  s.stacks.push_back({0, 1, torch_frame});  // <module> -> f_a -> torch.cuda.synchronize
+  s.stacks.push_back({torch_frame});        // torch's frame alone
+  s.samples = {{10 * kMs + 500 * kUs, 0, 3}, {20 * kMs + 200 * kUs, 0, 4}};
+  const PythonSyncs out = SyncsByPythonLine(Calls(), s, 0, UINT64_MAX);
+  ASSERT_EQ(out.lines.size(), 2u);
+  EXPECT_EQ(out.lines[0].where, "f_a (/w/p.py:5)");
+  EXPECT_EQ(out.lines[1].where,
+            "synchronize (/v/lib/python3.12/site-packages/torch/cuda/__init__.py:1083)");
+}
+
 }  // namespace
 }  // namespace gprof

@@ -7,6 +7,7 @@
 #include "exporters/exporters.h"
 #include "exporters/format.h"
 #include "exporters/key_averages.h"
+#include "exporters/op_stacks.h"
 #include "exporters/utf8.h"
 
 namespace gprof {
@@ -47,6 +48,24 @@ void Cell(std::string& line, std::string_view text, size_t width) {
   if (len < width) line.append(width - len, ' ');
   line += text;
   line.append(kSpacing, ' ');
+}
+
+// torch's Source Location cells are left-aligned.
+void LeftCell(std::string& line, std::string_view text, size_t width) {
+  const size_t len = DisplayLength(text);
+  line += text;
+  if (len < width) line.append(width - len, ' ');
+  line.append(kSpacing, ' ');
+}
+
+// torch's trim_path: a longer entry keeps its last `width` characters, the first three of them
+// replaced by "...".
+std::string TrimSourcePath(const std::string& entry, size_t width) {
+  const size_t len = DisplayLength(entry);
+  if (len <= width) return entry;
+  std::string_view tail = std::string_view(entry).substr(PrefixChars(entry, len - width).size());
+  if (width > 3) return "..." + std::string(tail.substr(PrefixChars(tail, 3).size()));
+  return std::string(tail);
 }
 
 }  // namespace
@@ -130,7 +149,8 @@ std::string FoldedRowsLine(size_t folded, size_t shown, const std::string& sort_
          " (--row-limit -1 prints every row)";
 }
 
-TableRows SortedTableRows(const Profile& profile, const TableOptions& options) {
+TableRows SortedTableRows(const Profile& profile, const TableOptions& options,
+                          const RangeStacks* stacks) {
   const auto& keys = TableSortKeys();
   if (std::find(keys.begin(), keys.end(), options.sort_by) == keys.end()) {
     std::string msg = "unknown sort key '" + options.sort_by + "'; expected one of:";
@@ -144,7 +164,12 @@ TableRows SortedTableRows(const Profile& profile, const TableOptions& options) {
   t.by_shape =
       options.group_by_input_shape == TableOptions::ByShape::kOn ||
       (options.group_by_input_shape == TableOptions::ByShape::kAuto && HasInputShapes(profile));
-  t.rows = KeyAverages(profile, t.by_shape);
+  KeyAveragesOptions ka;
+  ka.group_by_input_shape = t.by_shape;
+  ka.stacks = stacks;
+  t.by_stack = stacks != nullptr;
+  if (t.by_stack) t.stack_note = RangeStacksNote(*stacks);
+  t.rows = KeyAverages(profile, ka);
   // Descending, stable over the name order KeyAverages returns: deterministic ties.
   std::stable_sort(t.rows.begin(), t.rows.end(), [&](const EventStats& a, const EventStats& b) {
     return TableSortValue(a, t.sort_key) > TableSortValue(b, t.sort_key);
@@ -176,6 +201,15 @@ std::string RenderTable(const Profile& profile, const TableOptions& options,
   }
   const size_t name_width = NameColumnWidth(names);
   shapes_width = std::min(shapes_width, kMaxShapesColumnWidth);
+  // torch: the longest stack entry + 4, at most max_src_column_width (75).
+  const bool by_stack = sorted.by_stack;
+  size_t source_width = 0;
+  for (const EventStats& e : events) {
+    for (const std::string& frame : e.stack) {
+      source_width = std::max(source_width, DisplayLength(Printable(frame)) + 4);
+    }
+  }
+  source_width = std::min(source_width, kMaxSourceColumnWidth);
 
   std::vector<std::string> header = {"Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total",
                                      "CPU time avg"};
@@ -197,23 +231,37 @@ std::string RenderTable(const Profile& profile, const TableOptions& options,
   }
   header.push_back("# of Calls");
   if (by_shape) header.push_back("Input Shapes");
+  const size_t shapes_column = header.size() - 1;
+  if (by_stack) header.push_back("Source Location");
 
   std::string sep;
   sep.append(name_width, '-').append(kSpacing, ' ');
   const auto width_of = [&](size_t column) {
-    return by_shape && column + 1 == header.size() ? shapes_width : kColumnWidth;
+    if (by_stack && column + 1 == header.size()) return source_width;
+    return by_shape && column == shapes_column ? shapes_width : kColumnWidth;
   };
   for (size_t i = 1; i < header.size(); ++i) sep.append(width_of(i), '-').append(kSpacing, ' ');
 
   std::string out;
   const auto line = [&](const std::string& l) { out += l; out += '\n'; };
+  if (by_stack) line(sorted.stack_note);
   line(sep);
   {
     std::string l;
     Cell(l, header[0], name_width);
-    for (size_t i = 1; i < header.size(); ++i) Cell(l, header[i], width_of(i));
+    const size_t right_aligned = header.size() - (by_stack ? 1 : 0);
+    for (size_t i = 1; i < right_aligned; ++i) Cell(l, header[i], width_of(i));
+    if (by_stack) LeftCell(l, header.back(), source_width);
     line(l);
   }
+  // torch's rows under a row with a stack: empty cells, then one stack entry (or nothing).
+  const auto source_line = [&](std::string_view entry) {
+    std::string l;
+    Cell(l, "", name_width);
+    for (size_t i = 1; i + 1 < header.size(); ++i) Cell(l, "", width_of(i));
+    LeftCell(l, TrimSourcePath(Printable(entry), source_width), source_width);
+    line(l);
+  };
   line(sep);
   const size_t limit = TableRowsShown(events.size(), options.row_limit);
   size_t shown = 0;
@@ -245,7 +293,15 @@ std::string RenderTable(const Profile& profile, const TableOptions& options,
     Cell(l, std::to_string(e.count), kColumnWidth);
     // torch cuts the shapes to the column width, without "...".
     if (by_shape) Cell(l, e.input_shapes.substr(0, shapes_width), shapes_width);
+    if (by_stack) {
+      LeftCell(l, e.stack.empty() ? "" : TrimSourcePath(Printable(e.stack[0]), source_width),
+               source_width);
+    }
     line(l);
+    if (by_stack) {
+      for (size_t k = 1; k < e.stack.size(); ++k) source_line(e.stack[k]);
+      source_line("");
+    }
   }
   line(sep);
   if (shown < events.size()) line(FoldedRowsLine(events.size() - shown, shown, key));

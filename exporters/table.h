@@ -11,6 +11,7 @@ struct Profile;
 
 inline constexpr size_t kMaxNameColumnWidth = 55;  // torch's MAX_NAME_COLUMN_WIDTH
 inline constexpr size_t kMaxShapesColumnWidth = 80;  // torch's max_shapes_column_width
+inline constexpr size_t kMaxSourceColumnWidth = 75;  // torch's max_src_column_width
 
 // Name column width for these names: min(longest + 4, 55), as torch computes it.
 size_t NameColumnWidth(const std::vector<std::string_view>& names);

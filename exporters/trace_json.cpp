@@ -37,7 +37,11 @@ class TraceWriter {
   TraceWriter(const Profile& p, JsonWriter* out, std::string trace_name,
               const PythonSliceSet* python = nullptr)
       : plan_(p), p_(p), out_(*out), events_(plan_, out), trace_name_(std::move(trace_name)),
-        python_(python), python_tid_(python != nullptr ? PythonFirstTid(plan_) : 0) {}
+        python_(python), python_tid_(python != nullptr ? PythonFirstTid(plan_) : 0) {
+    if (python != nullptr && !python->api_python_lines.empty()) {
+      events_.SetApiPythonLines(&python->api_python_lines);
+    }
+  }
 
   TraceStats Write() {
     WriteHeader();

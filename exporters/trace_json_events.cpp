@@ -219,15 +219,26 @@ void TraceEventWriter::WriteApi(const PlannedEvent& e) {
   p = PutRaw(p, ",\"cbid\":");
   p = PutUint(p, c.cbid);
   const std::string* stack = plan_.ApiStackJson(c.correlation_id);
-  if (stack == nullptr) {
+  const std::string* python_line = nullptr;
+  if (api_python_lines_ != nullptr) {
+    if (auto it = api_python_lines_->find(e.index); it != api_python_lines_->end()) {
+      python_line = &it->second;
+    }
+  }
+  if (stack == nullptr && python_line == nullptr) {
     p = PutRaw(p, "}}");
     out_.Commit(p);
     return;
   }
-  // GPROF_BACKTRACE: the call's native stack (unbounded text, so after the reserved region).
-  p = PutRaw(p, ",\"stack\":");
   out_.Commit(p);
-  out_.Raw(*stack).Raw("}}");
+  // Unbounded text, so after the reserved region. The sampled Python line (python_sync.h):
+  if (python_line != nullptr) {
+    out_.Raw(",\"python_line\":").String(*python_line);
+    out_.Raw(",\"python_line_source\":\"sampled\"");
+  }
+  // GPROF_BACKTRACE: the call's native stack.
+  if (stack != nullptr) out_.Raw(",\"stack\":").Raw(*stack);
+  out_.Raw("}}");
 }
 
 void TraceEventWriter::WriteKernel(const PlannedEvent& e) {

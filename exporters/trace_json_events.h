@@ -53,6 +53,12 @@ class TraceEventWriter {
   void WriteTrack(const TraceTrack& track);
   // Entries started so far (metadata included).
   uint64_t count() const { return count_; }
+  // The Python line python_sync.h attributed to blocking calls, by Profile::api_calls index
+  // ("function (file:line)"): each such call's event gets args python_line and
+  // python_line_source "sampled". `lines` must outlive the writer; nullptr: none.
+  void SetApiPythonLines(const std::unordered_map<uint32_t, std::string>* lines) {
+    api_python_lines_ = lines;
+  }
 
  private:
   // The launch-configuration part of a kernel's args, formatted once per configuration.
@@ -102,6 +108,7 @@ class TraceEventWriter {
   const std::string* last_api_ = nullptr;
   std::string scratch_text_;  // what scratch_ formats (kernel args, once per configuration)
   JsonWriter scratch_;
+  const std::unordered_map<uint32_t, std::string>* api_python_lines_ = nullptr;
 };
 
 }  // namespace gprof

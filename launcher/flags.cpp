@@ -6,10 +6,14 @@
 
 #include "config/config.h"
 #include "exporters/exporters.h"
+#include "exporters/op_stacks.h"
 #include "launcher/commands.h"
 
 namespace gprof::launcher {
 namespace {
+
+// The rate of a bare --python-sampling (and of --with-stack's sampling).
+constexpr std::string_view kBareSamplingHz = "1000";
 
 const std::vector<FlagSpec> kFlags = {
     {"output", 'o', "GPROF_OUTPUT_DIR", "DIR", "",
@@ -34,9 +38,17 @@ const std::vector<FlagSpec> kFlags = {
      "torch programs: optimizer.step() ends a step (default optimizer)."},
     // "[=HZ]": an optional value, only as --python-sampling=HZ (a bare flag never takes the
     // next argument, which is the program).
-    {"python-sampling", 0, "GPROF_PYTHON_SAMPLING", "[=HZ]", "1000",
+    {"python-sampling", 0, "GPROF_PYTHON_SAMPLING", "[=HZ]", kBareSamplingHz,
      "Python programs: sample every thread's Python stack HZ times a second (1..2000, bare "
      "flag 1000): stacks.folded (flame graph input) and python_function slices in the trace."},
+    {"with-stack", 0, "", "", "",
+     "Python programs (torch.profiler's with_stack): group the table by Python source location "
+     "(a Source Location column, torch's key_averages(group_by_stack_n=5)), from the sampled "
+     "stacks; turns on --python-sampling (1000 Hz) unless it is set. Sampled, not exact "
+     "(docs/PYTHON_SAMPLING.md)."},
+    {"group-by-stack", 0, "", "N", "",
+     "Group the table by the innermost N frames of the program's Python code (1..1000; "
+     "default 5 with --with-stack, which it implies)."},
     {"api-filter", 0, "GPROF_API_FILTER", "SPEC",
      "", "default|all|none, then ,+NAME / ,-NAME to add or drop single APIs."},
     {"backtrace", 0, "GPROF_BACKTRACE", "LIST", "",
@@ -174,6 +186,25 @@ bool ParseRowLimit(std::string_view text, int* out) {
   return true;
 }
 
+std::string ParseGroupByStack(std::string_view text, uint32_t* out) {
+  uint64_t n = 0;
+  if (!ParseUint(text, &n) || n == 0 || n > kMaxGroupByStack) {
+    return "--group-by-stack " + std::string(text) + ": expected a whole number of frames, 1 to " +
+           std::to_string(kMaxGroupByStack);
+  }
+  *out = static_cast<uint32_t>(n);
+  return "";
+}
+
+void TurnOnSamplingForStacks(const LaunchOptions& o, std::map<std::string, std::string>* env) {
+  if (!o.with_stack && o.group_by_stack == 0) return;
+  if (o.gprof_env.count("GPROF_PYTHON_SAMPLING") != 0) return;  // the flag's value stands
+  if (auto it = env->find("GPROF_PYTHON_SAMPLING"); it != env->end() && !it->second.empty()) {
+    return;  // the environment's
+  }
+  (*env)["GPROF_PYTHON_SAMPLING"] = std::string(kBareSamplingHz);
+}
+
 std::string CheckSortKey(std::string_view key) {
   std::string allowed = "auto";
   for (std::string_view k : TableSortKeys()) {
@@ -254,6 +285,10 @@ std::string ParseFlags(const std::vector<std::string>& args, LaunchOptions* o) {
       }
     } else if (name == "profile-memory") {
       o->profile_memory = true;
+    } else if (name == "with-stack") {
+      o->with_stack = true;
+    } else if (name == "group-by-stack") {
+      if (std::string e = ParseGroupByStack(value, &o->group_by_stack); !e.empty()) return e;
     } else if (name == "trace-format") {
       if (std::string e = ParseTraceFormats(value, &o->traces); !e.empty()) return e;
     } else if (name == "max-trace-mb") {
@@ -294,6 +329,7 @@ std::string ParseFlags(const std::vector<std::string>& args, LaunchOptions* o) {
     o->gprof_env["GPROF_SCHEDULE"] = spec;
     o->flag_of["GPROF_SCHEDULE"] = "--skip-first/--wait/--warmup/--active/--repeat";
   }
+  if (o->with_stack && o->group_by_stack == 0) o->group_by_stack = kDefaultGroupByStack;
   o->program.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
   return "";
 }
@@ -303,7 +339,7 @@ std::string HelpText() {
       "Usage: gprof-run [options] [--] program [args...]\n"
       "       gprof-run report DIR [--sort-by KEY] [--row-limit N] [--trace-format LIST]\n"
       "                  [--max-trace-mb N] [--profile-memory] [--html | --no-html]\n"
-      "                  [--quiet]\n"
+      "                  [--with-stack | --group-by-stack N] [--quiet]\n"
       "       gprof-run check TRACE.json[.gz]...\n"
       "       gprof-run stats PATH [--report NAME]... [--format table|csv|json] [--by-step]\n"
       "       gprof-run diff A B [--format table|csv|json] [--by kernel|op|range|all]\n"

@@ -34,6 +34,11 @@ struct LaunchOptions {
   int row_limit = kAutoRowLimit;
   TraceOptions traces;
   bool profile_memory = false;  // the table's memory columns
+  // --with-stack (torch.profiler's name) / --group-by-stack N: the table's rows per Python
+  // source location (exporters/op_stacks.h), N frames (kDefaultGroupByStack with --with-stack
+  // alone); 0 = not grouped. Either turns Python sampling on (TurnOnSamplingForStacks).
+  bool with_stack = false;
+  uint32_t group_by_stack = 0;
   bool force = false;
   bool preload = false;
   bool python_hook = true;  // --no-python-hook: no PYTHONPATH change for Python programs
@@ -54,6 +59,15 @@ std::string ParseFlags(const std::vector<std::string>& args, LaunchOptions* opti
 
 // Parses a --row-limit value: -1 (all rows) or a non-negative whole number.
 bool ParseRowLimit(std::string_view text, int* out);
+// Parses a --group-by-stack value: a whole number of frames, 1..kMaxGroupByStack. "" on success,
+// else the message (a usage error).
+std::string ParseGroupByStack(std::string_view text, uint32_t* out);
+// The table grouped by source location needs Python samples: with --with-stack or
+// --group-by-stack, sets GPROF_PYTHON_SAMPLING in `env` (the program's environment, flags
+// already applied) to the bare --python-sampling's rate unless a flag or the inherited
+// environment set it (to anything: an explicit 0 stays off).
+void TurnOnSamplingForStacks(const LaunchOptions& options,
+                             std::map<std::string, std::string>* env);
 // "" when `key` is "auto" or one of the exporters' TableSortKeys(), else an error message.
 std::string CheckSortKey(std::string_view key);
 

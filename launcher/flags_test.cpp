@@ -137,5 +137,48 @@ TEST(Flags, PythonSamplingTakesAnOptionalValueAfterEqualsOnly) {
   EXPECT_NE(HelpText().find("--python-sampling[=HZ]"), std::string::npos);
 }
 
+// --with-stack groups by torch's group_by_stack_n=5 and --group-by-stack N by N frames
+// (1..1000); either turns sampling on at the bare flag's 1000 Hz unless a flag or the inherited
+// environment already set GPROF_PYTHON_SAMPLING (an explicit 0 included).
+TEST(Flags, WithStackGroupsByFiveFramesAndTurnsSamplingOnUnlessItIsSet) {
+  LaunchOptions o = Parse({"--with-stack", "python3", "prog.py"});
+  EXPECT_TRUE(o.with_stack);
+  EXPECT_EQ(o.group_by_stack, 5u);
+  std::map<std::string, std::string> env;
+  TurnOnSamplingForStacks(o, &env);
+  EXPECT_EQ(env.at("GPROF_PYTHON_SAMPLING"), "1000");
+  env = {{"GPROF_PYTHON_SAMPLING", "200"}};  // inherited
+  TurnOnSamplingForStacks(o, &env);
+  EXPECT_EQ(env.at("GPROF_PYTHON_SAMPLING"), "200");
+
+  o = Parse({"--python-sampling=0", "--with-stack", "--group-by-stack", "3", "python3"});
+  EXPECT_EQ(o.group_by_stack, 3u);
+  env = o.gprof_env;
+  TurnOnSamplingForStacks(o, &env);
+  EXPECT_EQ(env.at("GPROF_PYTHON_SAMPLING"), "0");  // the flag's value stands
+
+  o = Parse({"--group-by-stack=2", "python3"});  // alone: grouping, and sampling on
+  EXPECT_FALSE(o.with_stack);
+  EXPECT_EQ(o.group_by_stack, 2u);
+  env.clear();
+  TurnOnSamplingForStacks(o, &env);
+  EXPECT_EQ(env.at("GPROF_PYTHON_SAMPLING"), "1000");
+
+  o = Parse({"python3", "prog.py"});  // neither: nothing changes
+  EXPECT_EQ(o.group_by_stack, 0u);
+  env.clear();
+  TurnOnSamplingForStacks(o, &env);
+  EXPECT_TRUE(env.empty());
+
+  for (const char* bad : {"0", "1001", "x", "-1", "5frames", ""}) {
+    std::string error;
+    Parse({"--group-by-stack", bad, "python3"}, &error);
+    EXPECT_NE(error.find("--group-by-stack"), std::string::npos) << bad;
+    EXPECT_NE(error.find("1 to 1000"), std::string::npos) << bad << ": " << error;
+  }
+  EXPECT_NE(HelpText().find("--with-stack"), std::string::npos);
+  EXPECT_NE(HelpText().find("--group-by-stack N"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace gprof::launcher

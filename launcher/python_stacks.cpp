@@ -82,6 +82,10 @@ PythonStacks LoadPythonStacks(const std::string& dir, const DumpName& name, bool
     const uint64_t from = profile.info.start_ns, to = profile.info.end_ns;
     out.slices = std::make_unique<PythonSliceSet>(PythonSlicesFrom(*samples, from, to));
     out.syncs = SyncsByPythonLine(profile, *samples, from, to);
+    // Each attributed blocking call's line, for the trace's args.python_line.
+    for (const auto& [call, line] : out.syncs.call_lines) {
+      out.slices->api_python_lines.emplace(call, out.syncs.lines[line].where);
+    }
     if (!write_files) {
       out.samples = std::move(samples);
       return out;

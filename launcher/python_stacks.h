@@ -1,8 +1,10 @@
 // The sampled Python stacks of one dump (docs/PYTHON_SAMPLING.md), for RenderDirectory
 // (report.h): reads <dir>/<program>.<pid>.pysamples when the program wrote one, writes the
 // dump's folded stacks (stacks.folded for the main process's whole run, else
-// <stem>.stacks.folded) and returns the python_function slices for its traces (JSON and
-// Perfetto), and the samples and syncs for its report.html. Launcher process only.
+// <stem>.stacks.folded) and python_syncs.txt, and returns the python_function slices for its
+// traces (JSON and Perfetto; with each attributed blocking call's Python line for the JSON's
+// args.python_line), the samples (the table's source locations, the findings) and the syncs
+// (report.html). Launcher process only.
 #pragma once
 
 #include <memory>

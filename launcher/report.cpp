@@ -17,6 +17,7 @@
 #include "exporters/findings.h"
 #include "exporters/gzip_file.h"
 #include "exporters/native_symbols.h"
+#include "exporters/op_stacks.h"
 #include "exporters/trace_split.h"
 #include "exporters/sqlite_export.h"
 #include "launcher/html_page.h"
@@ -129,11 +130,11 @@ bool WriteText(const std::string& path, const std::string& text) {
 // Writes <stem>.json and <stem>.txt (docs/FINDINGS.md) and returns the short section for stderr;
 // "" when they could not be made. A failure here never costs the table or the trace. The
 // findings and what they measured against are kept in `found` and `context` (for report.html).
-std::string WriteFindings(const Profile& profile, const std::string& stem,
-                          std::vector<std::string>* outputs, std::FILE* err,
-                          std::vector<Finding>* found, FindingsContext* context) {
+std::string WriteFindings(const Profile& profile, const FindingsInputs& inputs,
+                          const std::string& stem, std::vector<std::string>* outputs,
+                          std::FILE* err, std::vector<Finding>* found, FindingsContext* context) {
   try {
-    *found = FindFindings(profile, context);
+    *found = FindFindings(profile, context, inputs);
     const std::vector<Finding>& findings = *found;
     for (const auto& [path, text] : {std::pair{stem + ".json", FormatFindingsJson(findings)},
                                      std::pair{stem + ".txt", FormatFindingsText(findings)}}) {
@@ -376,7 +377,20 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
     std::unique_ptr<SymbolizedStacks> native;
     try {
       progress.Stage(shown_dump + "table");
-      const TableRows rows = SortedTableRows(profile, table_options);
+      // --with-stack / --group-by-stack: rows per Python source location, from the samples.
+      std::unique_ptr<RangeStacks> stacks;
+      if (table_options.group_by_stack > 0) {
+        if (python.samples != nullptr) {
+          stacks = std::make_unique<RangeStacks>(
+              StacksOfRanges(profile, *python.samples, table_options.group_by_stack));
+        } else {
+          large_trace_notes += "gprof-run: note: " + shown_dump +
+                               "no Python stack samples (not a Python program, or run without "
+                               "--with-stack / --python-sampling): its table is not grouped by "
+                               "source location\n";
+        }
+      }
+      const TableRows rows = SortedTableRows(profile, table_options, stacks.get());
       const std::string table = RenderTable(profile, table_options, rows);
       if (!WriteText(table_path, table)) throw std::runtime_error("cannot write " + table_path);
       summary.outputs.push_back(table_path);
@@ -425,8 +439,10 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
       const std::string findings_stem = dir + "/" + (is_main ? "findings" : d.stem + ".findings");
       std::vector<Finding> found;
       FindingsContext context;
-      const std::string findings =
-          WriteFindings(profile, findings_stem, &summary.outputs, err, &found, &context);
+      FindingsInputs inputs;
+      inputs.python_samples = python.samples.get();
+      const std::string findings = WriteFindings(profile, inputs, findings_stem, &summary.outputs,
+                                                 err, &found, &context);
       std::string page_path;
       if (html.write && !findings.empty()) {  // the page needs the findings: no page without
         progress.Stage(shown_dump + "report.html");
@@ -437,11 +453,15 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
         if (!profile.api_stacks.empty() && native == nullptr) {
           native = std::make_unique<SymbolizedStacks>(SymbolizeStacks(profile));
         }
-        HtmlStacks stacks;
-        stacks.python_samples = python.samples.get();
-        stacks.python_syncs = python.samples ? &python.syncs : nullptr;
-        stacks.native = native.get();
-        if (WriteHtmlPage(profile, rows, found, context, links, page_path, err, stacks)) {
+        HtmlStacks page_stacks;
+        page_stacks.python_samples = python.samples.get();
+        page_stacks.python_syncs = python.samples ? &python.syncs : nullptr;
+        page_stacks.native = native.get();
+        // The page's op table has no source column: it gets the rows by name.
+        const TableRows page_rows =
+            stacks != nullptr ? SortedTableRows(profile, table_options) : TableRows{};
+        if (WriteHtmlPage(profile, stacks != nullptr ? page_rows : rows, found, context, links,
+                          page_path, err, page_stacks)) {
           summary.outputs.push_back(page_path);
         } else {
           page_path.clear();

@@ -4,6 +4,7 @@
 #include <system_error>
 
 #include "exporters/exporters.h"
+#include "exporters/op_stacks.h"
 #include "launcher/commands.h"
 #include "launcher/flags.h"
 #include "launcher/html_page.h"
@@ -16,12 +17,15 @@ namespace {
 constexpr const char* kReportUsage =
     "Usage: gprof-run report DIR [--sort-by KEY] [--row-limit N] [--trace-format LIST]\n"
     "                            [--max-trace-mb N] [--profile-memory]\n"
-    "                            [--html | --no-html] [--quiet]\n"
+    "                            [--html | --no-html] [--with-stack | --group-by-stack N]\n"
+    "                            [--quiet]\n"
     "Re-renders DIR/table.txt, trace.json, trace.pftrace, findings.json/.txt and report.html (and\n"
     "<stem>.* for every other dump) from the raw dumps in DIR; --trace-format picks the traces\n"
     "(json, json.gz, pftrace) and --max-trace-mb cuts larger JSON traces into parts by time.\n"
     "--html writes only the report.html pages (linking the files already there), --no-html\n"
-    "everything but them. Exit: 0 all rendered, 1 no dump or a dump could not be rendered,\n"
+    "everything but them. --with-stack (or --group-by-stack N frames, 5 with --with-stack)\n"
+    "groups the table by Python source location, from the run's .pysamples (sampled).\n"
+    "Exit: 0 all rendered, 1 no dump or a dump could not be rendered,\n"
     "2 usage error.\n";
 constexpr const char* kCheckUsage =
     "Usage: gprof-run check TRACE.json[.gz]...\n"
@@ -66,6 +70,13 @@ int ReportCommand(const std::vector<std::string>& args) {
       }
     } else if (arg == "--profile-memory") {
       table.profile_memory = true;
+    } else if (arg == "--with-stack") {
+      if (table.group_by_stack == 0) table.group_by_stack = kDefaultGroupByStack;
+    } else if (arg == "--group-by-stack") {
+      if (!a.TakeValue()) return Usage(kReportUsage, "--group-by-stack needs a value");
+      if (std::string e = ParseGroupByStack(value, &table.group_by_stack); !e.empty()) {
+        return Usage(kReportUsage, e);
+      }
     } else if (arg == "--max-trace-mb") {
       if (!a.TakeValue()) return Usage(kReportUsage, "--max-trace-mb needs a value");
       if (std::string e = ParseMaxTraceMb(value, &traces); !e.empty()) return Usage(kReportUsage, e);

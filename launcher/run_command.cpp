@@ -127,6 +127,7 @@ int RunCommand(const std::vector<std::string>& args) {
   }
 
   for (const auto& [key, value] : o.gprof_env) env[key] = value;
+  TurnOnSamplingForStacks(o, &env);
   ParseResult parsed = ParseConfig(env);
   if (!parsed.ok()) {
     for (const ConfigError& e : parsed.errors) {
@@ -292,6 +293,7 @@ int RunCommand(const std::vector<std::string>& args) {
     table.sort_by = o.sort_by;
     table.row_limit = o.row_limit;
     table.profile_memory = o.profile_memory;
+    table.group_by_stack = o.group_by_stack;
     HtmlOptions html;
     html.write = o.html;
     const RenderSummary s =

@@ -230,6 +230,10 @@ TEST(MainJob, PythonSamplingReachesThePftraceAndReportHtml) {
 // The program sleeps 0.3 s first so that the sampler thread is running (on a loaded machine its
 // first tick came after f_a had finished). Slack: a call whose 4 ms window (the call +- one
 // period) got no sample is counted as not sampled: each line keeps all but two of its calls.
+// The same attribution is in the trace (each attributed call's event has args.python_line, as
+// many for f_a as python_syncs.txt counts) and in the sync finding (its top Python line, f_a:
+// at least 4 calls against at most 2). Two memsets around the calls are GPU work, so that the
+// findings' window (the GPU-active part of the run) holds the syncs.
 TEST(MainJob, PythonSyncsNameBothPythonLinesThatSynchronize) {
   const std::string dir = MakeTempDir("python_syncs");
   const std::string prog = dir + "/syncs.py";
@@ -245,7 +249,9 @@ TEST(MainJob, PythonSyncsNameBothPythonLinesThatSynchronize) {
         "def f_b():\n"
         "    for _ in range(2):\n"
         "        rt.cudaDeviceSynchronize()\n"
-        "time.sleep(0.3); f_a(); f_b()\n"
+        "d = ctypes.c_void_p(); rt.cudaMalloc(ctypes.byref(d), ctypes.c_size_t(256))\n"
+        "time.sleep(0.3); rt.cudaMemset(d, 0, ctypes.c_size_t(256)); f_a(); f_b()\n"
+        "rt.cudaMemset(d, 0, ctypes.c_size_t(256))\n"
         "print('GPROF_PY_DONE')\n",
         f);
     std::fclose(f);
@@ -271,6 +277,44 @@ TEST(MainJob, PythonSyncsNameBothPythonLinesThatSynchronize) {
   EXPECT_NE(r.process.err.find("most blocking CUDA time from Python: f_a (" + prog + ":5)"),
             std::string::npos)
       << r.process.err;
+
+  // The trace: the sync events carry the line, said to be sampled.
+  const std::string trace = ReadFile(r.dir + "/trace.json");
+  const auto count = [&](const std::string& needle) {
+    long n = 0;
+    for (size_t at = trace.find(needle); at != std::string::npos; at = trace.find(needle, at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  const std::string sampled = "\",\"python_line_source\":\"sampled\"";
+  const std::string arg_a = "\"python_line\":\"f_a (" + prog + ":5)" + sampled;
+  const std::string arg_b = "\"python_line\":\"f_b (" + prog + ":8)" + sampled;
+  EXPECT_EQ(count(arg_a), a) << trace.substr(0, 4000);
+  EXPECT_EQ(count(arg_b), b);
+  // Every call python_syncs.txt gave a line (a sample just before f_a can give <module>'s), and
+  // nothing else: the memsets and the malloc have none.
+  std::smatch header;
+  ASSERT_TRUE(std::regex_search(text, header,
+                                std::regex(R"(([0-9]+) calls, [0-9.]+ ms blocked; ([0-9]+) not)")))
+      << text;
+  EXPECT_EQ(count("\"python_line\":"), std::stol(header[1]) - std::stol(header[2])) << text;
+  EXPECT_EQ(CheckEveryTrace(r.dir), 1);
+
+  // The sync finding names the top line with its blocked time (f_a: its calls x 2 ms at least).
+  const std::string findings = ReadFile(r.dir + "/findings.txt");
+  EXPECT_NE(findings.find("python_line=\"f_a (" + prog + ":5)\""), std::string::npos) << findings;
+  EXPECT_NE(findings.find("python_line_source=\"sampled\""), std::string::npos) << findings;
+  EXPECT_NE(findings.find("python_line_calls=" + std::to_string(a)), std::string::npos)
+      << findings;
+  EXPECT_NE(findings.find("the Python line with the most blocked time: f_a (" + prog + ":5)"),
+            std::string::npos)
+      << findings;
+  std::smatch blocked;
+  ASSERT_TRUE(std::regex_search(findings, blocked,
+                                std::regex(R"(python_line_blocked_us=([0-9.]+))")))
+      << findings;
+  EXPECT_GE(std::stod(blocked[1]), 2000.0 * static_cast<double>(a)) << findings;
 }
 #endif  // GPROF_HAVE_STANDIN
 

@@ -86,7 +86,8 @@ TEST_F(LauncherTest, BadFlagsExit2BeforeTheProgramStarts) {
   for (const std::vector<std::string>& flags : std::vector<std::vector<std::string>>{
            {"--no-such-flag"}, {"--sort-by", "fastest"}, {"--row-limit", "many"},
            {"--quiet=yes"}, {"-o", "out.%z"}, {"--wait", "-3"},
-           {"--schedule", "active=1", "--active", "2"}}) {
+           {"--schedule", "active=1", "--active", "2"}, {"--group-by-stack", "0"},
+           {"--group-by-stack", "many"}}) {
     std::vector<std::string> args = flags;
     args.insert(args.end(), {kProbe, "touch", marker});
     const ProcessResult r = Launch(args);
