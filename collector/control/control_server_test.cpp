@@ -91,6 +91,16 @@ TEST(ControlServer, ConcurrentClientsAndACaptureOfTheWindowThread) {
   EXPECT_EQ(capture[0].Get("capture"), "1");
   EXPECT_EQ(capture[1].verb, "saved");
   EXPECT_EQ(capture[1].Get("path"), "/saved/capture1");
+  // Asked right after the save was reported, the status must already count it: the window
+  // thread publishes its count and state before it tells the server. Told first, a window
+  // thread preempted between the two let the server number the next capture with the old count,
+  // and that capture's pause waited forever for a save of another number (a helper saw this
+  // test hang once under load). The race needs that preemption, so this check rarely sees the
+  // old order fail (0 of 20 runs here); it states the contract.
+  const auto after = Ask(sock, "status\n");
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].Get("captures"), "1");
+  EXPECT_EQ(after[0].Get("state"), "paused");
   {
     std::lock_guard<std::mutex> lock(g_mu);
     ASSERT_EQ(g_saved.size(), 1u);

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "collector/cupti/gpu_collector.h"
 #include "collector/host/host_collection.h"
@@ -70,6 +71,12 @@ void UpdateGpuActivity(Windows* w) {
 void Act(Windows* w, TrackerOutput out, uint64_t ts) {
   // Saves first: a window that ends where the next one begins needs its records before the
   // discard below drops everything older than the new window.
+  struct Saved {
+    uint32_t cycle;
+    std::string path;
+    bool partial;
+  };
+  std::vector<Saved> saved;
   for (WindowSpan& span : out.save) {
     // Losses since the previous saved window go into this one's counters.
     const uint64_t lost = w->lost.load(std::memory_order_relaxed);
@@ -80,9 +87,7 @@ void Act(Windows* w, TrackerOutput out, uint64_t ts) {
     w->late_reported = late;
     const std::string path = w->write_window(span, &w->gpu_pending);
     ResetHostRecordsBefore(span.end_ns);
-    if (WindowSavedObserver o = w->saved_observer.load(std::memory_order_acquire)) {
-      o(span.cycle, path, span.partial);
-    }
+    saved.push_back({span.cycle, path, span.partial});
   }
   if (out.discard) {
     ResetHostRecordsBefore(out.discard_before_ns);
@@ -99,6 +104,12 @@ void Act(Windows* w, TrackerOutput out, uint64_t ts) {
                                                          : ControlState::kPaused;
   w->control_state.store(static_cast<uint8_t>(state), std::memory_order_release);
   w->windows_saved.store(w->tracker.WindowsSaved(), std::memory_order_release);
+  // Told last: a client that hears of a save and asks again at once (the control server's
+  // `resume` after a capture) must find the state and the count that include it. Told first,
+  // the server numbered the next capture with the old count and its pause waited forever.
+  if (WindowSavedObserver o = w->saved_observer.load(std::memory_order_acquire)) {
+    for (const Saved& v : saved) o(v.cycle, v.path, v.partial);
+  }
 }
 
 // A control capture starts when the window thread applies it: collection goes on first, then
