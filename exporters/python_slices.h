@@ -60,6 +60,10 @@ struct PythonSliceSet {
   // Not slices: the Python line python_sync.h attributed to each blocking CUDA call, by
   // Profile::api_calls index ("function (file:line)"), for its API event's args.python_line.
   std::unordered_map<uint32_t, std::string> api_python_lines;
+  // And that sample's whole stack of the program's frames (op_stacks.h's rule: torch's and the
+  // hook's own frames left out), innermost first, as a JSON array of "function (file:line)":
+  // the API event's args.python_stack.
+  std::unordered_map<uint32_t, std::string> api_python_stacks;
 };
 
 // The slices of the samples with from_ns <= ts <= to_ns.

@@ -80,6 +80,7 @@ PythonSyncs SyncsByPythonLine(const Profile& p, const PythonSamples& s, uint64_t
     ++row.calls;
     row.blocked_ns += blocked;
     attributed.emplace_back(index, where);
+    out.call_stacks.emplace_back(index, best->stack);
   }
   for (auto& [where, row] : rows) out.lines.push_back(std::move(row));
   std::sort(out.lines.begin(), out.lines.end(), [](const PythonSyncLine& a, const PythonSyncLine& b) {

@@ -33,6 +33,9 @@ struct PythonSyncs {
   // Each attributed call: (its Profile::api_calls index, its line's index in `lines`), by call
   // index (the trace's args.python_line).
   std::vector<std::pair<uint32_t, uint32_t>> call_lines;
+  // The same calls: (Profile::api_calls index, the index in PythonSamples::stacks of the sample
+  // they were given), for the trace's args.python_stack.
+  std::vector<std::pair<uint32_t, uint32_t>> call_stacks;
 };
 
 // The blocking calls of `p` with start in [from_ns, to_ns), attributed as above.

@@ -39,7 +39,7 @@ class TraceWriter {
       : plan_(p), p_(p), out_(*out), events_(plan_, out), trace_name_(std::move(trace_name)),
         python_(python), python_tid_(python != nullptr ? PythonFirstTid(plan_) : 0) {
     if (python != nullptr && !python->api_python_lines.empty()) {
-      events_.SetApiPythonLines(&python->api_python_lines);
+      events_.SetApiPythonLines(&python->api_python_lines, &python->api_python_stacks);
     }
   }
 

@@ -235,6 +235,11 @@ void TraceEventWriter::WriteApi(const PlannedEvent& e) {
   if (python_line != nullptr) {
     out_.Raw(",\"python_line\":").String(*python_line);
     out_.Raw(",\"python_line_source\":\"sampled\"");
+    if (api_python_stacks_ != nullptr) {
+      if (auto it = api_python_stacks_->find(e.index); it != api_python_stacks_->end()) {
+        out_.Raw(",\"python_stack\":").Raw(it->second);
+      }
+    }
   }
   // GPROF_BACKTRACE: the call's native stack.
   if (stack != nullptr) out_.Raw(",\"stack\":").Raw(*stack);

@@ -55,9 +55,12 @@ class TraceEventWriter {
   uint64_t count() const { return count_; }
   // The Python line python_sync.h attributed to blocking calls, by Profile::api_calls index
   // ("function (file:line)"): each such call's event gets args python_line and
-  // python_line_source "sampled". `lines` must outlive the writer; nullptr: none.
-  void SetApiPythonLines(const std::unordered_map<uint32_t, std::string>* lines) {
+  // python_line_source "sampled", and with `stacks` (by the same index: a JSON array of frames,
+  // innermost first) args python_stack. Both must outlive the writer; nullptr: none.
+  void SetApiPythonLines(const std::unordered_map<uint32_t, std::string>* lines,
+                         const std::unordered_map<uint32_t, std::string>* stacks = nullptr) {
     api_python_lines_ = lines;
+    api_python_stacks_ = stacks;
   }
 
  private:
@@ -109,6 +112,7 @@ class TraceEventWriter {
   std::string scratch_text_;  // what scratch_ formats (kernel args, once per configuration)
   JsonWriter scratch_;
   const std::unordered_map<uint32_t, std::string>* api_python_lines_ = nullptr;
+  const std::unordered_map<uint32_t, std::string>* api_python_stacks_ = nullptr;
 };
 
 }  // namespace gprof

@@ -5,7 +5,11 @@
 #include <exception>
 #include <filesystem>
 #include <system_error>
+#include <unordered_map>
 
+#include <nlohmann/json.hpp>
+
+#include "exporters/op_stacks.h"
 #include "exporters/python_samples.h"
 #include "exporters/python_sync.h"
 #include "model/dump.h"
@@ -85,6 +89,19 @@ PythonStacks LoadPythonStacks(const std::string& dir, const DumpName& name, bool
     // Each attributed blocking call's line, for the trace's args.python_line.
     for (const auto& [call, line] : out.syncs.call_lines) {
       out.slices->api_python_lines.emplace(call, out.syncs.lines[line].where);
+    }
+    // And the stack of the sample behind each, once per distinct stack.
+    std::unordered_map<uint32_t, std::string> stack_json;
+    for (const auto& [call, stack] : out.syncs.call_stacks) {
+      auto [it, fresh] = stack_json.try_emplace(stack);
+      if (fresh) {
+        nlohmann::json frames = nlohmann::json::array();
+        for (const PythonFrame* f : ProgramFrames(*samples, samples->stacks[stack])) {
+          frames.push_back(f->function + " (" + f->file + ":" + std::to_string(f->line) + ")");
+        }
+        it->second = frames.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      }
+      out.slices->api_python_stacks.emplace(call, it->second);
     }
     if (!write_files) {
       out.samples = std::move(samples);

@@ -292,6 +292,14 @@ TEST(MainJob, PythonSyncsNameBothPythonLinesThatSynchronize) {
   const std::string arg_b = "\"python_line\":\"f_b (" + prog + ":8)" + sampled;
   EXPECT_EQ(count(arg_a), a) << trace.substr(0, 4000);
   EXPECT_EQ(count(arg_b), b);
+  // Each also carries the sample's whole stack of the program's frames, innermost first: the
+  // function's line, then the module line (10) that called it.
+  const std::string stack_a = "\"python_stack\":[\"f_a (" + prog + ":5)\",\"<module> (" + prog +
+                              ":10)\"]";
+  const std::string stack_b = "\"python_stack\":[\"f_b (" + prog + ":8)\",\"<module> (" + prog +
+                              ":10)\"]";
+  EXPECT_EQ(count(sampled + "," + stack_a), a) << trace.substr(0, 4000);
+  EXPECT_EQ(count(sampled + "," + stack_b), b);
   // Every call python_syncs.txt gave a line (a sample just before f_a can give <module>'s), and
   // nothing else: the memsets and the malloc have none.
   std::smatch header;
