@@ -407,7 +407,7 @@ void ConsumeHostRecords(HostRecordVisitor visitor, void* ctx) {
         const HostRecordHeader h = HeaderAt(base + pos);
         if (h.type == HostRecordType::kThreadHandover) {
           t->first_tid = HandoverTid(base + pos);
-        } else {
+        } else if (visitor != nullptr) {
           visitor(ctx, t->first_tid, h.type, h.flags, base + pos + kHeaderSize, h.size);
         }
         pos += HostRecordBytes(h.size);
@@ -422,37 +422,7 @@ void ConsumeHostRecords(HostRecordVisitor visitor, void* ctx) {
   }
 }
 
-void ResetHostRecords() {
-  ThreadState* const slots = g_slots.load(std::memory_order_acquire);
-  if (slots == nullptr) return;
-  const uint32_t threads = std::min(g_slot_cursor.load(std::memory_order_acquire), g_max_threads);
-  for (uint32_t i = 0; i < threads; ++i) {
-    ThreadState* t = &slots[i];
-    if (!t->ready.load(std::memory_order_acquire)) continue;
-    StartCursor(t);
-    while (t->first != nullptr) {
-      Chunk* c = t->first;
-      Chunk* next = c->next.load(std::memory_order_acquire);
-      if (next == nullptr) {
-        // The last chunk stays (its owner writes on); skip its records, following handovers.
-        const uint32_t used = c->used.load(std::memory_order_acquire);
-        const char* base = reinterpret_cast<const char*>(c);
-        uint32_t pos = t->first_pos;
-        while (pos + kHeaderSize <= used) {
-          const HostRecordHeader h = HeaderAt(base + pos);
-          if (h.type == HostRecordType::kThreadHandover) t->first_tid = HandoverTid(base + pos);
-          pos += HostRecordBytes(h.size);
-        }
-        t->first_pos = pos;
-        break;
-      }
-      t->first = next;
-      t->first_pos = kChunkHeaderSize;
-      t->first_tid = next->tid;
-      FreeChunk(c);
-    }
-  }
-}
+void ResetHostRecords() { ConsumeHostRecords(nullptr, nullptr); }
 
 void ResetHostRecordsBefore(uint64_t ts_ns) {
   ThreadState* const slots = g_slots.load(std::memory_order_acquire);

@@ -136,7 +136,7 @@ void VisitHostRecords(HostRecordVisitor visitor, void* ctx);
 // Visits, like VisitHostRecords, every record published so far and forgets exactly those (a
 // record published meanwhile stays for the next call), returning their chunks to the arena: a
 // long run written in segments (collector/lifecycle/spill.h) empties the buffers as it goes.
-// Same threading rules as ResetHostRecords.
+// Same threading rules as ResetHostRecords. A null `visitor` forgets them unseen.
 void ConsumeHostRecords(HostRecordVisitor visitor, void* ctx);
 
 // Forgets every record published so far (window boundaries) and returns their chunks to the
