@@ -96,12 +96,15 @@ void Drain(Profile* profile, bool forced) {
   profile->counters.cupti_buffers_refused += refused - s->reported_refused;
   profile->counters.cupti_errors += errors - s->reported_errors;
   if (dropped != s->reported_dropped || refused != s->reported_refused) {
-    log::Warn(std::to_string(dropped - s->reported_dropped) +
+    // Once as a warning; a long run's later segments or windows say it at info level (each dump
+    // carries its own count, and the launcher's closing line sums them).
+    (s->warned_dropped ? log::Info : log::Warn)(std::to_string(dropped - s->reported_dropped) +
               " CUPTI activity records were dropped (" + std::to_string(refused - s->reported_refused) +
               " buffer requests refused: all " + std::to_string(s->pool.capacity()) + " buffers of " +
               std::to_string(s->pool.buffer_size() / 1024) +
               " KiB were in use): that GPU activity is missing from the profile, and the count "
               "is in the outputs. Raise GPROF_ACTIVITY_POOL or GPROF_ACTIVITY_BUFFER_KIB to keep it.");
+    s->warned_dropped = true;
   }
   s->reported_dropped = dropped;
   s->reported_refused = refused;

@@ -79,6 +79,7 @@ struct Session {
   // Devices seen so far (CUPTI reports each once); every drained profile gets all of them.
   KnownDevices devices;
   bool warned_errors = false;
+  bool warned_dropped = false;  // the drop warning is given once; later drains log at info
   // Counter values already handed to a profile (windows get deltas).
   uint64_t reported_dropped = 0;
   uint64_t reported_refused = 0;
