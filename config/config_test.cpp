@@ -190,3 +190,21 @@ TEST(Config, PythonSamplingIsOffByDefaultAndTakesHzUpTo2000) {
 
 }  // namespace
 }  // namespace gprof
+
+namespace gprof {
+namespace {
+
+TEST(Config, SegmentSecondsDefaultsToTenTakesZeroToADayAndRefusesMore) {
+  EXPECT_EQ(ParseConfig({}).config.segment_seconds, 10u);
+  EXPECT_EQ(ParseConfig({{"GPROF_SEGMENT_SECONDS", "0"}}).config.segment_seconds, 0u);
+  EXPECT_EQ(ParseConfig({{"GPROF_SEGMENT_SECONDS", "86400"}}).config.segment_seconds, 86400u);
+  for (const char* bad : {"86401", "-1", "10s", ""}) {
+    const ParseResult r = ParseConfig({{"GPROF_SEGMENT_SECONDS", bad}});
+    ASSERT_EQ(r.errors.size(), 1u) << bad;
+    EXPECT_EQ(r.errors[0].key, "GPROF_SEGMENT_SECONDS");
+    EXPECT_EQ(r.config.segment_seconds, 10u) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace gprof

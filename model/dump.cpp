@@ -314,7 +314,7 @@ std::string SegmentedDumpWriter::Open(const std::string& path) {
 
 std::string SegmentedDumpWriter::Append(const Profile& p, bool last) {
   SegmentHeader seg = next_;
-  seg.flags = last ? kSegmentLast : 0;
+  seg.flags = last ? uint32_t{kSegmentLast} : uint32_t{0};
   WriteSegment(p, seg, &file_);
   if (std::string e = file_.Flush(); !e.empty()) return e;
   next_.index = seg.index + 1;
