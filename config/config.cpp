@@ -114,6 +114,11 @@ const std::vector<ConfigKey>& KeyTable() {
      "1|0: torch op ranges through torch's ITT observer (names only, cheapest; the launcher "
      "points INTEL_LIBITTNOTIFY64 at gprof-run's library) rather than its NVTX one (also "
      "sequence numbers and op ids). --record-shapes always uses NVTX."},
+    {"GPROF_TORCH_MEMORY", ConfigType::kBool, "0",
+     "1|0: in a Python program that uses torch on CUDA, record its caching allocator's "
+     "allocations and frees from CUDA initialization on (torch.cuda.memory's history) into "
+     "<program>.<pid>.torchmem, for the table's memory columns; set by --profile-memory "
+     "(docs/PYTORCH.md)."},
     {"GPROF_TORCH_STEPS", ConfigType::kEnum, "optimizer",
      "optimizer|off: in a torch program, each optimizer.step() ends a step (ProfilerStep#N), "
      "unless the program has steps of its own (docs/PYTORCH.md)."},
@@ -445,6 +450,7 @@ ParseResult ParseConfig(const std::map<std::string, std::string>& env) {
   p.Bool("GPROF_NVTX", &c.nvtx);
   p.Bool("GPROF_TORCH_OPS", &c.torch_ops);
   p.Bool("GPROF_RECORD_SHAPES", &c.record_shapes);
+  p.Bool("GPROF_TORCH_MEMORY", &c.torch_memory);
   p.Bool("GPROF_TORCH_ITT", &c.torch_itt);
   if (const std::string* v = p.Get("GPROF_TORCH_STEPS")) {
     if (*v == "optimizer") c.torch_steps = true;

@@ -74,6 +74,7 @@ struct Config {
   // Python torch programs (read by the Python hook; the library only validates them).
   bool torch_ops = true;       // torch's per-op ranges (RecordFunction -> NVTX) on every thread
   bool record_shapes = false;  // ... with input shapes
+  bool torch_memory = false;   // the caching allocator's events (the hook's .torchmem)
   bool torch_itt = true;       // ... through torch's ITT observer when shapes are off
   bool torch_steps = true;     // optimizer.step() ends a step
   // Python programs: sampled stacks (read by the Python hook; docs/PYTHON_SAMPLING.md).

@@ -12,10 +12,16 @@
 // API calls it is nested in (a runtime call owns the work of its nested driver call).
 // Synchronization records are waits that the synchronizing API call already owns: CPU total =
 // wait time, Self CPU 0, no CUDA time.
+// PyTorch's caching allocator events (Profile::torch_memory, torch_memory.h) are points on their
+// thread's tree: an API call's bytes rule applies (the innermost enclosing non-step range owns
+// them); one outside every range is torch's "[memory]" row. When they are there, CUPTI's records
+// of the allocator's own segments (the cudaMalloc/cudaFree at a segment's address) are left out
+// of the columns, as torch.profiler never counts segments.
 #include "exporters/key_averages.h"
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
@@ -46,7 +52,8 @@ struct Mem {
 struct HostNode {
   uint64_t start;
   uint64_t end;
-  uint8_t order;  // steps (0) enclose ranges (1) enclose API calls (2) at equal times
+  uint8_t order;  // steps (0) enclose ranges (1) enclose API calls (2) enclose torch memory
+                  // events (3, points) at equal times
   uint32_t index;
   const std::string* name;
   int64_t parent = -1;
@@ -60,12 +67,17 @@ struct HostNode {
 };
 
 // Memory bytes (allocated minus freed) of each API call by correlation id (memory_timeline.h
-// resolves the frees' sizes).
+// resolves the frees' sizes), less the caching allocator's segments (see the file comment).
 std::unordered_map<uint32_t, Mem> MemoryByCall(const Profile& p) {
   std::unordered_map<uint32_t, Mem> out;
+  std::set<std::pair<uint32_t, uint64_t>> segments;  // (device, address)
+  for (const TorchMemoryEvent& t : p.torch_memory) {
+    if (t.action == TorchMemAction::kSegmentAlloc) segments.emplace(t.device, t.address);
+  }
   for (const MemoryEvent& e : MemoryTimeline(p)) {
     const MemoryOp& m = p.memory_ops[e.op];
     if (m.correlation_id == 0) continue;
+    if (!segments.empty() && segments.count({m.device_id, m.address}) != 0) continue;
     Mem& mem = out[m.correlation_id];
     int64_t& bytes = IsDeviceMemory(m) ? mem.cuda : mem.cpu;
     bytes = AddBytes(bytes, e.delta);
@@ -75,7 +87,9 @@ std::unordered_map<uint32_t, Mem> MemoryByCall(const Profile& p) {
 
 }  // namespace
 
-bool HasMemoryRecords(const Profile& p) { return !p.memory_ops.empty(); }
+bool HasMemoryRecords(const Profile& p) {
+  return !p.memory_ops.empty() || !p.torch_memory.empty();
+}
 
 bool HasInputShapes(const Profile& p) {
   for (const HostRange& r : p.ranges) {
@@ -162,6 +176,17 @@ std::vector<EventStats> KeyAverages(const Profile& p, const KeyAveragesOptions& 
     if (auto it = call_mem.find(c.correlation_id); it != call_mem.end()) n.mem = it->second;
     by_thread[c.tid].push_back(n);
   }
+  const std::string memory_name(kTorchMemoryRow);
+  for (uint32_t i = 0; i < p.torch_memory.size(); ++i) {
+    const TorchMemoryEvent& t = p.torch_memory[i];
+    if (t.action != TorchMemAction::kAlloc && t.action != TorchMemAction::kFree) continue;
+    HostNode n{t.ts_ns, t.ts_ns, 3, i, &memory_name};
+    const int64_t bytes = static_cast<int64_t>(t.bytes);
+    n.mem.cuda = t.action == TorchMemAction::kAlloc ? bytes : -bytes;
+    by_thread[t.tid].push_back(n);
+  }
+  Mem outside_mem;  // torch memory events outside every range: the "[memory]" row
+  uint64_t outside_count = 0;
 
   for (auto& [tid, nodes] : by_thread) {
     std::sort(nodes.begin(), nodes.end(), [](const HostNode& a, const HostNode& b) {
@@ -187,8 +212,8 @@ std::vector<EventStats> KeyAverages(const Profile& p, const KeyAveragesOptions& 
     // parent: not counted, its children become the parent's. Parents come first in this order,
     // so chains fold all the way up, as torch's repeated passes do.
     std::vector<uint32_t> child_count(nodes.size(), 0);
-    for (const HostNode& n : nodes) {
-      if (n.parent >= 0) ++child_count[static_cast<size_t>(n.parent)];
+    for (const HostNode& n : nodes) {  // memory points are no children (torch's are not events)
+      if (n.parent >= 0 && n.order != 3) ++child_count[static_cast<size_t>(n.parent)];
     }
     std::vector<bool> folded(nodes.size(), false);
     for (size_t i = 0; i < nodes.size(); ++i) {
@@ -238,6 +263,13 @@ std::vector<EventStats> KeyAverages(const Profile& p, const KeyAveragesOptions& 
     for (size_t i = 0; i < nodes.size(); ++i) {
       const HostNode& n = nodes[i];
       if (folded[i]) continue;
+      if (n.order == 3) {  // a point: its bytes are its owner's; only "[memory]" is a row
+        if (!in_range(n) && (n.parent < 0 || nodes[static_cast<size_t>(n.parent)].order != 2)) {
+          outside_mem += n.mem;
+          ++outside_count;
+        }
+        continue;
+      }
       const uint64_t d = Dur(n.start, n.end);
       const uint64_t self_cuda =
           is_range(n) && n.cuda_ns > n.nested_cuda_ns ? n.cuda_ns - n.nested_cuda_ns : 0;
@@ -260,6 +292,15 @@ std::vector<EventStats> KeyAverages(const Profile& p, const KeyAveragesOptions& 
     }
     shapes_of_next = kNoString;
     stack_of_next = kNoStackKey;
+  }
+
+  if (outside_count > 0) {
+    // torch's "[memory]" row: one instance per event, no time.
+    EventStats& e = rows.try_emplace(memory_name + '\0', EventStats{memory_name, "", {},
+                                     RowKind::kOp, false, {}}).first->second;
+    e.count += outside_count;
+    e.cuda_mem = AddBytes(e.cuda_mem, outside_mem.cuda);
+    e.self_cuda_mem = AddBytes(e.self_cuda_mem, outside_mem.cuda);
   }
 
   // Start/end ranges: see the file comment.

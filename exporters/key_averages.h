@@ -19,6 +19,8 @@
 //   transparent to Self: the innermost enclosing non-step range owns their bytes (torch owns an
 //   allocation by the innermost op, and cudaMalloc is no op there); a call outside every range
 //   owns its own. So each column's Self sums to the net bytes over the rows.
+//   PyTorch's caching allocator events (Profile::torch_memory, when attached) count the same
+//   way by their time on their thread; outside every range they make torch's "[memory]" row.
 #pragma once
 
 #include <cstdint>
@@ -57,6 +59,9 @@ struct EventStats {
   int64_t cuda_mem = 0;
   int64_t self_cuda_mem = 0;
 };
+
+// torch's row for memory events outside every op (its key_averages' "[memory]").
+inline constexpr char kTorchMemoryRow[] = "[memory]";
 
 // Whether the profile holds allocation or free records (torch shows the memory columns only
 // then, and the CUDA ones only when some row has device memory).

@@ -10,6 +10,7 @@
 #include "launcher/commands.h"
 #include "launcher/report.h"
 #include "launcher/subcommand_args.h"
+#include "launcher/torch_memory_file.h"
 #include "model/dump.h"
 
 namespace gprof::launcher {
@@ -47,6 +48,7 @@ std::string Load(const std::string& label, const std::string& path, DiffInput* i
     std::string error;
     // A diff with part of a side missing would report changes that did not happen: refuse.
     if (!ReadDump(dump, &profile, &error)) return label + ": " + error;
+    std::fputs(AttachTorchMemoryBeside(dump, &profile).c_str(), stderr);
     input->Add(profile);
   }
   return "";

@@ -91,9 +91,10 @@ const std::vector<FlagSpec> kFlags = {
      "The name gprof-run capture, pause, resume and sessions know this program by (default: its "
      "name)."},
     {"sort-by", 0, "", "KEY", "", "Table sort key (see below); default auto."},
-    {"profile-memory", 0, "", "", "",
+    {"profile-memory", 0, "GPROF_TORCH_MEMORY", "", "1",
      "Table columns CPU Mem / Self CPU Mem / CUDA Mem / Self CUDA Mem (torch's "
-     "profile_memory=True), from CUDA's allocation records."},
+     "profile_memory=True), from CUDA's allocation records and, in torch programs, from torch's "
+     "caching allocator (sets GPROF_TORCH_MEMORY=1)."},
     {"trace-format", 0, "", "LIST", "",
      "Traces to write, comma-separated: json, json.gz (gzip, as TensorBoard and HTA read it), "
      "pftrace (Perfetto protobuf). Default json,pftrace."},
@@ -276,6 +277,8 @@ std::string ParseFlags(const std::vector<std::string>& args, LaunchOptions* o) {
       o->gprof_env[std::string(spec->key)] =
           spec->value_name.empty() ? std::string(spec->switch_value) : value;  // [=V]: value
       o->flag_of[std::string(spec->key)] = shown;
+      // Also the table's memory columns (GPROF_TORCH_MEMORY is the Python hook's half).
+      if (name == "profile-memory") o->profile_memory = true;
     } else if (name == "sort-by") {
       if (std::string e = CheckSortKey(value); !e.empty()) return e;
       o->sort_by = value;
@@ -283,8 +286,6 @@ std::string ParseFlags(const std::vector<std::string>& args, LaunchOptions* o) {
       if (!ParseRowLimit(value, &o->row_limit)) {
         return "--row-limit " + value + ": expected -1 (all rows) or a whole number >= 0";
       }
-    } else if (name == "profile-memory") {
-      o->profile_memory = true;
     } else if (name == "with-stack") {
       o->with_stack = true;
     } else if (name == "group-by-stack") {

@@ -10,6 +10,7 @@
 #include "exporters/native_symbols.h"
 #include "launcher/progress.h"
 #include "launcher/python_stacks.h"
+#include "launcher/torch_memory_file.h"
 #include "model/dump.h"
 #include "model/output_file.h"
 
@@ -98,6 +99,9 @@ RenderSummary RenderHtmlPages(const std::string& dir, const TableOptions& table_
       progress.Print("gprof-run: error: " + error + "; no page\n");
       ++summary.failed;
       continue;
+    }
+    if (const std::string note = AttachTorchMemoryOf(dir, d, &profile); !note.empty()) {
+      progress.Print(note);
     }
     try {
       progress.Stage(d.stem + kDumpExtension + ": table rows and findings");

@@ -21,6 +21,7 @@
 #include "exporters/merge_findings.h"
 #include "launcher/python_stacks.h"
 #include "launcher/report.h"
+#include "launcher/torch_memory_file.h"
 #include "model/dump.h"
 #include "model/output_file.h"
 
@@ -137,6 +138,7 @@ MergeResult WriteMergedView(const std::vector<MergeGroup>& groups, const std::st
         result.bad_input = true;
         return result;
       }
+      result.notes += AttachTorchMemoryBeside(path, &profile);
       inputs.push_back(SummarizeForMerge(profile, path));
       SurveyPythonSamples(profile, &inputs.back(), &result.notes);
       result.events += inputs.back().events;

@@ -25,6 +25,7 @@
 #include "launcher/progress.h"
 #include "launcher/python_stacks.h"
 #include "launcher/recover_dumps.h"
+#include "launcher/torch_memory_file.h"
 #include "model/dump.h"
 #include "model/output_file.h"
 
@@ -370,6 +371,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
       progress.Print(text + "\n");
     }
     if (profile.info.rank >= 0) ranked_pids.insert(d.pid);
+    large_trace_notes += AttachTorchMemoryOf(dir, d, &profile);
     const PythonStacks python = LoadPythonStacks(dir, d, is_main, profile, &summary.outputs);
     large_trace_notes += python.notes;
     // The native stacks (--backtrace) named once for the .pftrace and report.html (the JSON

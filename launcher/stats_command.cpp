@@ -12,6 +12,7 @@
 #include "launcher/recover_dumps.h"
 #include "launcher/report.h"
 #include "launcher/subcommand_args.h"
+#include "launcher/torch_memory_file.h"
 #include "model/dump.h"
 
 namespace gprof::launcher {
@@ -115,6 +116,7 @@ int StatsCommand(const std::vector<std::string>& args) {
     if (const std::string text = IncompleteDumpText(profile, dump); !text.empty()) {
       std::fprintf(stderr, "%s\n", text.c_str());
     }
+    std::fputs(AttachTorchMemoryBeside(dump, &profile).c_str(), stderr);
     stats.Add(profile);
   }
   if (failed == static_cast<int>(dumps.size())) return kExitInternal;

@@ -84,7 +84,9 @@ TwoSegments WriteTwoSegments(const char* tag, bool publish) {
   run.ranges = {{50, 1500, run.strings.Intern("outer"), 7, 1, 0, 0}};
   run.counters.cupti_dropped_records = 3;
   EXPECT_EQ(w.Append(run, /*last=*/publish), "");
-  if (publish) EXPECT_EQ(w.Publish(), "");
+  if (publish) {
+    EXPECT_EQ(w.Publish(), "");
+  }
   return out;
 }
 

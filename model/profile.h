@@ -159,6 +159,22 @@ inline bool CuptiClockAgrees(const ProfileInfo& i) {
 // gpu_records_before_launch (the host stamps the call's start a little after it began).
 inline constexpr uint64_t kLaunchSkewSlackNs = 5000;
 
+// One allocator event of PyTorch's CUDA caching allocator (the Python hook's .torchmem file,
+// exporters/torch_memory.h): a tensor's block handed out or given back, or a segment the
+// allocator took from or returned to CUDA (which CUPTI also records, as a cudaMalloc/cudaFree).
+enum class TorchMemAction : uint8_t { kAlloc = 1, kFree = 2, kSegmentAlloc = 3, kSegmentFree = 4 };
+struct TorchMemoryEvent {
+  uint64_t ts_ns;    // CLOCK_REALTIME ns (torch records microseconds: see torch_memory.h)
+  uint64_t address;
+  uint64_t bytes;    // blocks: the request rounded as the allocator rounds it; a free: its block's
+  uint32_t tid;      // the thread it is attributed to; 0: none (outside every op range)
+  uint8_t device;
+  TorchMemAction action;
+  uint8_t by_time;   // 1: the thread was inferred from the time (the event carried no thread tag)
+  uint8_t pad0;
+};
+static_assert(sizeof(TorchMemoryEvent) == 32);
+
 // GPU records (kernels, memcpys, memsets, syncs, memory_ops, overheads) come from GpuRecords.
 struct Profile : GpuRecords {
   ProfileInfo info;
@@ -181,6 +197,9 @@ struct Profile : GpuRecords {
   std::vector<ApiStackRef> api_stacks;
   std::vector<ModuleInfo> modules;
   StackCounters stack_counters;
+  // PyTorch's caching allocator, by time: attached by the launcher after reading the dump
+  // (exporters/torch_memory.h, from the Python hook's side file); never stored in a dump.
+  std::vector<TorchMemoryEvent> torch_memory;
 
   Profile();
   bool HasGpuData() const {

@@ -501,6 +501,7 @@ const std::map<std::string, std::string>& BadValues() {
       {"GPROF_DURATION", "-1s"},
       {"GPROF_TORCH_OPS", "yesplease"},
       {"GPROF_RECORD_SHAPES", "2"},
+      {"GPROF_TORCH_MEMORY", "sometimes"},
       {"GPROF_TORCH_ITT", "itt"},
       {"GPROF_TORCH_STEPS", "every"},
       {"GPROF_START_PAUSED", "later"},
