@@ -103,6 +103,54 @@ def _attach_collector():
     return buf.value.decode("utf-8", "replace")
 
 
+def side_file_path(extension, environ, failed):
+    """Where a file of this process for the launcher goes, beside its dump:
+    <GPROF_OUTPUT_DIR or .>/<program>.<pid><extension>, made absolute now (the launcher sets an
+    absolute GPROF_OUTPUT_DIR). <program> is the dump's, from gprof-run's library (attaching it
+    now), else program_name()'s. Also used by _gprof_run_memory.py (.torchmem). Returns (path, program, pid); failure to attach goes to `failed`."""
+    directory = os.path.abspath(environ.get("GPROF_OUTPUT_DIR") or ".")
+    program = None
+    try:
+        program = _attach_collector()
+    except Exception as exc:
+        failed("attaching to gprof-run's library", exc)
+    if program is None:
+        argv = getattr(sys, "orig_argv", None) or [sys.executable] + list(sys.argv)
+        try:
+            executable = os.readlink("/proc/self/exe")  # as the collector reads it
+        except OSError:
+            executable = sys.executable
+        program = program_name(argv, executable)
+    pid = os.getpid()
+    return os.path.join(directory, "%s.%d%s" % (program, pid, extension)), program, pid
+
+
+def write_side_file(path, pid, lines):
+    """Writes the strings `lines` to `path` (UTF-8, '\\n') under a temporary name in the same
+    folder, then renames it into place: the launcher never reads half a file. Raises on failure,
+    leaving no temporary file behind."""
+    directory, name = os.path.split(path)
+    tmp = os.path.join(directory, ".%s.tmp%d" % (name, pid))
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        with open(fd, "w", encoding="utf-8", errors="replace", newline="\n",
+                  buffering=1 << 20) as out:
+            chunk = []
+            for line in lines:
+                chunk.append(line)
+                if len(chunk) >= 4096:
+                    out.write("".join(chunk))
+                    chunk = []
+            out.write("".join(chunk))
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
 class _Sampler:
     def __init__(self, hz, path, pid):
         import time
@@ -258,28 +306,7 @@ class _Sampler:
         yield "end\n"
 
     def write(self):
-        end_ns = self.time_ns()
-        directory, name = os.path.split(self.path)
-        tmp = os.path.join(directory, ".%s.tmp%d" % (name, self.pid))
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     0o644)
-        try:
-            with open(fd, "w", encoding="utf-8", errors="replace", newline="\n",
-                      buffering=1 << 20) as out:
-                chunk = []
-                for line in self.lines(end_ns):
-                    chunk.append(line)
-                    if len(chunk) >= 4096:
-                        out.write("".join(chunk))
-                        chunk = []
-                out.write("".join(chunk))
-            os.replace(tmp, self.path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        write_side_file(self.path, self.pid, self.lines(self.time_ns()))
 
 
 def _flush():
@@ -326,22 +353,8 @@ def start(report=None, environ=None):
         hz = parse_hz(env.get("GPROF_PYTHON_SAMPLING"))
         if hz == 0 or _sampler is not None or start_new_thread is None:
             return
-        directory = env.get("GPROF_OUTPUT_DIR") or "."
-        directory = os.path.abspath(directory)  # where the program started, as the dump's
-        program = None
-        try:
-            program = _attach_collector()
-        except Exception as exc:
-            _failed("attaching to gprof-run's library", exc)
-        if program is None:
-            argv = getattr(sys, "orig_argv", None) or [sys.executable] + list(sys.argv)
-            try:
-                executable = os.readlink("/proc/self/exe")  # as the collector reads it
-            except OSError:
-                executable = sys.executable
-            program = program_name(argv, executable)
-        pid = os.getpid()
-        s = _Sampler(hz, os.path.join(directory, "%s.%d%s" % (program, pid, EXTENSION)), pid)
+        path, program, pid = side_file_path(EXTENSION, env, _failed)
+        s = _Sampler(hz, path, pid)
         s.program = program
         import atexit
         atexit.register(_flush)  # registered first, so it runs after the program's own

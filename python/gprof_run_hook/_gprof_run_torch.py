@@ -10,12 +10,13 @@
 #   the program's own calls that pass through a wrapper below (torch's profiler entry points,
 #   profile.step, record_function.__enter__) reach the program unchanged.
 # - Never initialize CUDA: no torch.cuda.synchronize/init/current_device, nothing that creates a
-#   context. torch.cuda.nvtx and the NVTX profiler state only call the NVTX library.
+#   context. torch.cuda.nvtx and the NVTX profiler state only call the NVTX library. With
+#   GPROF_TORCH_MEMORY=1, _gprof_run_memory.py waits for the program's own CUDA initialization.
 # - Threads: install() runs on the thread that imported torch. _on_new_thread() runs on each
-#   threading.Thread started later, as its first profile event. The wrappers run on whichever
-#   thread the program calls torch's profiler from; the optimizer hook on whichever thread calls
-#   optimizer.step(). Per-thread state lives in a threading.local; the step counters are guarded
-#   by _steps_lock.
+#   threading.Thread started later, as its first profile event (op ranges on, and the memory
+#   part's thread tag). The wrappers run on whichever thread the program calls torch's profiler
+#   from; the optimizer hook on whichever thread calls optimizer.step(). Per-thread state lives
+#   in a threading.local; the step counters are guarded by _steps_lock.
 # - torch's profiler state is per thread, and torch refuses a second profiler on a thread
 #   ("Profiler is already enabled on this thread"): ours steps aside while the program runs its
 #   own (the _enable/_disable wrappers).
@@ -157,17 +158,21 @@ def _ops_on_this_thread():
         return False
 
 
-def _install_thread_hook():
-    """Every threading.Thread started from now on turns our op ranges on as its first act, via
-    threading's per-thread profile function: ours takes itself off at its first call, puts back
-    the program's own (set with threading.setprofile before torch was imported) and hands it that
-    first event, so the program's profile function sees everything it would have seen."""
+def _install_thread_hook(ops, memory):
+    """Every threading.Thread started from now on turns our op ranges on (`ops`) and calls
+    `memory` (_gprof_run_memory.on_new_thread, or None) as its first act, via threading's
+    per-thread profile function: ours takes itself off at its first call, puts back the program's
+    own (set with threading.setprofile before torch was imported) and hands it that first event,
+    so the program's profile function sees everything it would have seen."""
     previous = (threading.getprofile() if hasattr(threading, "getprofile")
                 else getattr(threading, "_profile_hook", None))
 
     def _on_new_thread(frame, event, arg):
         sys.setprofile(previous)
-        _ops_on_this_thread()
+        if ops:
+            _ops_on_this_thread()
+        if memory is not None:
+            memory()  # never raises
         if previous is not None:
             return previous(frame, event, arg)  # the program's: its exceptions are its own
         return None
@@ -405,10 +410,25 @@ def _op_range_state(torch, shapes):
     return state.NVTX
 
 
+def _install_memory(torch):
+    """GPROF_TORCH_MEMORY=1 (gprof-run --profile-memory): the allocator's own events, from CUDA
+    initialization on (_gprof_run_memory.py, imported only then). Returns the function each new
+    thread calls, or None. Never raises."""
+    if os.environ.get("GPROF_TORCH_MEMORY") != "1":
+        return None
+    try:
+        import _gprof_run_memory
+        if _gprof_run_memory.install(torch, _report):  # never raises
+            return _gprof_run_memory.on_new_thread
+    except Exception as exc:
+        _failed("loading the memory recording", exc)
+    return None
+
+
 def install(torch, report=None):
     """Called once per process by on_torch_imported(), on the thread that imported torch, with
-    the torch module. Reads GPROF_TORCH_OPS, GPROF_RECORD_SHAPES and GPROF_TORCH_STEPS. Never
-    raises."""
+    the torch module. Reads GPROF_TORCH_OPS, GPROF_RECORD_SHAPES, GPROF_TORCH_MEMORY and
+    GPROF_TORCH_STEPS. Never raises."""
     global _report, _nvtx, _real_enable, _real_disable, _nvtx_config
     _report = report
     try:
@@ -437,15 +457,19 @@ def install(torch, report=None):
 
     # A refusal on the importing thread, where the program cannot have a profiler on yet, is
     # torch saying no for good (e.g. a build without NVTX): then no thread tries.
-    if _env_bool("GPROF_TORCH_OPS", True) and _ops_on_this_thread():
+    ops = _env_bool("GPROF_TORCH_OPS", True) and _ops_on_this_thread()
+    if ops:
         try:
             _profiler_flag_on(torch)
         except Exception as exc:
             _failed("setting torch's profiler flag", exc)
+    memory = _install_memory(torch)
+    if ops or memory is not None:
         try:
-            _install_thread_hook()
-            import atexit
-            atexit.register(_ops_off_at_exit)
+            _install_thread_hook(ops, memory)
+            if ops:
+                import atexit
+                atexit.register(_ops_off_at_exit)
         except Exception as exc:
             _failed("watching for new threads", exc)
 
