@@ -186,6 +186,26 @@ class TorchEndToEnd(unittest.TestCase):
         self.assertEqual(ours["AddmmBackward0"], 2 * STEPS)
         self.assertEqual(ours["GeluBackward0"], STEPS)
 
+    def test_memory_columns_from_the_caching_allocator(self):
+        # `gprof-run --profile-memory` on fake_allocator.py: real torch ops, regions, threads,
+        # hook and launcher; only the CUDA caching allocator is faked (its docstring derives
+        # every number below). Torch's _format_memory units.
+        out, p = self.gprof("memory", ["--profile-memory", "--row-limit", "-1"],
+                            "fake_allocator.py")
+        self.assertIn("FAKE_ALLOCATOR_DONE 6", p.stdout)
+        self.assertEqual(len(glob.glob(os.path.join(out, "*.torchmem"))), 1, os.listdir(out))
+        rows, _ = self.table(out)
+        by_name = {r["Name"]: r for r in rows}
+        cells = lambda name: (by_name[name]["CUDA Mem"], by_name[name]["Self CUDA Mem"])
+        self.assertEqual(cells("alloc_region"), ("1.00 MB", "3.00 MB"))
+        self.assertEqual(cells("inner_region"), ("-2.00 MB", "-2.00 MB"))
+        self.assertEqual(cells("worker_region"), ("5.00 MB", "5.00 MB"))
+        self.assertEqual(cells("untagged_region"), ("512 B", "512 B"))
+        self.assertEqual(cells("[memory]"), ("2.00 KB", "2.00 KB"))
+        self.assertEqual(by_name["[memory]"]["# of Calls"], "1")
+        # Real ops that allocated nothing through the (fake) allocator hold no CUDA memory.
+        self.assertEqual(cells("aten::mm"), ("0 B", "0 B"))
+
     def test_self_is_within_total_and_self_times_add_up_to_the_footer(self):
         out, _ = self.gprof("selfcheck", [], "train_loop.py", str(STEPS))
         rows, path = self.table(out)
