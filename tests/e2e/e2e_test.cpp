@@ -361,6 +361,52 @@ TEST(MainJob, CorruptPythonSamplesAreNamedAndTheDumpStillRenders) {
   EXPECT_EQ(CheckEveryTrace(r.dir), 1);
 }
 
+// A .torchmem beside the dump (torch's caching allocator events, --profile-memory) that is
+// another process's, then one cut short: each time `report` warns naming the file and renders
+// the dump's table and trace without it.
+TEST(MainJob, ForeignOrCorruptTorchMemoryIsNamedAndTheDumpStillRenders) {
+  const std::string dir = MakeTempDir("torch_memory_corrupt");
+  const std::string prog = dir + "/idle.py";
+  {
+    std::FILE* f = std::fopen(prog.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("print('GPROF_PY_DONE')\n", f);
+    std::fclose(f);
+  }
+  // --python-sampling: its sampler attaches the library, so this program without CUDA has a dump.
+  const LauncherRun r =
+      Profile({"--profile-memory", "--python-sampling=100", "--", PythonPath(), prog}, "idle");
+  ASSERT_EQ(r.process.exit_code, 0) << r.process.err;
+  std::string stem;  // <program>.<pid>
+  for (const std::string& f : ListDir(r.dir)) {
+    if (f.size() > 7 && f.substr(f.size() - 7) == ".gpdump") stem = f.substr(0, f.size() - 7);
+  }
+  ASSERT_FALSE(stem.empty());
+  const std::string path = r.dir + "/" + stem + ".torchmem";
+  const auto write = [&](const std::string& text) {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+  };
+  const std::string head = "gprof-torchmem\t1\npid\t1\nmax_entries\t10\nstarted_ns\t5\n";
+  write(head + "e\t0\talloc\t4096\t100\t0\t7\t0\nend\t1\n");
+  ProcessResult report = RunProcess({LauncherPath(), "report", r.dir, "-q", "--profile-memory"});
+  EXPECT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_NE(report.err.find("warning: " + path + " is of pid 1, the dump of pid "),
+            std::string::npos)
+      << report.err;
+  write(head + "e\t0\talloc\t4096\t100\t0\t7\t0\n");  // no end line
+  report = RunProcess({LauncherPath(), "report", r.dir, "-q", "--profile-memory"});
+  EXPECT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_NE(report.err.find("warning: " + path + ": line 5: no end line: the file is cut short; "
+                            "the memory columns go without torch's allocator events"),
+            std::string::npos)
+      << report.err;
+  EXPECT_NE(ReadFile(r.dir + "/table.txt").find("Self CPU time total"), std::string::npos);
+  EXPECT_EQ(CheckEveryTrace(r.dir), 1);
+}
+
 #ifdef GPROF_HAVE_STANDIN
 // The articles' workflow: schedule(wait=1, warmup=1, active=3), then read the table's footers. On
 // the stand-in the verdict comes from its cost model (tests/cudasim/README.md: a launch call
