@@ -26,6 +26,7 @@ import examples_check  # noqa: E402
 import launch_overhead  # noqa: E402
 import torch_compare  # noqa: E402
 import torch_inside_check  # noqa: E402
+import torch_memory_check  # noqa: E402
 import torch_ops_check  # noqa: E402
 import windows_check  # noqa: E402
 from report import FAIL, PASS, SKIP, WARN, Report  # noqa: E402
@@ -214,7 +215,8 @@ def main(argv):
               "5. Clock skew: GPU record start vs its launch call",
               "6. gprof-run vs torch.profiler", "7. torch.profiler inside gprof-run",
               "8. Launch overhead",
-              "9. torch ops: the seeds' matmul+add (64, 4096) against torch.profiler"]
+              "9. torch ops: the seeds' matmul+add (64, 4096) against torch.profiler",
+              "9b. torch memory columns: matmul+add at 4096 against profile_memory=True"]
     if pre:
         progress(start_epoch, f"cannot profile: {pre}")
         for title in titles:
@@ -234,6 +236,8 @@ def main(argv):
         timed(report, titles[6], lambda s: launch_overhead.run(runner, s, args.python),
               start_epoch)
         timed(report, titles[7], lambda s: torch_ops_check.run(runner, s, args.python),
+              start_epoch)
+        timed(report, titles[8], lambda s: torch_memory_check.run(runner, s, args.python),
               start_epoch)
 
     s = report.section("10. Report")

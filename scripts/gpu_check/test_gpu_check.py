@@ -22,6 +22,7 @@ import examples_check  # noqa: E402
 import launch_overhead  # noqa: E402
 import torch_compare  # noqa: E402
 import torch_inside_check  # noqa: E402
+import torch_memory_check  # noqa: E402
 import torch_ops_check  # noqa: E402
 import windows_check  # noqa: E402
 from kineto_trace import Trace, api_kind  # noqa: E402
@@ -730,6 +731,50 @@ class TorchOpsTableTest(unittest.TestCase):
         self.assertEqual(torch_ops_check.gprof_options(5, 2),
                          ["--step", "nvtx:matmul_add*", "--wait", "2", "--warmup", "0",
                           "--active", "5", "--repeat", "1"])
+
+
+# Step 9b's window table at 4096 as gprof-run prints it with --profile-memory, numbers worked out
+# by hand for 5 calls of add(matmul(x, w), b) in bf16 (32 MiB per result): aten::mm and aten::add
+# each allocate their result, matmul_add frees the matmul's when add returns (-32 MiB Self per
+# call, +32 MiB in all), aten::matmul holds aten::mm's.
+MEMORY_TABLE = textwrap.dedent("""\
+    --------------  ------------  -------------  ------------
+              Name      CUDA Mem  Self CUDA Mem    # of Calls
+    --------------  ------------  -------------  ------------
+        matmul_add     160.00 MB     -160.00 MB             5
+      aten::matmul     160.00 MB            0 B             5
+          aten::mm     160.00 MB      160.00 MB             5
+         aten::add     160.00 MB      160.00 MB             5
+    --------------  ------------  -------------  ------------
+    Self CPU time total: 1.000ms
+    """)
+
+
+def memory_reference(mm_self=160 << 20):
+    mib = 1 << 20
+    rows = [("matmul_add", 160 * mib, -160 * mib), ("aten::matmul", 160 * mib, 0),
+            ("aten::mm", 160 * mib, mm_self), ("aten::add", 160 * mib, 160 * mib)]
+    return {"rows": [{"name": n, "device_type": "CPU", "device_memory_usage": total,
+                      "self_device_memory_usage": own} for n, total, own in rows]}
+
+
+class TorchMemoryVerdictTest(unittest.TestCase):
+    def test_memory_cells_in_torchs_units(self):
+        self.assertEqual(torch_memory_check.memory_bytes("32.00 MB"),
+                         (32 << 20, 0.005 * (1 << 20)))
+        self.assertEqual(torch_memory_check.memory_bytes("-512 B"), (-512, 0))
+        self.assertEqual(torch_memory_check.memory_bytes("1.50 Kb")[0], 1536)
+        with self.assertRaises(ValueError):
+            torch_memory_check.memory_bytes("32 MiB")
+
+    def test_equal_figures_pass_and_a_different_one_fails_naming_it(self):
+        table = torch_ops_check.parse_table(MEMORY_TABLE)
+        checks, figures = torch_memory_check.judge(table, memory_reference(), 5)
+        self.assertEqual(checks, [])
+        self.assertEqual(len(figures), 8)
+        checks, _ = torch_memory_check.judge(table, memory_reference(mm_self=96 << 20), 5)
+        self.assertEqual(checks, [(FAIL, "aten::mm: Self CUDA Mem 160.00 MB, torch.profiler "
+                                         "100663296 B")])
 
 
 class TorchOpsVerdictTest(unittest.TestCase):

@@ -19,6 +19,8 @@ Modes:
          "cpu_time_total", "self_device_time_total", "device_time_total"}...],
          "self_cpu_total", "self_device_total", ...} (times in us; the two totals as the table's
          "Self CPU time total" / "Self CUDA time total" lines sum them, profiler_util._build_table)
+With --profile-memory (torch mode) torch.profiler runs with profile_memory=True and each row also
+has "self_device_memory_usage" and "device_memory_usage" (bytes allocated minus freed).
 Prints GPROF_EXAMPLE_DONE torch_matmul_add_<mode> last. Exits 3 with one line on stderr when
 torch or a GPU is missing. --device cpu runs the same on the CPU (only to test this script on a
 machine without a GPU: no CUDA activity, no synchronize).
@@ -36,6 +38,8 @@ def parse_args(argv):
     p.add_argument("--iters", type=int, default=5, help="compared calls (the seeds: 5)")
     p.add_argument("--warmup", type=int, default=2, help="calls before, not compared")
     p.add_argument("--after", type=int, default=1, help="calls after, not compared")
+    p.add_argument("--profile-memory", action="store_true",
+                   help="torch mode: profile_memory=True; rows gain the memory columns")
     p.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
                    help="cpu: test this script without a GPU")
     return p.parse_args(argv)
@@ -49,7 +53,7 @@ def _attr(evt, *names, default=0):
     return default
 
 
-def key_average_rows(prof):
+def key_average_rows(prof, memory=False):
     """torch's key_averages() as plain dicts, and the two totals of its table's last lines."""
     from torch.autograd import DeviceType
 
@@ -69,6 +73,11 @@ def key_average_rows(prof):
                                                   "self_cuda_time_total")),
             "device_time_total": float(_attr(evt, "device_time_total", "cuda_time_total")),
         }
+        if memory:  # bytes allocated minus freed (torch renamed cuda_* to device_* in 2.4)
+            row["self_device_memory_usage"] = int(_attr(evt, "self_device_memory_usage",
+                                                        "self_cuda_memory_usage"))
+            row["device_memory_usage"] = int(_attr(evt, "device_memory_usage",
+                                                   "cuda_memory_usage"))
         rows.append(row)
         self_cpu += row["self_cpu_time_total"]
         # As profiler_util._build_table: device rows (kernels, copies, memsets) but not the GPU
@@ -116,7 +125,7 @@ def main(argv):
         from torch.profiler import ProfilerActivity, profile
 
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
-        with profile(activities=activities) as prof:
+        with profile(activities=activities, profile_memory=args.profile_memory) as prof:
             for _ in range(args.iters):
                 step()
                 prof.step()
@@ -127,7 +136,7 @@ def main(argv):
     sync()
 
     if prof is not None:
-        rows, self_cpu, self_device = key_average_rows(prof)
+        rows, self_cpu, self_device = key_average_rows(prof, args.profile_memory)
         print(json.dumps({
             "size": args.size, "iters": args.iters, "warmup": args.warmup,
             "torch_version": torch.__version__, "cuda_version": torch.version.cuda,
