@@ -26,6 +26,8 @@ import tempfile
 import textwrap
 import unittest
 
+from hook_test_files import torch_test_main
+
 HOOK_DIR = os.path.realpath(os.environ.get("PYTHON_HOOK_TEST_DIR") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), os.pardir, "gprof_run_hook"))
 
@@ -366,16 +368,5 @@ class MemoryHookTest(unittest.TestCase):
             self.assertTrue(f.read().endswith("\nend\t3\n"))
 
 
-def _run_under(torch_python):
-    """ctest's entry: this file under the Python with torch, or a loud skip (exit 77)."""
-    if not torch_python or not os.path.isfile(torch_python) or not os.access(torch_python, os.X_OK):
-        print("SKIPPED: no Python with torch (GPROF_TORCH_PYTHON=%s); scripts/setup installs one "
-              "when the disk has 12 GB free" % torch_python)
-        return 77
-    return subprocess.call([torch_python, os.path.abspath(__file__), "-v"])
-
-
 if __name__ == "__main__":
-    if len(sys.argv) == 2 and sys.argv[1].startswith("--torch-python="):
-        sys.exit(_run_under(sys.argv[1][len("--torch-python="):]))
-    unittest.main()
+    torch_test_main(__file__)

@@ -27,7 +27,7 @@ import tempfile
 import textwrap
 import unittest
 
-from hook_test_files import write_file
+from hook_test_files import write_file, torch_test_main
 
 HOOK_DIR = os.path.realpath(os.environ.get("PYTHON_HOOK_TEST_DIR") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), os.pardir, "gprof_run_hook"))
@@ -489,16 +489,5 @@ class TorchHookTest(unittest.TestCase):
                 self.assertIn("step 3 loss", with_hook.stdout.decode())
 
 
-def _run_under(torch_python):
-    """ctest's entry: this file under the Python with torch, or a loud skip (exit 77)."""
-    if not torch_python or not os.path.isfile(torch_python) or not os.access(torch_python, os.X_OK):
-        print("SKIPPED: no Python with torch (GPROF_TORCH_PYTHON=%s); scripts/setup installs one "
-              "when the disk has 12 GB free" % torch_python)
-        return 77
-    return subprocess.call([torch_python, os.path.abspath(__file__), "-v"])
-
-
 if __name__ == "__main__":
-    if len(sys.argv) == 2 and sys.argv[1].startswith("--torch-python="):
-        sys.exit(_run_under(sys.argv[1][len("--torch-python="):]))
-    unittest.main()
+    torch_test_main(__file__)
