@@ -1,7 +1,11 @@
 // The memory findings (docs/FINDINGS.md): memory_peak, memory_growth, alloc_churn, from CUDA's
-// allocation and free records (Profile::memory_ops). Launcher process only. Pure.
+// allocation and free records (Profile::memory_ops) or, in a torch program run with
+// --profile-memory, memory_peak and memory_growth from its caching allocator's blocks
+// (Profile::torch_memory: the tensors, where CUDA sees only the allocator's segments). Launcher
+// process only. Pure.
 #include <algorithm>
 #include <iterator>
+#include <string>
 #include <vector>
 
 #include "exporters/findings_rules.h"
@@ -19,55 +23,138 @@ uint64_t InUseAt(const Profile& p, const std::vector<MemoryEvent>& t, uint64_t t
   return it == t.begin() ? 0 : std::prev(it)->in_use;
 }
 
+// Bytes torch's blocks hold at `ts`.
+uint64_t AllocatedAt(const Profile& p, const std::vector<TorchMemoryPoint>& t, uint64_t ts) {
+  auto it = std::upper_bound(t.begin(), t.end(), ts, [&](uint64_t v, const TorchMemoryPoint& e) {
+    return v < p.torch_memory[e.event].ts_ns;
+  });
+  return it == t.begin() ? 0 : std::prev(it)->allocated;
+}
+
+std::string Largest(const std::vector<uint64_t>& bytes) {
+  std::string out;
+  for (size_t i = 0; i < bytes.size() && i < kMaxPlaces; ++i) {
+    out += (i ? ", " : "") + FormatMemory(static_cast<int64_t>(bytes[i]));
+  }
+  return out;
+}
+
+// memory_peak from torch's blocks: the op that made the peak is the innermost range open on the
+// allocating thread at that time.
+void TorchPeak(Analysis& a, const std::vector<TorchMemoryPoint>& t, uint64_t cuda_peak,
+               std::vector<Finding>* out) {
+  const int64_t at = TorchAllocatedPeak(t);
+  if (at < 0) return;
+  const Profile& p = a.p();
+  const TorchMemoryPoint& peak = t[static_cast<size_t>(at)];
+  const TorchMemoryEvent& made = p.torch_memory[peak.event];
+  std::vector<uint64_t> live_bytes;
+  for (uint32_t i : LiveTorchBlocks(p, t, static_cast<size_t>(at))) {
+    live_bytes.push_back(p.torch_memory[i].bytes);
+  }
+  Place pl = a.PlaceAt(made.ts_ns, made.ts_ns);
+  pl.device = made.device;
+  if (made.tid != 0) pl.thread = made.tid;
+  int64_t op = -1;  // the innermost range on its thread around it: the latest-starting one
+  for (size_t i = 0; i < a.host().size(); ++i) {
+    const HostEvent& e = a.host()[i];
+    if (!e.api && e.tid == made.tid && e.start <= made.ts_ns && made.ts_ns < e.end &&
+        (op < 0 || e.start >= a.host()[static_cast<size_t>(op)].start)) {
+      op = static_cast<int64_t>(i);
+    }
+  }
+  std::string where;
+  if (op >= 0) {
+    pl.name = a.EventName(a.host()[static_cast<size_t>(op)]);
+    pl.context = a.EnclosingRanges(op);
+    where = ", in " + pl.name;
+  } else {
+    pl.name = "[memory]";
+  }
+  const std::string largest = Largest(live_bytes);
+  Finding f;
+  f.id = "memory_peak";
+  f.severity = Severity::kInfo;
+  f.evidence = {Bytes("peak_bytes", peak.allocated), Count("live_allocations", live_bytes.size()),
+                Text("largest_live", largest), Count("device", made.device),
+                Text("source", "torch caching allocator"), Bytes("cuda_peak_bytes", cuda_peak)};
+  f.places.push_back(pl);
+  f.where = pl;
+  f.title = "Tensor memory (torch's caching allocator) peaks at " +
+            FormatMemory(static_cast<int64_t>(peak.allocated)) +
+            (pl.step ? " in step " + std::to_string(*pl.step) : std::string()) + where + " (" +
+            std::to_string(live_bytes.size()) + " live blocks; largest " + largest + ")";
+  f.advice = "The peak decides whether a larger batch or model fits. Free or reuse the "
+             "largest live tensors before this point, or recompute instead of keeping them "
+             "(activation checkpointing); CUDA memory the allocator holds (cuda_peak_bytes) "
+             "is at least this.";
+  out->push_back(std::move(f));
+}
+
+// memory_peak from CUDA's records.
+void CudaPeak(Analysis& a, const std::vector<MemoryEvent>& t, std::vector<Finding>* out) {
+  const int64_t at = MemoryPeakEvent(t);
+  if (at < 0) return;
+  const Profile& p = a.p();
+  const MemoryEvent& peak = t[static_cast<size_t>(at)];
+  std::vector<uint64_t> live_bytes;
+  for (uint32_t i : LiveAllocations(p, t, static_cast<size_t>(at))) {
+    live_bytes.push_back(p.memory_ops[i].bytes);
+  }
+  Finding f;
+  f.id = "memory_peak";
+  f.severity = Severity::kInfo;
+  const MemoryOp& made = p.memory_ops[peak.op];
+  Place pl = a.PlaceAt(made.ts_ns, made.ts_ns);
+  pl.device = made.device_id;
+  const int64_t call = a.corr().ApiCall(made.correlation_id);
+  std::string where;
+  if (call >= 0) {
+    const int64_t e = a.ApiEvent(static_cast<size_t>(call));
+    pl.name = a.names().ApiCallName(p.api_calls[static_cast<size_t>(call)]);
+    pl.thread = p.api_calls[static_cast<size_t>(call)].tid;
+    pl.context = a.EnclosingRanges(e);
+    if (!pl.context.empty()) where = ", in " + pl.context.front();
+  }
+  const std::string largest = Largest(live_bytes);
+  f.evidence = {Bytes("peak_bytes", peak.in_use), Count("live_allocations", live_bytes.size()),
+                Text("largest_live", largest), Count("device", made.device_id)};
+  f.places.push_back(pl);
+  f.where = pl;
+  f.title = "Device memory in use peaks at " + FormatMemory(static_cast<int64_t>(peak.in_use)) +
+            (pl.step ? " in step " + std::to_string(*pl.step) : std::string()) + where + " (" +
+            std::to_string(live_bytes.size()) + " live allocations; largest " + largest + ")";
+  f.advice = "The peak decides whether a larger batch or model fits. Free or reuse the "
+             "largest live buffers before this point, or recompute instead of keeping them "
+             "(activation checkpointing).";
+  out->push_back(std::move(f));
+}
+
 }  // namespace
 
 void MemoryFindings(Analysis& a, std::vector<Finding>* out) {
   const Profile& p = a.p();
   const std::vector<MemoryEvent> t = MemoryTimeline(p);
-  if (t.empty()) return;
+  const std::vector<TorchMemoryPoint> tt = TorchAllocatedTimeline(p);
+  const bool torch = !tt.empty();  // the tensors' view replaces the segments' for peak and growth
+  if (t.empty() && !torch) return;
 
-  // memory_peak: when and where device memory in use was highest, and what was live then.
-  if (const int64_t at = MemoryPeakEvent(t); at >= 0) {
-    const MemoryEvent& peak = t[static_cast<size_t>(at)];
-    const std::vector<uint32_t> live = LiveAllocations(p, t, static_cast<size_t>(at));
-    Finding f;
-    f.id = "memory_peak";
-    f.severity = Severity::kInfo;
-    const MemoryOp& made = p.memory_ops[peak.op];
-    Place pl = a.PlaceAt(made.ts_ns, made.ts_ns);
-    pl.device = made.device_id;
-    const int64_t call = a.corr().ApiCall(made.correlation_id);
-    std::string where;
-    if (call >= 0) {
-      const int64_t e = a.ApiEvent(static_cast<size_t>(call));
-      pl.name = a.names().ApiCallName(p.api_calls[static_cast<size_t>(call)]);
-      pl.thread = p.api_calls[static_cast<size_t>(call)].tid;
-      pl.context = a.EnclosingRanges(e);
-      if (!pl.context.empty()) where = ", in " + pl.context.front();
-    }
-    std::string largest;
-    for (size_t i = 0; i < live.size() && i < kMaxPlaces; ++i) {
-      largest += (i ? ", " : "") + FormatMemory(static_cast<int64_t>(p.memory_ops[live[i]].bytes));
-    }
-    f.evidence = {Bytes("peak_bytes", peak.in_use), Count("live_allocations", live.size()),
-                  Text("largest_live", largest), Count("device", made.device_id)};
-    f.places.push_back(pl);
-    f.where = pl;
-    f.title = "Device memory in use peaks at " + FormatMemory(static_cast<int64_t>(peak.in_use)) +
-              (pl.step ? " in step " + std::to_string(*pl.step) : std::string()) + where + " (" +
-              std::to_string(live.size()) + " live allocations; largest " + largest +
-              ")";
-    f.advice = "The peak decides whether a larger batch or model fits. Free or reuse the "
-               "largest live buffers before this point, or recompute instead of keeping them "
-               "(activation checkpointing).";
-    out->push_back(std::move(f));
+  // memory_peak: when and where memory in use was highest, and what was live then.
+  if (torch) {
+    const int64_t cuda_at = MemoryPeakEvent(t);
+    TorchPeak(a, tt, cuda_at < 0 ? 0 : t[static_cast<size_t>(cuda_at)].in_use, out);
+  } else {
+    CudaPeak(a, t, out);
   }
 
   // memory_growth: in use at the end of each step rises step after step.
   const std::vector<StepRow>& steps = a.steps();
   if (steps.size() >= kMemoryGrowthMinSteps) {
     std::vector<uint64_t> at_end;
-    for (const StepRow& s : steps) at_end.push_back(InUseAt(p, t, s.start_ns + s.wall_ns));
+    for (const StepRow& s : steps) {
+      const uint64_t end = s.start_ns + s.wall_ns;
+      at_end.push_back(torch ? AllocatedAt(p, tt, end) : InUseAt(p, t, end));
+    }
     size_t rises = 0;
     bool falls = false;
     for (size_t i = 1; i < at_end.size(); ++i) {
@@ -85,11 +172,14 @@ void MemoryFindings(Analysis& a, std::vector<Finding>* out) {
                     Bytes("last_step_end_bytes", at_end.back()), Bytes("growth_bytes", growth),
                     Bytes("growth_per_step_bytes", per_step),
                     Pct("rising_steps_pct", rising)};
+      if (torch) f.evidence.push_back(Text("source", "torch caching allocator"));
       Place pl = a.PlaceAt(steps.front().start_ns, steps.back().start_ns + steps.back().wall_ns);
       pl.name = "the steps";
       f.places.push_back(pl);
       f.where = pl;
-      f.title = "Device memory in use grows step after step: " +
+      f.title = std::string(torch ? "Tensor memory (torch's caching allocator)"
+                                  : "Device memory in use") +
+                " grows step after step: " +
                 FormatMemory(static_cast<int64_t>(at_end.front())) + " after step " +
                 std::to_string(steps.front().number) + ", " +
                 FormatMemory(static_cast<int64_t>(at_end.back())) + " after step " +

@@ -67,6 +67,53 @@ TEST(MemoryFindings, MemoryGrowsStepAfterStep) {
   EXPECT_EQ(Find(fs, "alloc_churn"), nullptr);
 }
 
+// A torch program with --profile-memory: CUDA sees one 20 MB segment, allocated before the steps
+// and never freed (flat: no growth in CUDA's view); torch's blocks leak 1 MB per step, made in
+// aten::mm inside "forward" on thread kTid, and a 4 MB temporary in each step is freed in the same
+// step. Allocated at the ends of steps 0..5: 1, 2, 3, 4, 5, 6 MB; the peak is step 5's temporary
+// on top of its 6 MB: 10 MB, 7 live blocks (6 x 1 MB + 4 MB), in step 5, in aten::mm.
+TEST(MemoryFindings, TorchBlocksGrowWhileCudaSegmentsStayFlat) {
+  Profile p = WithMallocApi();
+  AddSteps(&p, 6);
+  AddApi(&p, 500'000, 520'000, 99, kMalloc);
+  AddMemory(&p, 505'000, 0x7000000, 20 * kMb, MemoryOpKind::kAlloc, 99);
+  p.torch_memory.push_back({t0 + 505'000, 0x7000000, 20 * kMb, kTid, 0,
+                            TorchMemAction::kSegmentAlloc, 0, 0});
+  const auto block = [&](uint64_t at, uint64_t addr, uint64_t bytes, TorchMemAction a) {
+    p.torch_memory.push_back({t0 + at, addr, bytes, kTid, 0, a, 0, 0});
+  };
+  for (uint32_t s = 0; s < 6; ++s) {
+    const uint64_t at = (1 + s) * 1'000'000ull + 100'000;
+    AddRange(&p, at - 10'000, at + 500'000, "forward");
+    AddRange(&p, at, at + 100'000, "aten::mm");
+    block(at + 10'000, 0x7000000 + s * kMb, kMb, TorchMemAction::kAlloc);
+    block(at + 20'000, 0x7800000, 4 * kMb, TorchMemAction::kAlloc);
+    block(at + 300'000, 0x7800000, 4 * kMb, TorchMemAction::kFree);
+  }
+  const auto fs = FindFindings(p);
+  const Finding* g = Find(fs, "memory_growth");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(Ns(*g, "first_step_end_bytes"), kMb);
+  EXPECT_EQ(Ns(*g, "last_step_end_bytes"), 6 * kMb);
+  EXPECT_EQ(Ns(*g, "growth_per_step_bytes"), kMb);  // (6 - 1) / 5
+  EXPECT_EQ(g->title.rfind("Tensor memory (torch's caching allocator) grows step after step", 0),
+            0u) << g->title;
+  const Finding* peak = Find(fs, "memory_peak");
+  ASSERT_NE(peak, nullptr);
+  EXPECT_EQ(Ns(*peak, "peak_bytes"), 10 * kMb);
+  EXPECT_EQ(Ns(*peak, "live_allocations"), 7u);
+  EXPECT_EQ(Ns(*peak, "cuda_peak_bytes"), 20 * kMb);
+  ASSERT_TRUE(peak->where.has_value());
+  EXPECT_EQ(peak->where->step, 5u);
+  EXPECT_EQ(peak->where->name, "aten::mm");
+  ASSERT_FALSE(peak->where->context.empty());
+  EXPECT_EQ(peak->where->context.front(), "forward");
+  EXPECT_NE(peak->title.find("10.00 MB in step 5, in aten::mm (7 live blocks; largest 4.00 MB, "
+                             "1.00 MB, 1.00 MB)"),
+            std::string::npos)
+      << peak->title;
+}
+
 // The same allocations, each freed in the next step: in use 2 MB at every step end, no growth.
 TEST(MemoryFindings, SteadyMemoryIsNoGrowth) {
   Profile p = WithMallocApi();

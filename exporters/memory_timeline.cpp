@@ -83,4 +83,57 @@ std::vector<uint32_t> LiveAllocations(const Profile& p, const std::vector<Memory
   return out;
 }
 
+std::vector<TorchMemoryPoint> TorchAllocatedTimeline(const Profile& p) {
+  std::vector<TorchMemoryPoint> out;
+  std::map<uint32_t, uint64_t> on_device;
+  uint64_t allocated = 0;
+  for (uint32_t i = 0; i < p.torch_memory.size(); ++i) {  // already in time order
+    const TorchMemoryEvent& e = p.torch_memory[i];
+    if (e.action != TorchMemAction::kAlloc && e.action != TorchMemAction::kFree) continue;
+    uint64_t& dev = on_device[e.device];
+    if (e.action == TorchMemAction::kAlloc) {
+      allocated = AddBytes(allocated, e.bytes);
+      dev = AddBytes(dev, e.bytes);
+    } else {
+      allocated -= std::min(allocated, e.bytes);
+      dev -= std::min(dev, e.bytes);
+    }
+    out.push_back({i, allocated, dev});
+  }
+  return out;
+}
+
+int64_t TorchAllocatedPeak(const std::vector<TorchMemoryPoint>& timeline) {
+  int64_t peak = -1;
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < timeline.size(); ++i) {
+    if (timeline[i].allocated > bytes) {
+      bytes = timeline[i].allocated;
+      peak = static_cast<int64_t>(i);
+    }
+  }
+  return peak;
+}
+
+std::vector<uint32_t> LiveTorchBlocks(const Profile& p,
+                                      const std::vector<TorchMemoryPoint>& timeline, size_t at) {
+  std::unordered_map<uint64_t, uint32_t> live;  // (device << 56 ^ address) -> allocation
+  for (size_t i = 0; i <= at && i < timeline.size(); ++i) {
+    const TorchMemoryEvent& e = p.torch_memory[timeline[i].event];
+    const uint64_t key = static_cast<uint64_t>(e.device) << 56 ^ e.address;
+    if (e.action == TorchMemAction::kAlloc) {
+      live[key] = timeline[i].event;
+    } else {
+      live.erase(key);
+    }
+  }
+  std::vector<uint32_t> out;
+  out.reserve(live.size());
+  for (const auto& [key, event] : live) out.push_back(event);
+  std::sort(out.begin(), out.end(), [&](uint32_t a, uint32_t b) {
+    return std::make_pair(p.torch_memory[a].bytes, b) > std::make_pair(p.torch_memory[b].bytes, a);
+  });
+  return out;
+}
+
 }  // namespace gprof

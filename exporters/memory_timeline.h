@@ -54,4 +54,22 @@ int64_t MemoryPeakEvent(const std::vector<MemoryEvent>& timeline);
 std::vector<uint32_t> LiveAllocations(const Profile& p, const std::vector<MemoryEvent>& timeline,
                                       size_t at);
 
+// PyTorch's caching allocator (Profile::torch_memory, when the launcher attached it): its block
+// allocations and frees in time order, with the bytes its blocks hold after each — torch's
+// "allocated" memory (memory_allocated()), where MemoryTimeline is CUDA's view of the same
+// program (the allocator's segments, torch's "reserved"). A free of a block allocated before the
+// profile's window counts down to 0, never below.
+struct TorchMemoryPoint {
+  uint32_t event;      // index into Profile::torch_memory
+  uint64_t allocated;  // all devices together, after it
+  uint64_t on_device;  // on the event's device, after it
+};
+std::vector<TorchMemoryPoint> TorchAllocatedTimeline(const Profile& p);
+// The index of the first point with the highest `allocated`, or -1 when there is none above 0.
+int64_t TorchAllocatedPeak(const std::vector<TorchMemoryPoint>& timeline);
+// The blocks live right after point `at` (torch_memory indices of their allocations), largest
+// first.
+std::vector<uint32_t> LiveTorchBlocks(const Profile& p,
+                                      const std::vector<TorchMemoryPoint>& timeline, size_t at);
+
 }  // namespace gprof

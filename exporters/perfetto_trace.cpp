@@ -482,7 +482,7 @@ class PerfettoWriter {
         const size_t packet = BeginEventPacket(e.ts);
         const size_t ev = enc_.BeginNested(f::kTrackEvent);
         enc_.AddVarint(f::kType, kCounterEvent);
-        enc_.AddVarint(f::kTrackUuid, tracks_.CounterUuid(e.pid));
+        enc_.AddVarint(f::kTrackUuid, tracks_.CounterUuid(e.pid, plan_.MemoryIsTorch(e.index)));
         enc_.AddInt(f::kCounterValue, static_cast<int64_t>(plan_.MemoryInUse(e.index)));
         enc_.EndNested(ev);
         packets_.End(packet);
@@ -490,9 +490,7 @@ class PerfettoWriter {
       }
       case K::kMemoryPeak: {
         const uint64_t bytes = plan_.MemoryInUse(e.index);
-        const Open o = BeginEvent(
-            e, kInstant, kCatGpuMemory,
-            NameIid("peak memory in use: " + FormatMemory(static_cast<int64_t>(bytes))));
+        const Open o = BeginEvent(e, kInstant, kCatGpuMemory, NameIid(plan_.MemoryPeakName(e.index)));
         UintArg(kArgBytes, bytes);
         EndEvent(o, e, kInstant);
         break;

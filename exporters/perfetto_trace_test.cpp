@@ -364,6 +364,46 @@ TEST_F(PerfettoTraceTest, SlicesNestPerTrackInTimeOrderAndFlowsGoFromLaunchToKer
   EXPECT_EQ(counter_values, (std::vector<uint64_t>{1024, 0}));
 }
 
+// With torch's caching allocator events (--profile-memory): a second counter track on the GPU,
+// "GPU 0 memory allocated by torch", beside CUDA's "GPU 0 memory in use", each with its own
+// values. SmallProfile's CUDA counter reads 1024 then 0; torch's blocks: +1 MiB at 10 us, +2 MiB
+// at 20 us, the first freed at 30 us -> 1 MiB, 3 MiB, 2 MiB; its peak marker says 3.00 MB.
+TEST_F(PerfettoTraceTest, TorchAllocatedMemoryIsACounterTrackOfItsOwn) {
+  Profile p = SmallProfile();
+  const uint64_t mib = 1 << 20;
+  p.torch_memory = {{kT0 + 10'000, 0x100000, mib, kMain, 0, TorchMemAction::kAlloc, 0, 0},
+                    {kT0 + 20'000, 0x200000, 2 * mib, kMain, 0, TorchMemAction::kAlloc, 0, 0},
+                    {kT0 + 30'000, 0x100000, mib, kMain, 0, TorchMemAction::kFree, 0, 0}};
+  const Decoded d = DecodeTrace(FormatPerfettoTrace(p));
+  std::map<std::string, std::string> counter_uuid;  // name -> uuid
+  std::map<uint64_t, std::string> names;
+  for (const Node* pk : d.packets) {
+    if (const Node* t = pk->Kid("track_descriptor"); t != nullptr && t->Kid("counter")) {
+      counter_uuid[t->Get("name")] = t->Get("uuid");
+    }
+    if (const Node* in = pk->Kid("interned_data")) {
+      for (const Node* e : in->Kids("event_names")) names[U(e->Get("iid"))] = e->Get("name");
+    }
+  }
+  ASSERT_EQ(counter_uuid.size(), 2u);
+  ASSERT_TRUE(counter_uuid.count("GPU 0 memory in use"));
+  ASSERT_TRUE(counter_uuid.count("GPU 0 memory allocated by torch"));
+  std::map<std::string, std::vector<uint64_t>> values;  // track uuid -> values
+  bool torch_peak = false;
+  for (const Node* pk : d.packets) {
+    const Node* ev = pk->Kid("track_event");
+    if (ev == nullptr) continue;
+    if (ev->Get("type") == "TYPE_COUNTER") {
+      values[ev->Get("track_uuid")].push_back(U(ev->Get("counter_value")));
+    }
+    torch_peak |= names[U(ev->Get("name_iid"))] == "peak memory allocated by torch: 3.00 MB";
+  }
+  EXPECT_EQ(values[counter_uuid["GPU 0 memory in use"]], (std::vector<uint64_t>{1024, 0}));
+  EXPECT_EQ(values[counter_uuid["GPU 0 memory allocated by torch"]],
+            (std::vector<uint64_t>{mib, 3 * mib, 2 * mib}));
+  EXPECT_TRUE(torch_peak);
+}
+
 TEST_F(PerfettoTraceTest, KernelArgsAreCorrelationStreamGridAndBlock) {
   const Decoded d = DecodeTrace(FormatPerfettoTrace(SmallProfile()));
   std::map<uint64_t, std::string> arg_names, names;

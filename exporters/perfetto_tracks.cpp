@@ -77,16 +77,18 @@ void PerfettoTracks::Write(const std::vector<TraceTrack>& extra) {
     }
     ++rank;
   }
-  // One bytes-in-use counter per device that has memory points.
+  // One bytes-in-use counter per device that has memory points (two with torch's allocator).
   for (const PlannedEvent& e : plan_.events()) {
-    if (e.kind != TraceEventKind::kMemory || counter_uuid_.count(e.pid)) continue;
+    if (e.kind != TraceEventKind::kMemory) continue;
+    const bool torch = plan_.MemoryIsTorch(e.index);
+    if (counter_uuid_.count(CounterKey(e.pid, torch))) continue;
     const uint64_t uuid = next_uuid_++;
-    counter_uuid_[e.pid] = uuid;
+    counter_uuid_[CounterKey(e.pid, torch)] = uuid;
     const size_t packet = packets_.Begin(0);
     const size_t d = enc.BeginNested(f::kTrackDescriptor);
     enc.AddVarint(f::kUuid, uuid);
     enc.AddVarint(f::kParentUuid, process_uuid.at(e.pid));
-    enc.AddBytes(f::kTrackName, TracePlan::MemoryCounterName(e.pid));
+    enc.AddBytes(f::kTrackName, TracePlan::MemoryCounterName(e.pid, torch));
     enc.AddInt(f::kSiblingOrderRank, -1);  // above the streams
     const size_t c = enc.BeginNested(f::kCounter);
     enc.AddVarint(f::kCounterUnit, kUnitSizeBytes);

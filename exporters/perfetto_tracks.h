@@ -46,7 +46,9 @@ class PerfettoTracks {
   // The track of (pid, tid) of the plan or of Write's `extra`; Write() first.
   uint64_t TrackUuid(uint32_t pid, uint32_t tid) const { return track_uuid_.at(TrackKey(pid, tid)); }
   // The bytes-in-use counter track of a device that has memory points; Write() first.
-  uint64_t CounterUuid(uint32_t device) const { return counter_uuid_.at(device); }
+  uint64_t CounterUuid(uint32_t device, bool torch) const {
+    return counter_uuid_.at(CounterKey(device, torch));
+  }
 
  private:
   static uint64_t TrackKey(uint32_t pid, uint32_t tid) { return uint64_t{pid} << 32 | tid; }
@@ -58,7 +60,10 @@ class PerfettoTracks {
   PacketSequence& packets_;
   uint64_t next_uuid_ = 1;
   std::unordered_map<uint64_t, uint64_t> track_uuid_;    // (pid << 32 | tid) -> uuid
-  std::unordered_map<uint32_t, uint64_t> counter_uuid_;  // device -> memory counter uuid
+  static uint64_t CounterKey(uint32_t device, bool torch) {
+    return uint64_t{device} << 1 | (torch ? 1 : 0);
+  }
+  std::unordered_map<uint64_t, uint64_t> counter_uuid_;  // CounterKey -> memory counter uuid
   uint64_t recent_key_[2] = {UINT64_MAX, UINT64_MAX};
   uint64_t recent_uuid_[2] = {0, 0};
 };

@@ -359,15 +359,13 @@ void TraceEventWriter::Write(const PlannedEvent& e) {
     }
     case Ev::kMemory: {
       Begin("C");
-      Common("gpu_memory", TracePlan::MemoryCounterName(e.pid), e);
+      Common("gpu_memory", TracePlan::MemoryCounterName(e.pid, plan_.MemoryIsTorch(e.index)), e);
       o.Raw(",\"args\":{\"bytes\":").Uint(plan_.MemoryInUse(e.index)).Raw("}}");
       break;
     }
     case Ev::kMemoryPeak: {
       Begin("i");
-      Common("gpu_memory", "peak memory in use: " + FormatMemory(static_cast<int64_t>(
-                                                         plan_.MemoryInUse(e.index))),
-             e);
+      Common("gpu_memory", plan_.MemoryPeakName(e.index), e);
       o.Raw(",\"s\":\"t\",\"args\":{\"bytes\":").Uint(plan_.MemoryInUse(e.index)).Raw("}}");
       break;
     }

@@ -10,6 +10,7 @@
 #include <span>
 #include <unordered_map>
 
+#include "exporters/format.h"
 #include "exporters/gpu_attribution.h"
 #include "exporters/json_writer.h"
 #include "exporters/lane_packer.h"
@@ -225,25 +226,44 @@ void TracePlan::PlanAnnotations() {
 // counter shows what users ask about allocations (how much memory, when) as one line per
 // device, stays readable with millions of operations, and never breaks slice nesting; the
 // per-allocation details are in the table's source data, not worth an event each.
+// With torch's caching allocator events attached (--profile-memory in a torch program), a second
+// counter per device holds the bytes its blocks hold (torch's "allocated", the tensors), beside
+// CUDA's view (the allocator's segments, torch's "reserved"), each with its own peak marker.
 void TracePlan::PlanMemory() {
-  std::map<uint32_t, std::pair<uint64_t, size_t>> peak;  // device -> (bytes, its event)
+  // (device, torch) -> (bytes, its event)
+  std::map<std::pair<uint32_t, bool>, std::pair<uint64_t, size_t>> peak;
+  const auto point = [&](uint64_t ts, uint32_t device, uint64_t bytes, bool torch) {
+    memory_.push_back(bytes);
+    memory_torch_.push_back(torch);
+    events_.push_back({ts, ts, device, torch ? 1u : 0u, static_cast<uint32_t>(memory_.size() - 1),
+                       TraceEventKind::kMemory});
+    auto [it, fresh] = peak.try_emplace({device, torch}, bytes, events_.size() - 1);
+    if (!fresh && bytes > it->second.first) it->second = {bytes, events_.size() - 1};
+  };
   for (const MemoryEvent& m : MemoryTimeline(p_)) {
     const MemoryOp& op = p_.memory_ops[m.op];
-    memory_.push_back(m.on_device);
-    events_.push_back({op.ts_ns, op.ts_ns, op.device_id, 0,
-                       static_cast<uint32_t>(memory_.size() - 1), TraceEventKind::kMemory});
-    auto [it, fresh] = peak.try_emplace(op.device_id, m.on_device, events_.size() - 1);
-    if (!fresh && m.on_device > it->second.first) it->second = {m.on_device, events_.size() - 1};
+    point(op.ts_ns, op.device_id, m.on_device, false);
+  }
+  for (const TorchMemoryPoint& m : TorchAllocatedTimeline(p_)) {
+    const TorchMemoryEvent& e = p_.torch_memory[m.event];
+    point(e.ts_ns, e.device, m.on_device, true);
   }
   // The peak marker: the first time each device reached its highest bytes in use.
-  for (const auto& [device, at] : peak) {
+  for (const auto& [key, at] : peak) {
     if (at.first == 0) continue;
+    const uint32_t device = key.first;
     const PlannedEvent point = events_[at.second];
     events_.push_back({point.ts, point.ts, device, kMemoryPeakTid, point.index,
                        TraceEventKind::kMemoryPeak});
     extra_tracks_[{device, kMemoryPeakTid}] = {device, kMemoryPeakTid, "memory peak",
                                                kMemoryPeakTid};
   }
+}
+
+std::string TracePlan::MemoryPeakName(uint32_t index) const {
+  return std::string(MemoryIsTorch(index) ? "peak memory allocated by torch: "
+                                          : "peak memory in use: ") +
+         FormatMemory(static_cast<int64_t>(MemoryInUse(index)));
 }
 
 void TracePlan::AssignLanes() {

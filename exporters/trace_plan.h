@@ -101,6 +101,9 @@ class TracePlan {
   const std::vector<PlannedFlow>& flows() const { return flows_; }
   // Bytes in use on the event's device after a kMemory event (index = its memory point).
   uint64_t MemoryInUse(uint32_t index) const { return memory_[index]; }
+  // Whether memory point `index` is of torch's caching allocator (Profile::torch_memory: bytes
+  // its blocks hold) rather than CUDA's records (bytes the program holds from CUDA).
+  bool MemoryIsTorch(uint32_t index) const { return memory_torch_[index]; }
   // Earliest timestamp of the profile (collection start or first event); 0 when empty.
   uint64_t base_ns() const { return base_; }
 
@@ -119,10 +122,12 @@ class TracePlan {
   static std::string StepName(uint32_t number) { return "ProfilerStep#" + std::to_string(number); }
   // Name of a gpu_user_annotation span.
   std::string AnnotationName(const GpuAnnotation& a) const;
-  // Name of the bytes-in-use counter of a device.
-  static std::string MemoryCounterName(uint32_t device) {
-    return "GPU " + std::to_string(device) + " memory in use";
+  // Name of the bytes-in-use counter of a device: CUDA's view, or torch's allocated blocks.
+  static std::string MemoryCounterName(uint32_t device, bool torch = false) {
+    return "GPU " + std::to_string(device) + (torch ? " memory allocated by torch" : " memory in use");
   }
+  // Name of the peak marker at memory point `index`.
+  std::string MemoryPeakName(uint32_t index) const;
 
  private:
   // Which lane group an event is packed in: (pid, tid, group). Group 0 is the thread / stream
@@ -153,6 +158,7 @@ class TracePlan {
   std::vector<size_t> gpu_ev_[3];               // GPU record -> event index (before sorting)
   std::vector<GpuAnnotation> annotations_;
   std::vector<uint64_t> memory_;
+  std::vector<bool> memory_torch_;  // per memory point: MemoryIsTorch
   std::vector<PlannedFlow> flows_;
   std::map<std::pair<uint32_t, uint32_t>, TraceTrack> extra_tracks_;
   uint32_t next_synthetic_tid_ = kFirstSyntheticTid;

@@ -205,6 +205,22 @@ class TorchEndToEnd(unittest.TestCase):
         self.assertEqual(by_name["[memory]"]["# of Calls"], "1")
         # Real ops that allocated nothing through the (fake) allocator hold no CUDA memory.
         self.assertEqual(cells("aten::mm"), ("0 B", "0 B"))
+        # The trace's counter of torch's blocks, after each event: 3 MiB, + 1 MiB, - 3 MiB,
+        # + 5 MiB, + 512 B, + 2048 B; its peak marker at the last; the peak finding.
+        mib = 1 << 20
+        with open(os.path.join(out, "trace.json")) as f:
+            events = json.load(f)["traceEvents"]
+        counter = [e["args"]["bytes"] for e in events
+                   if e.get("ph") == "C" and e.get("name") == "GPU 0 memory allocated by torch"]
+        self.assertEqual(counter, [3 * mib, 4 * mib, mib, 6 * mib, 6 * mib + 512,
+                                   6 * mib + 512 + 2048])
+        self.assertIn("peak memory allocated by torch: 6.00 MB",
+                      [e.get("name") for e in events if e.get("ph") == "i"])
+        with open(os.path.join(out, "findings.json")) as f:
+            peak = [x for x in json.load(f)["findings"] if x["id"] == "memory_peak"]
+        self.assertEqual(len(peak), 1)
+        self.assertEqual(peak[0]["evidence"]["peak_bytes"], 6 * mib + 512 + 2048)
+        self.assertEqual(peak[0]["evidence"]["source"], "torch caching allocator")
 
     def test_self_is_within_total_and_self_times_add_up_to_the_footer(self):
         out, _ = self.gprof("selfcheck", [], "train_loop.py", str(STEPS))
