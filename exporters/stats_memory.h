@@ -2,7 +2,10 @@
 // where the owner of a record is what owns it in the table's Self memory columns
 // (key_averages.h): the innermost NVTX push/pop range (not a step) around the API call that made
 // it, on the call's thread; else the API call itself; else "[unattributed]" (a record whose call
-// was not recorded). Launcher process only. Pure.
+// was not recorded). In a torch program with --profile-memory the caching allocator's blocks
+// (Profile::torch_memory) count instead of its segments, each owned by the innermost range on its
+// thread at its time, else "[memory]" (torch's row), with Peak In Use the bytes torch's blocks
+// hold. Launcher process only. Pure.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +19,7 @@
 namespace gprof {
 
 inline constexpr std::string_view kMemoryReportName = "memory_sum";
+inline constexpr std::string_view kTorchMemoryOwner = "[memory]";
 
 struct MemoryOwnerRow {
   uint64_t allocations = 0;

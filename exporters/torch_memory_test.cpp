@@ -11,6 +11,7 @@
 #include <string>
 
 #include "exporters/key_averages.h"
+#include "exporters/stats_memory.h"
 
 namespace gprof {
 namespace {
@@ -183,6 +184,27 @@ TEST(TorchMemoryColumns, SelfAndTotalBytesOfEachOpAsTorchCountsThem) {
   for (const auto& [name, e] : rows) self += e.self_cuda_mem;
   EXPECT_EQ(self, kMm - 2048 + 1024 + 1536 + kMb);
   EXPECT_TRUE(HasMemoryRecords(b.p));
+}
+
+// stats' memory_sum of the same profile: torch's blocks by owner, CUPTI's records less the
+// allocator's segment (the 20 MiB cudaMalloc in aten::mm is in no row).
+TEST(TorchMemoryColumns, MemorySumOwnsBlocksAsTheTableDoes) {
+  const Built b = Build();
+  std::map<std::string, MemoryOwnerRow> rows;
+  AddMemoryOwners(b.p, &rows);
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows.at("aten::empty_strided").allocated_bytes, 512u);
+  EXPECT_EQ(rows.at("aten::mm").allocations, 1u);
+  EXPECT_EQ(rows.at("aten::mm").allocated_bytes, static_cast<uint64_t>(kMm));
+  // Peak in use right after aten::mm's block: A's 512 B + 64 MiB (B was allocated before the
+  // window, so the window's count starts without it).
+  EXPECT_EQ(rows.at("aten::mm").peak_in_use_bytes, static_cast<uint64_t>(kMm) + 512);
+  // my_region: the program's 1 MiB cudaMalloc, and the frees of A (512) and B (2048).
+  EXPECT_EQ(rows.at("my_region").allocations, 1u);
+  EXPECT_EQ(rows.at("my_region").frees, 2u);
+  EXPECT_EQ(rows.at("my_region").net_bytes, kMb - 512 - 2048);
+  EXPECT_EQ(rows.at("autograd::engine").allocated_bytes, 1024u);
+  EXPECT_EQ(rows.at("[memory]").allocated_bytes, 1536u);
 }
 
 TEST(TorchMemoryColumns, AFullHistoryIsSaid) {
