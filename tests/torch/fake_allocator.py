@@ -17,7 +17,11 @@ What the table must say (bytes as torch.profiler counts blocks: requests rounded
   untagged_region: an event without metadata (as from torch's autograd thread), while only
                   this region is open: given to it by time: +100 B -> 512 B
   after every region: +2000 B -> 2048 B, torch's "[memory]" row
+With the argument `leak` it runs instead 6 training steps of a real model and optimizer (the
+hook's ProfilerStep#N ranges come from optimizer.step()), each leaking a 2 MiB block before its
+optimizer.step(): torch's blocks hold 2, 4, ..., 12 MiB at the ends of steps 0..5.
 """
+import sys
 import threading
 import time
 
@@ -61,6 +65,16 @@ def work():
 
 
 torch.cuda._lazy_init()  # "CUDA initialization": the hook starts recording, tags this thread
+if sys.argv[1:] == ["leak"]:
+    model = torch.nn.Linear(8, 8)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(6):
+        opt.zero_grad()
+        model(torch.ones(2, 8)).sum().backward()
+        EVENT("alloc", 0x100000 * (step + 1), 2 * MiB)  # kept alive: a leak
+        opt.step()
+    print("FAKE_ALLOCATOR_DONE", len(TRACE))
+    sys.exit(0)
 work()
 with torch.profiler.record_function("alloc_region"):
     work()

@@ -222,6 +222,21 @@ class TorchEndToEnd(unittest.TestCase):
         self.assertEqual(peak[0]["evidence"]["peak_bytes"], 6 * mib + 512 + 2048)
         self.assertEqual(peak[0]["evidence"]["source"], "torch caching allocator")
 
+    def test_memory_growth_of_torch_blocks_step_after_step(self):
+        # fake_allocator.py leak: 6 real optimizer steps, each leaking a 2 MiB block (faked
+        # allocator, see its docstring): memory_growth from torch's blocks, 2 MiB after step 0,
+        # 12 MiB after the last step that leaked.
+        out, p = self.gprof("leak", ["--profile-memory"], "fake_allocator.py", "leak")
+        self.assertIn("FAKE_ALLOCATOR_DONE 6", p.stdout)
+        with open(os.path.join(out, "findings.json")) as f:
+            growth = [x for x in json.load(f)["findings"] if x["id"] == "memory_growth"]
+        self.assertEqual(len(growth), 1, p.stderr)
+        ev = growth[0]["evidence"]
+        self.assertEqual(ev["source"], "torch caching allocator")
+        self.assertEqual(ev["first_step_end_bytes"], 2 << 20)
+        self.assertEqual(ev["last_step_end_bytes"], 12 << 20)
+        self.assertGreaterEqual(ev["steps"], 6)
+
     def test_self_is_within_total_and_self_times_add_up_to_the_footer(self):
         out, _ = self.gprof("selfcheck", [], "train_loop.py", str(STEPS))
         rows, path = self.table(out)
