@@ -299,6 +299,7 @@ std::vector<EventStats> KeyAverages(const Profile& p, const KeyAveragesOptions& 
     EventStats& e = rows.try_emplace(memory_name + '\0', EventStats{memory_name, "", {},
                                      RowKind::kOp, false, {}}).first->second;
     e.count += outside_count;
+    if (options.instances) e.instances_ns.insert(e.instances_ns.end(), outside_count, 0);
     e.cuda_mem = AddBytes(e.cuda_mem, outside_mem.cuda);
     e.self_cuda_mem = AddBytes(e.self_cuda_mem, outside_mem.cuda);
   }
