@@ -1,10 +1,25 @@
 """Shared by the hook's test files: writing the small programs and packages they run, and the
 entry that runs a torch test file under the Python with torch."""
+import importlib.util
 import os
 import subprocess
 import sys
 import textwrap
 import unittest
+
+# The hook folder under test: the build tree's copy (ctest sets PYTHON_HOOK_TEST_DIR), else the
+# source tree's.
+HOOK_DIR = os.path.realpath(os.environ.get("PYTHON_HOOK_TEST_DIR") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), os.pardir, "gprof_run_hook"))
+
+HAVE_TORCH = importlib.util.find_spec("torch") is not None  # no import: that takes seconds
+
+# Variables of the test's own environment that would change how a child program runs.
+DROPPED_ENV = ("PYTHONPATH", "PYTHONSTARTUP", "PYTHONNOUSERSITE", "PYTHONVERBOSE",
+               "PYTHONSAFEPATH", "PYTHONINSPECT", "GPROF_LOG_LEVEL", "GPROF_TORCH_OPS",
+               "GPROF_RECORD_SHAPES", "GPROF_TORCH_STEPS", "GPROF_TORCH_MEMORY",
+               "GPROF_OUTPUT_DIR", "GPROF_PYTHON_SAMPLING", "NVTX_INJECTION64_PATH",
+               "CUDA_INJECTION64_PATH", "CUDA_VISIBLE_DEVICES", "LD_PRELOAD")
 
 
 def write_file(root, relpath, text):

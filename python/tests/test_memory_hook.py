@@ -17,7 +17,6 @@ Under a Python without torch every test is skipped. `python3 test_memory_hook.py
 --torch-python=PATH` is the wrapper ctest runs (as test_torch_hook.py's).
 Standard library and torch only.
 """
-import importlib.util
 import json
 import os
 import subprocess
@@ -26,17 +25,8 @@ import tempfile
 import textwrap
 import unittest
 
-from hook_test_files import torch_test_main
+from hook_test_files import DROPPED_ENV as _DROPPED, HAVE_TORCH, HOOK_DIR, torch_test_main
 
-HOOK_DIR = os.path.realpath(os.environ.get("PYTHON_HOOK_TEST_DIR") or os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), os.pardir, "gprof_run_hook"))
-
-HAVE_TORCH = importlib.util.find_spec("torch") is not None  # no import: that takes seconds
-
-_DROPPED = ("PYTHONPATH", "PYTHONSTARTUP", "PYTHONNOUSERSITE", "PYTHONVERBOSE", "PYTHONSAFEPATH",
-            "PYTHONINSPECT", "GPROF_LOG_LEVEL", "GPROF_TORCH_OPS", "GPROF_RECORD_SHAPES",
-            "GPROF_TORCH_STEPS", "GPROF_TORCH_MEMORY", "GPROF_OUTPUT_DIR", "GPROF_PYTHON_SAMPLING",
-            "NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH", "CUDA_VISIBLE_DEVICES", "LD_PRELOAD")
 
 # Put right after `import torch`: the fake allocator (see the module docstring).
 FAKE_ALLOCATOR = """\

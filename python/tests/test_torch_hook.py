@@ -17,7 +17,6 @@ passes). `python3 test_torch_hook.py --torch-python=PATH` is the wrapper ctest r
 file with PATH, or says SKIPPED and exits 77 when PATH is empty or missing.
 Standard library and torch only.
 """
-import importlib.util
 import json
 import os
 import re
@@ -27,17 +26,9 @@ import tempfile
 import textwrap
 import unittest
 
-from hook_test_files import write_file, torch_test_main
+from hook_test_files import (DROPPED_ENV as _DROPPED, HAVE_TORCH, HOOK_DIR,
+                             write_file, torch_test_main)
 
-HOOK_DIR = os.path.realpath(os.environ.get("PYTHON_HOOK_TEST_DIR") or os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), os.pardir, "gprof_run_hook"))
-
-HAVE_TORCH = importlib.util.find_spec("torch") is not None  # no import: that takes seconds
-
-# Variables of the test's own environment that would change how the child runs.
-_DROPPED = ("PYTHONPATH", "PYTHONSTARTUP", "PYTHONNOUSERSITE", "PYTHONVERBOSE", "PYTHONSAFEPATH",
-            "PYTHONINSPECT", "GPROF_LOG_LEVEL", "GPROF_TORCH_OPS", "GPROF_RECORD_SHAPES",
-            "GPROF_TORCH_STEPS", "CUDA_VISIBLE_DEVICES")
 
 # Put after `import torch` in a test program: records the NVTX calls the hook makes from then on
 # (NVTX_CALLS), and STATE() reads the hook's counters.
