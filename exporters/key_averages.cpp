@@ -21,7 +21,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
@@ -70,14 +69,9 @@ struct HostNode {
 // resolves the frees' sizes), less the caching allocator's segments (see the file comment).
 std::unordered_map<uint32_t, Mem> MemoryByCall(const Profile& p) {
   std::unordered_map<uint32_t, Mem> out;
-  std::set<std::pair<uint32_t, uint64_t>> segments;  // (device, address)
-  for (const TorchMemoryEvent& t : p.torch_memory) {
-    if (t.action == TorchMemAction::kSegmentAlloc) segments.emplace(t.device, t.address);
-  }
   for (const MemoryEvent& e : MemoryTimeline(p)) {
     const MemoryOp& m = p.memory_ops[e.op];
-    if (m.correlation_id == 0) continue;
-    if (!segments.empty() && segments.count({m.device_id, m.address}) != 0) continue;
+    if (m.correlation_id == 0 || e.torch_segment) continue;
     Mem& mem = out[m.correlation_id];
     int64_t& bytes = IsDeviceMemory(m) ? mem.cuda : mem.cpu;
     bytes = AddBytes(bytes, e.delta);

@@ -18,11 +18,17 @@ std::vector<MemoryEvent> MemoryTimeline(const Profile& p) {
   out.reserve(order.size());
   std::unordered_map<uint64_t, uint32_t> live;  // (device << 56 ^ address) -> allocation
   std::map<uint32_t, uint64_t> on_device;       // device -> bytes
+  std::unordered_set<uint64_t> segments;       // (device << 56 ^ address) of torch's segments
+  for (const TorchMemoryEvent& t : p.torch_memory) {
+    if (t.action == TorchMemAction::kSegmentAlloc) {
+      segments.insert(static_cast<uint64_t>(t.device) << 56 ^ t.address);
+    }
+  }
   uint64_t in_use = 0;
   for (uint32_t i : order) {
     const MemoryOp& m = p.memory_ops[i];
     const uint64_t key = static_cast<uint64_t>(m.device_id) << 56 ^ m.address;
-    MemoryEvent e{i, kNoAlloc, 0, 0, 0};
+    MemoryEvent e{i, kNoAlloc, 0, 0, 0, segments.count(key) != 0};
     uint64_t bytes = m.bytes;
     if (m.op == MemoryOpKind::kAlloc) {
       live[key] = i;
@@ -52,16 +58,26 @@ std::vector<MemoryEvent> MemoryTimeline(const Profile& p) {
   return out;
 }
 
-int64_t MemoryPeakEvent(const std::vector<MemoryEvent>& timeline) {
+namespace {
+
+// The index of the first point whose `bytes` is the highest, or -1 when none is above 0.
+template <typename Point, typename Bytes>
+int64_t FirstHighest(const std::vector<Point>& timeline, Bytes bytes_of) {
   int64_t peak = -1;
   uint64_t bytes = 0;
   for (size_t i = 0; i < timeline.size(); ++i) {
-    if (timeline[i].in_use > bytes) {
-      bytes = timeline[i].in_use;
+    if (bytes_of(timeline[i]) > bytes) {
+      bytes = bytes_of(timeline[i]);
       peak = static_cast<int64_t>(i);
     }
   }
   return peak;
+}
+
+}  // namespace
+
+int64_t MemoryPeakEvent(const std::vector<MemoryEvent>& timeline) {
+  return FirstHighest(timeline, [](const MemoryEvent& e) { return e.in_use; });
 }
 
 std::vector<uint32_t> LiveAllocations(const Profile& p, const std::vector<MemoryEvent>& timeline,
@@ -104,15 +120,7 @@ std::vector<TorchMemoryPoint> TorchAllocatedTimeline(const Profile& p) {
 }
 
 int64_t TorchAllocatedPeak(const std::vector<TorchMemoryPoint>& timeline) {
-  int64_t peak = -1;
-  uint64_t bytes = 0;
-  for (size_t i = 0; i < timeline.size(); ++i) {
-    if (timeline[i].allocated > bytes) {
-      bytes = timeline[i].allocated;
-      peak = static_cast<int64_t>(i);
-    }
-  }
-  return peak;
+  return FirstHighest(timeline, [](const TorchMemoryPoint& e) { return e.allocated; });
 }
 
 std::vector<uint32_t> LiveTorchBlocks(const Profile& p,

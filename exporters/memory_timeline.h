@@ -21,6 +21,10 @@ struct MemoryEvent {
   int64_t delta;        // +size of an allocation, -size of a free
   uint64_t in_use;      // device memory in use after it, all devices together
   uint64_t on_device;   // device memory in use on this record's device after it
+  // One of torch's caching allocator segments (its address is a segment_alloc's in
+  // Profile::torch_memory): in CUDA's view, never in the memory columns, which count torch's
+  // blocks in it instead.
+  bool torch_segment;
 };
 inline constexpr uint32_t kNoAlloc = 0xffffffffu;
 

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
-#include <set>
 #include <string>
 #include <utility>
 #include <unordered_map>
@@ -99,15 +98,10 @@ void AddMemoryOwners(const Profile& p, std::map<std::string, MemoryOwnerRow>* ro
   std::vector<std::pair<uint32_t, uint64_t>> calls;
   for (const ApiCall& c : p.api_calls) calls.emplace_back(c.tid, c.start_ns);
   const std::vector<int64_t> innermost = InnermostRanges(p, calls);
-  // With torch's blocks counted, the allocator's own segments would count twice (the table's
-  // rule, key_averages.h).
-  std::set<std::pair<uint32_t, uint64_t>> segments;
-  for (const TorchMemoryEvent& t : p.torch_memory) {
-    if (t.action == TorchMemAction::kSegmentAlloc) segments.emplace(t.device, t.address);
-  }
   for (const MemoryEvent& e : MemoryTimeline(p)) {
     const MemoryOp& m = p.memory_ops[e.op];
-    if (!segments.empty() && segments.count({m.device_id, m.address}) != 0) continue;
+    // With torch's blocks counted, its segments would count twice (the table's rule).
+    if (e.torch_segment) continue;
     std::string owner = "[unattributed]";
     if (const int64_t call = corr.ApiCall(m.correlation_id); call >= 0) {
       const int64_t range = innermost[static_cast<size_t>(call)];
