@@ -246,6 +246,16 @@ void StartGpuOnce(bool late) {
   }
   GpuStartResult result =
       WithFlushSignalsBlocked([&] { return StartGpuCollection(rt.config, late); });
+  // libcupti is C++: when it was loaded just now (dlopen; not NEEDED by the program), its static
+  // destructors were registered with __cxa_atexit after init's atexit(AtExit), so they would run
+  // first at exit and the flush would then call into destroyed CUPTI state (REFERENCE.md
+  // section 1: 27 .init_array entries, __cxa_atexit imported). Registering the flush again now
+  // puts it before them; the earlier registration stays (the flush is idempotent) for a libcupti
+  // that was already in the process.
+  if (!result.cupti_library.empty() && std::atexit(&AtExit) != 0) {
+    log::Warn("cannot register the exit handler again after loading CUPTI: the exit flush may "
+              "run after CUPTI's own teardown");
+  }
   if (!result.collecting) log::Warn("GPU collection is off: " + result.status);
   rt.gpu = std::move(result);
   g_gpu_state.store(kGpuStarted, std::memory_order_release);

@@ -660,6 +660,7 @@ CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f
 
 CUptiResult cuptiActivityGetNextRecord(uint8_t* buffer, size_t validBufferSizeBytes,
                                        CUpti_Activity** record) {
+  CheckAlive(__func__);  // misc.cpp: after libcupti's static destructors
   if (buffer == nullptr || record == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
   size_t offset = 0;
   if (*record != nullptr) {

@@ -17,7 +17,7 @@ struct CbidName {
 
 bool CallbackEnabled(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   CuptiState& c = Cupti();
-  return domain > 0 && domain < kMaxDomain && cbid < static_cast<CUpti_CallbackId>(kMaxCbid) &&
+  return !LibraryDestroyed() && domain > 0 && domain < kMaxDomain && cbid < static_cast<CUpti_CallbackId>(kMaxCbid) &&
          c.enabled[domain][cbid].load(std::memory_order_relaxed) &&
          c.callback.load(std::memory_order_acquire) != nullptr;
 }
@@ -29,7 +29,7 @@ void Callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* cb
 }
 
 bool KindEnabledHook(CUpti_ActivityKind kind) {
-  return kind > 0 && kind < CUPTI_ACTIVITY_KIND_COUNT &&
+  return !LibraryDestroyed() && kind > 0 && kind < CUPTI_ACTIVITY_KIND_COUNT &&
          Cupti().kinds[kind].load(std::memory_order_relaxed);
 }
 
@@ -60,7 +60,8 @@ CuptiState& Cupti() {
   return *state;
 }
 
-void EnsureHooks() {
+void EnsureHooks(const char* caller) {
+  CheckAlive(caller);
   static const bool done = [] {
     cudasim_set_tool_hooks(&kHooks);
     return true;

@@ -109,8 +109,17 @@ struct CuptiState {
 };
 
 CuptiState& Cupti();
-// Registers the hooks with libcudart (once). Every CUPTI entry point calls it first.
-void EnsureHooks();
+// Registers the hooks with libcudart (once). Every CUPTI entry point calls it first, and through
+// it CheckAlive with its own name.
+void EnsureHooks(const char* caller = __builtin_FUNCTION());
+// The real libcupti is C++ with static destructors: 27 .init_array entries and an import of
+// __cxa_atexit (REFERENCE.md section 1), so the objects it builds when it is loaded are destroyed
+// at exit in reverse order of registration, before every atexit handler registered earlier. A
+// tool that loaded libcupti with dlopen after registering its own exit handler calls into
+// destroyed state there. The stand-in has one such static object (misc.cpp); once it is
+// destroyed every API call prints what was called and aborts, and libcudart's hooks go quiet.
+void CheckAlive(const char* caller);
+bool LibraryDestroyed();
 // Size of the record struct CUPTI uses for a kind in this version; 0 for kinds not produced here.
 size_t RecordSize(CUpti_ActivityKind kind);
 // Hook bodies (see sim_api.h).

@@ -1,14 +1,47 @@
 // Version, result strings, timestamps, ids, thread-id type and finalize of the stand-in
 // libcupti.so.13. Test-only. Threads: any application thread.
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "tests/cudasim/cupti/cupti_state.h"
+
+namespace gprof::cudasim {
+namespace {
+
+std::atomic<bool> g_destroyed{false};  // constant-initialized: valid before and after the object
+
+// The stand-in's static object with a destructor (cupti_state.h, CheckAlive): constructed when
+// the library is loaded (at dlopen, when a tool loads it late), its destructor registered with
+// __cxa_atexit then, as the compiler does for every such global of a shared library.
+struct LibraryStatics {
+  LibraryStatics() = default;
+  ~LibraryStatics() { g_destroyed.store(true, std::memory_order_release); }
+};
+LibraryStatics g_statics;
+
+}  // namespace
+
+bool LibraryDestroyed() { return g_destroyed.load(std::memory_order_acquire); }
+
+void CheckAlive(const char* caller) {
+  if (!LibraryDestroyed()) return;
+  std::fprintf(stderr,
+               "cudasim: %s called after libcupti.so.13's static destructors ran (a tool's exit "
+               "handler registered before libcupti was loaded runs after them)\n",
+               caller != nullptr ? caller : "a CUPTI function");
+  std::abort();
+}
+
+}  // namespace gprof::cudasim
 
 using namespace gprof::cudasim;
 
 extern "C" {
 
 CUptiResult cuptiGetVersion(uint32_t* version) {
+  CheckAlive(__func__);
   if (version == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
   *version = cudasim_knobs()->cupti_version;  // CUDASIM_CUPTI_VERSION fakes a mismatch
   return CUPTI_SUCCESS;
@@ -56,6 +89,7 @@ CUptiResult cuptiGetErrorMessage(CUptiResult result, const char** str) {
 // CUPTI activity records" (cupti_activity.h): CLOCK_REALTIME by default, the registered timestamp
 // callback's clock once one is registered (by this tool or, CUDASIM_TIMESTAMP_CALLBACK, another).
 CUptiResult cuptiGetTimestamp(uint64_t* timestamp) {
+  CheckAlive(__func__);
   if (timestamp == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
   *timestamp = ToRecordClock(cudasim_now_ns());
   return CUPTI_SUCCESS;
