@@ -6,6 +6,8 @@
 //                             library into (launcher/ptrace_inject.h; docs/ATTACH.md)
 //   gprof_run_python_attach   called through ctypes by the Python hook's sampler at interpreter
 //                             start-up, only with GPROF_PYTHON_SAMPLING on (docs/PYTHON_SAMPLING.md)
+//   gprof_run_cupti_*, and the --preload interposition of three CUPTI functions:
+//                             cupti_interpose.cpp
 // There is no ELF constructor: loading the library, also with LD_PRELOAD, runs none of our code,
 // and preloading needs none. The single init runs at the first CUDA or NVTX call either way (the
 // driver and NVTX find these entry points through the env variables the launcher sets), so a

@@ -20,6 +20,12 @@ void ActivityBufferPool::Init(size_t buffer_bytes, uint32_t max_buffers) {
   slots_ = std::vector<Slot>(max_buffers == 0 ? 1 : max_buffers);
 }
 
+uint32_t ActivityBufferPool::in_use() const {
+  uint32_t n = 0;
+  for (const Slot& slot : slots_) n += slot.state.load(std::memory_order_acquire) == kInUse;
+  return n;
+}
+
 uint8_t* ActivityBufferPool::Acquire() {
   // Reuse a mapped buffer first, so the pool grows only when every mapped one is busy.
   for (Slot& slot : slots_) {

@@ -58,6 +58,8 @@ class ActivityBufferPool {
   uint64_t refused() const { return refused_.load(std::memory_order_relaxed); }
   uint64_t completed() const { return completed_.load(std::memory_order_acquire); }
   uint32_t allocated() const { return allocated_.load(std::memory_order_relaxed); }
+  // Buffers CUPTI holds now (handed out, not completed). Cold: a scan of the slot table.
+  uint32_t in_use() const;
 
  private:
   enum State : uint32_t { kEmpty = 0, kFree = 1, kInUse = 2, kCompleted = 3 };

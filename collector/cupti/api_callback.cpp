@@ -1,6 +1,9 @@
 // CUPTI's API callback (the hot path on every application thread that calls CUDA) and the two
 // cheap switches around it: the API hook for step detection and the collection flag. Rules: see
 // session_state.h (no allocation, locks, logging, exceptions or I/O here).
+#include <dlfcn.h>
+#include <execinfo.h>
+
 #include <cstring>
 
 #include "collector/cupti/api_filter.h"
@@ -17,11 +20,34 @@ namespace {
 // initial-exec: no __tls_get_addr (which may allocate) on the callback path.
 thread_local int t_runtime_depth __attribute__((tls_model("initial-exec"))) = 0;
 
+// Whether a frame of the calling thread's stack belongs to the shared CUDA runtime: then
+// InitializeInjection runs inside a runtime call (at its lazy cuInit), whose ENTER came before we
+// subscribed. Cold: once, at Start. A statically linked cudart is not seen (its frames are the
+// program's): there the driver calls nested in that first call stay recorded as the user's.
+bool InsideSharedCudart() {
+  void* frames[64];
+  const int n = ::backtrace(frames, 64);
+  for (int i = 0; i < n; ++i) {
+    Dl_info info{};
+    if (::dladdr(frames[i], &info) != 0 && info.dli_fname != nullptr &&
+        std::strstr(info.dli_fname, "libcudart.so") != nullptr) {
+      return true;
+    }
+  }
+  return false;
+}
+
 size_t DomainIndex(CUpti_CallbackDomain domain) {
   return domain == CUPTI_CB_DOMAIN_RUNTIME_API ? kRuntime : kDriver;
 }
 
 }  // namespace
+
+void NoteInjectionThread() {
+  // The runtime call that made CUDA load us ends with an EXIT whose ENTER we never saw; until then
+  // this thread is one call deep, and the driver calls it makes are the runtime's, not the user's.
+  if (t_runtime_depth == 0 && InsideSharedCudart()) t_runtime_depth = 1;
+}
 
 void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                           const void* data) noexcept {

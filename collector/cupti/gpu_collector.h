@@ -67,6 +67,31 @@ void SetGpuActivityEnabled(bool enabled);
 // flushed here and not drained before are lost: drain first. Idempotent.
 void StopGpuCollection();
 
+// The program's own CUPTI profiler (torch.profiler's Kineto, or any client of its own; handover.cpp
+// says why). HandGpuCollectionOver, before it takes CUPTI: our kinds off, our buffers flushed home
+// (default flushes for up to 1 s, then a forced one), and from then on no flush, dropped-count
+// read or kind switch of ours touches CUPTI. TakeGpuCollectionBack, after it stopped: its buffers
+// flushed to it, our attributes, buffer callbacks and kinds set again, a timestamp callback it left
+// replaced by the host clock, and the clock measured again into `gpu`'s clock fields. Launches
+// made in between are not expected to have records of ours (MarkLaunchCalls, CallMakesGpuWork).
+// Both true when they did something now; idempotent. Cold; the caller serializes them with the
+// drains (lifecycle's flush_mutex).
+bool HandGpuCollectionOver(const GpuStartResult& gpu);
+bool TakeGpuCollectionBack(GpuStartResult* gpu);
+// The --preload interposition of cuptiActivityRegisterCallbacks / Enable / Disable
+// (inject/cupti_interpose.cpp): the real definitions, CUptiResult as int; `kind` is a
+// CUpti_ActivityKind. IsOwnBufferCallback: `requested` is gprof-run's own callback.
+int ForwardCuptiRegisterCallbacks(void* requested, void* completed);
+int ForwardCuptiActivityEnable(int kind);
+int ForwardCuptiActivityDisable(int kind);
+bool IsOwnBufferCallback(void* requested);
+// While handed over, the client's kinds (enabled: true). True when `kind` was the last of the
+// kinds it enabled since the hand-over to be disabled: its profiler stopped.
+bool NoteClientActivityKind(int kind, bool enabled);
+// After a take-back: true when `kind` is one of ours, so the program's late disable of it (a
+// client that disables every kind at its stop) must not switch our records off.
+bool KeepOwnActivityKind(int kind);
+
 // The one call point from CUPTI's API callback into schedule/step logic (windows, kernel- and
 // API-based step detection, cudaProfilerStart/Stop capture). The schedule code installs a hook;
 // the callback calls it on API entry for every runtime call and every driver call made directly

@@ -3,6 +3,7 @@
 
 #include "collector/cupti/api_filter.h"
 #include "collector/cupti/gpu_collector.h"
+#include "collector/cupti/session_state.h"
 #include "model/gpu_checks.h"
 
 #include <algorithm>
@@ -108,7 +109,8 @@ bool IsLaunchCall(const ApiCall& c) {
 
 void MarkLaunchCalls(Profile* p) {
   for (ApiCall& c : p->api_calls) {
-    if (IsLaunchCall(c)) c.flags = static_cast<uint8_t>(c.flags | kApiCallLaunch);
+    // A launch made while the program's own profiler held CUPTI has its records there.
+    if (IsLaunchCall(c) && !session::InHandOver(c.start_ns)) c.flags = static_cast<uint8_t>(c.flags | kApiCallLaunch);
   }
 }
 

@@ -141,6 +141,7 @@ GpuStartResult Start(const Config& config, bool late) {
   s->api = api;
   s->path = load.path;
   s->pid = getpid();
+  s->started_ns = NowNs();
   s->pool.Init(static_cast<size_t>(config.activity_buffer_kib) * 1024,
                config.activity_pool_buffers);
   g_session = s;
@@ -197,6 +198,7 @@ GpuStartResult Start(const Config& config, bool late) {
     ReleaseFailedSession(s);
     return result;
   }
+  if (!late) NoteInjectionThread();  // attach: the borrowed thread is in no CUDA call
   for (CUpti_CallbackDomain domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
     rc = api.EnableDomain(1, s->subscriber, domain);
     if (rc != CUPTI_SUCCESS) {
@@ -214,7 +216,11 @@ GpuStartResult Start(const Config& config, bool late) {
   s->enabled_kinds.push_back(kRequiredKind);
   std::string missing_kinds;
   for (CUpti_ActivityKind kind : kOptionalKinds) {
-    const bool dump = late && kind == CUPTI_ACTIVITY_KIND_DEVICE;
+    // DEVICE: always with the dump. CUPTI emits device records at driver initialization, and
+    // InitializeInjection runs inside it (cuInit), possibly after them; "the records for CUDA
+    // resources ... that are currently active" are dumped (cupti_activity.h,
+    // cuptiActivityEnableAndDump). A device reported twice is kept once (KnownDevices).
+    const bool dump = kind == CUPTI_ACTIVITY_KIND_DEVICE;
     if ((dump ? api.ActivityEnableAndDump(kind) : api.ActivityEnable(kind)) == CUPTI_SUCCESS) {
       s->enabled_kinds.push_back(kind);
     } else {
@@ -305,7 +311,13 @@ void DrainGpu(Profile* profile, bool forced) {
 void SetGpuActivityEnabled(bool enabled) {
   if (!Ready()) return;  // see g_ready
   Session* s = g_session;
-  if (s == nullptr || s->stopped || s->pid != getpid() || s->activity_on == enabled) return;
+  if (s == nullptr || s->stopped || s->pid != getpid()) return;
+  std::lock_guard<std::mutex> kinds(s->kinds_mu);
+  if (s->activity_on == enabled) return;
+  if (session::HandedOver()) {  // the program's profiler holds CUPTI: the take-back applies it
+    s->activity_on = enabled;
+    return;
+  }
   for (CUpti_ActivityKind kind : s->enabled_kinds) {
     CUptiResult rc = enabled ? s->api.ActivityEnable(kind) : s->api.ActivityDisable(kind);
     if (rc != CUPTI_SUCCESS) session::g_cupti_errors.fetch_add(1, std::memory_order_relaxed);
@@ -317,7 +329,7 @@ bool CallMakesGpuWork(const ApiCall& c) {
   if (c.return_code != 0 || !Ready()) return false;
   const Session* s = g_session;
   const auto& t = s->domains[c.domain == ApiDomain::kRuntime ? session::kRuntime : session::kDriver];
-  return c.cbid < t.gpu_work.size() && t.gpu_work[c.cbid] != 0;
+  return c.cbid < t.gpu_work.size() && t.gpu_work[c.cbid] != 0 && !session::InHandOver(c.start_ns);
 }
 
 void StopGpuCollection() {

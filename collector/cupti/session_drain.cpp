@@ -4,6 +4,7 @@
 // session_state.h for the threads and the lock order.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -12,6 +13,7 @@
 #include "collector/cupti/api_filter.h"
 #include "collector/cupti/session_state.h"
 #include "collector/cupti/start_messages.h"
+#include "support/clock.h"
 #include "support/log.h"
 
 namespace gprof::collector::session {
@@ -46,16 +48,20 @@ void Drain(Profile* profile, bool forced) {
   if (!Ready()) return;  // Start has not finished (or failed, or Stop ran)
   Session* s = g_session;
   if (s == nullptr || s->stopped || s->pid != getpid()) return;
-  CUptiResult rc = s->api.ActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
-  if (rc != CUPTI_SUCCESS) {
-    g_cupti_errors.fetch_add(1, std::memory_order_relaxed);
-    log::Debug("cuptiActivityFlushAll failed: " + ResultText(s->api, rc));
-  }
-  // Records dropped after the last completed buffer (no completion callback read them yet): ask
-  // once more for the global queue (context NULL). Reset on read, so nothing is counted twice.
-  size_t late_dropped = 0;
-  if (s->api.ActivityGetNumDroppedRecords(nullptr, 0, &late_dropped) == CUPTI_SUCCESS) {
-    g_dropped.fetch_add(late_dropped, std::memory_order_relaxed);
+  // While the program's own profiler holds CUPTI (handover.cpp), a flush would hand its buffers
+  // over unfinished and the dropped count is its own: only what the parser has is drained.
+  if (!HandedOver()) {
+    CUptiResult rc = s->api.ActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+    if (rc != CUPTI_SUCCESS) {
+      g_cupti_errors.fetch_add(1, std::memory_order_relaxed);
+      log::Debug("cuptiActivityFlushAll failed: " + ResultText(s->api, rc));
+    }
+    // Records dropped after the last completed buffer (no completion callback read them yet): ask
+    // once more for the global queue (context NULL). Reset on read, so nothing is counted twice.
+    size_t late_dropped = 0;
+    if (s->api.ActivityGetNumDroppedRecords(nullptr, 0, &late_dropped) == CUPTI_SUCCESS) {
+      g_dropped.fetch_add(late_dropped, std::memory_order_relaxed);
+    }
   }
   // The flush hands back completed buffers before it returns; wait for the parser to decode them.
   // Bounded: a wedged parser must not hang the program's exit.
@@ -73,6 +79,14 @@ void Drain(Profile* profile, bool forced) {
   for (const GpuBatch& b : ready) {  // one batch per completed buffer
     ++profile->collector_cost.activity_buffers;
     profile->collector_cost.activity_bytes += b.buffer_bytes;
+  }
+  // Never a timestamp off the host clock's range (handover.cpp: a client's TSC callback).
+  const uint64_t off_clock = DropRecordsOffHostClock(
+      &ready, s->started_ns - std::min(s->started_ns, kHostClockSlackNs), NowNs() + kHostClockSlackNs);
+  if (off_clock != 0) {
+    g_cupti_errors.fetch_add(off_clock, std::memory_order_relaxed);
+    log::Info(std::to_string(off_clock) + " GPU records with timestamps off the host clock were "
+              "refused (another tool's timestamp callback?): counted in cupti_errors");
   }
   const MergeTotals totals = MergeGpuBatches(&ready, &s->devices, profile);
   // Records CUPTI delivered with broken timestamps or sizes were dropped by the decoder: a

@@ -61,6 +61,7 @@ struct DomainTables {
 struct Session {
   CuptiApi api;
   std::string path;
+  uint64_t started_ns = 0;  // host clock when Start began: no record of ours is older
   pid_t pid = 0;  // a forked child (no parser thread there) must not drain or stop
   CUpti_SubscriberHandle subscriber = nullptr;
   ActivityBufferPool pool;
@@ -73,8 +74,11 @@ struct Session {
                         // calling into CUPTI. No other lock is taken while holding it.
   std::vector<GpuBatch> ready;
   bool stopped = false;
-  // Start, then (after g_ready, which hands it over) the window thread only.
+  // Start, then (after g_ready) SetGpuActivityEnabled and the hand-over (handover.cpp), which
+  // hold kinds_mu: whether our activity kinds are wanted on. While the program's own profiler
+  // holds CUPTI (g_handed_over) it only records the wish; the take-back applies it.
   bool activity_on = true;
+  std::mutex kinds_mu;  // never held while taking ready_mu; held across CUPTI enable/disable
   bool logged_exits_without_enter = false;
   // Devices seen so far (CUPTI reports each once); every drained profile gets all of them.
   KnownDevices devices;
@@ -108,12 +112,31 @@ extern std::atomic<bool> g_ready;
 
 inline bool Ready() { return g_ready.load(std::memory_order_acquire); }
 
+// handover.cpp: true while the program's own CUPTI client (torch.profiler's Kineto, or one the
+// --preload interposition saw register its buffer callbacks) holds CUPTI's process-wide activity
+// state. Then the drain flushes nothing and reads no dropped count (both are the client's now).
+extern std::atomic<bool> g_handed_over;
+inline bool HandedOver() { return g_handed_over.load(std::memory_order_acquire); }
+// Whether a call that started at host time `start_ns` fell inside a hand-over: its GPU records
+// went to the program's profiler, so no record of ours is expected for it. Cold (a lock).
+bool InHandOver(uint64_t start_ns);
+// Removes every record of `batches` that starts before `lo` or starts or ends after `hi` (host
+// ns): a record on another clock (a timestamp callback another tool registered counts TSC ticks:
+// a 1970 date on ours) is refused, never put on the host timeline. Returns how many. Pure.
+uint64_t DropRecordsOffHostClock(std::vector<GpuBatch>* batches, uint64_t lo, uint64_t hi);
+// How far outside [session start, now] a record may lie (GPU-to-CPU interpolation, skew) before
+// DropRecordsOffHostClock refuses it.
+inline constexpr uint64_t kHostClockSlackNs = 10'000'000'000ull;
+
 // The callbacks CUPTI calls (api_callback.cpp, activity_buffers.cpp).
 void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                           const void* data) noexcept;
 void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) noexcept;
 void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t,
                               size_t valid_size) noexcept;
+// Start, on the thread that runs InitializeInjection (api_callback.cpp): when that is inside a
+// runtime call, the thread counts as one runtime call deep until that call's EXIT.
+void NoteInjectionThread();
 // The parser thread's body (activity_buffers.cpp): decodes completed buffers into s->ready.
 void ParserMain(Session* s);
 

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <cstring>
 #include <thread>
 #include <type_traits>
@@ -33,6 +35,12 @@ namespace {
 
 std::atomic<int> g_flush_state{kFlushNone};  // read by the signal handler: must be lock-free
 static_assert(std::atomic<int>::is_always_lock_free);
+std::atomic<bool> g_signal_flush{false};
+std::atomic<bool> g_gpu_abandoned{false};
+
+bool GpuStarted() {
+  return g_gpu_state.load(std::memory_order_acquire) == kGpuStarted && !g_gpu_abandoned.load();
+}
 
 // Builds the profile of what was recorded since the last reset. Caller holds flush_mutex.
 void BuildProfile(Runtime& rt, Profile* profile, uint64_t end_ns) {
@@ -42,7 +50,7 @@ void BuildProfile(Runtime& rt, Profile* profile, uint64_t end_ns) {
   MarkLaunchCalls(profile);
   if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) {
     SetGpuInfo(rt.gpu, &profile->info);
-    DrainGpu(profile, /*forced=*/true);  // exit: everything CUPTI has, finished or not
+    DrainGpuForExit(profile);  // exit: everything CUPTI has, finished or not
     CheckGpuAgainstCalls(profile);
   } else if (!rt.config.cuda) {
     profile->info.gpu_status = "off: GPROF_CUDA=0";
@@ -50,6 +58,56 @@ void BuildProfile(Runtime& rt, Profile* profile, uint64_t end_ns) {
 }
 
 }  // namespace
+
+void NoteSignalFlush() { g_signal_flush.store(true, std::memory_order_release); }
+
+bool GpuAbandoned() { return g_gpu_abandoned.load(std::memory_order_acquire); }
+
+bool DrainGpuForExit(Profile* profile) {
+  if (!g_signal_flush.load(std::memory_order_acquire)) {
+    SetGpuActivityEnabled(false);
+    DrainGpu(profile, /*forced=*/true);
+    return true;
+  }
+  struct Try {
+    Profile gpu;
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+  };
+  auto* job = new Try;  // freed by whoever finishes last: leaked when the helper never returns
+  std::thread helper;
+  try {
+    helper = std::thread([job] {
+      SetGpuActivityEnabled(false);
+      DrainGpu(&job->gpu, /*forced=*/true);
+      std::lock_guard<std::mutex> lock(job->mu);
+      job->done = true;
+      job->cv.notify_all();
+    });
+  } catch (...) {
+    delete job;
+    return false;
+  }
+  bool done = false;
+  {
+    std::unique_lock<std::mutex> lock(job->mu);
+    done = job->cv.wait_for(lock, std::chrono::milliseconds(kSignalGpuTryMs),
+                            [&] { return job->done; });
+  }
+  if (!done) {
+    helper.detach();  // still inside CUPTI; the process is about to die of the signal
+    g_gpu_abandoned.store(true, std::memory_order_release);
+    log::Warn("CUPTI did not answer within " + std::to_string(kSignalGpuTryMs / 1000) +
+              " s of the signal (a lock held by the interrupted thread?): the profile is written "
+              "with its host data and without the GPU records not yet drained");
+    return false;
+  }
+  helper.join();
+  MoveGpuRecords(&job->gpu, profile);
+  delete job;
+  return true;
+}
 
 void SetGpuInfo(const GpuStartResult& gpu, ProfileInfo* info) {
   info->gpu_status = gpu.status;
@@ -124,17 +182,17 @@ void FlushNow() {
   std::lock_guard<std::mutex> lock(rt.flush_mutex);
   SetHostCollectionEnabled(false);
   if (g_windows_active) {
-    if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) StopGpuCollection();
+    if (GpuStarted()) StopGpuCollection();
     return;  // windows were written as they completed; there is no whole-run profile
   }
   if (SpillActive()) {  // the whole run, in segments: the last one, then the file in place
     FinishSpill(NowNs());
-    if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) StopGpuCollection();
+    if (GpuStarted()) StopGpuCollection();
     return;
   }
   Profile profile;
   BuildProfile(rt, &profile, NowNs());
-  if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) StopGpuCollection();
+  if (GpuStarted()) StopGpuCollection();
   WriteProfile(profile, WholeRunDumpPath(rt.config.output_dir, rt.info));
 }
 

@@ -21,6 +21,19 @@ int FlushState();
 // The calling thread's tid by a raw syscall: async-signal-safe (no TLS, unlike CurrentTid()).
 int CallerTid();
 
+// The exit flush's one GPU drain (whole run, or its last segment), flush_mutex held: our kinds off
+// first, so that nothing arrives after it (the session's stop then hands back nothing unread),
+// then one forced drain into `profile`. After a signal (SignalFlush) the signalled thread may hold
+// a CUPTI lock, and the drain could wait on it until the signal's timeout kills the program with
+// no dump: then it runs on a helper thread for at most kSignalGpuTryMs, and when that runs out
+// the dump is written with its host data and GPU collection is abandoned (GpuAbandoned: nothing
+// calls CUPTI again). Returns false when abandoned.
+inline constexpr int kSignalGpuTryMs = 2000;
+bool DrainGpuForExit(Profile* profile);
+bool GpuAbandoned();
+// Set by the signal flush thread before it runs the exit flush.
+void NoteSignalFlush();
+
 // ProfileInfo's GPU fields from the start result.
 void SetGpuInfo(const GpuStartResult& gpu, ProfileInfo* info);
 

@@ -58,6 +58,19 @@ void OnIttTaskEnd(const void* domain) noexcept;
 // `program` (NUL-terminated). 1 when attached, 0 when the library is inert or `size` too small.
 int OnPythonAttach(char* program, size_t size) noexcept;
 
+// The program's own CUPTI profiler (collector/cupti/handover.cpp). gprof_run_cupti_hand_over /
+// gprof_run_cupti_take_back: the Python hook calls them through ctypes before torch.profiler
+// prepares or starts a profile with CUDA activity and after it stops (docs/PYTORCH.md). 1 when
+// CUPTI changed hands now, 0 otherwise (not collecting, already done). The --preload interposition
+// (inject/cupti_interpose.cpp) of cuptiActivityRegisterCallbacks hands over before forwarding a
+// registration that is not ours; of cuptiActivityEnable/Disable, takes back once the client has
+// disabled every kind it enabled since. Each returns the forwarded CUptiResult.
+int OnCuptiHandOver() noexcept;
+int OnCuptiTakeBack() noexcept;
+int OnForeignRegisterCallbacks(void* requested, void* completed) noexcept;
+int OnForeignActivityEnable(int kind) noexcept;
+int OnForeignActivityDisable(int kind) noexcept;
+
 // The exit flush: writes the whole-run dump once (later calls return at once, or wait for a flush
 // in progress on another thread). Called by the atexit handler and the signal flush thread.
 void FlushAtExit() noexcept;

@@ -65,7 +65,12 @@ void WriteSegment(Spill* s, bool last, uint64_t end_ns) {
   MarkLaunchCalls(&run);
   if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) {
     SetGpuInfo(rt.gpu, &run.info);
-    DrainGpu(&run, /*forced=*/last);  // mid-run: only buffers whose records are all complete
+    // Mid-run: only buffers whose records are all complete. The last: DrainGpuForExit.
+    if (last) {
+      DrainGpuForExit(&run);
+    } else {
+      DrainGpu(&run, /*forced=*/false);
+    }
   } else if (!rt.config.cuda) {
     run.info.gpu_status = "off: GPROF_CUDA=0";
   }
