@@ -19,7 +19,8 @@
 #   in a threading.local; the step counters are guarded by _steps_lock.
 # - torch's profiler state is per thread, and torch refuses a second profiler on a thread
 #   ("Profiler is already enabled on this thread"): ours steps aside while the program runs its
-#   own (the _enable/_disable wrappers).
+#   own (the _enable/_disable wrappers, in _gprof_run_own_profiler.py, which also hands CUPTI over
+#   to the program's profiler and takes it back).
 # - Cheap: one NVTX profiler enable per thread, a few attribute lookups per optimizer step and
 #   per record_function.__enter__ until the program's own steps are seen.
 import functools
@@ -193,110 +194,7 @@ def _ops_off_at_exit():
         _failed("turning torch's op ranges off at exit", exc)
 
 
-# ---- 2. the program's own torch profiler: ours steps aside ----------------------------------------
-
-def _wrap_enable(real):
-    @functools.wraps(real)
-    def _enable_profiler(*args, **kwargs):
-        global torch_profiler_spans
-        ops = None
-        try:
-            ops = getattr(_local, "ops", None)
-            if ops is not None and ops.on:
-                _ours_off(ops)
-            else:
-                ops = None
-        except Exception as exc:
-            _failed("stepping aside for the program's torch profiler", exc)
-        try:
-            result = real(*args, **kwargs)
-        except BaseException:
-            if ops is not None and ops.wanted:
-                _ours_on(ops)  # the program's profiler did not start: ours is back
-            raise
-        with _count_lock:
-            torch_profiler_spans += 1
-        _mark(MARK_PROFILER_STARTED)
-        return result
-    return _enable_profiler
-
-
-def _wrap_disable(real):
-    @functools.wraps(real)
-    def _disable_profiler(*args, **kwargs):
-        ops = None
-        try:
-            ops = getattr(_local, "ops", None)
-            if ops is not None and ops.on:
-                # The program stops a profiler on a thread where only ours runs: ours must not
-                # be what torch stops; torch answers the program as it would without us.
-                _ours_off(ops)
-        except Exception as exc:
-            _failed("stepping aside for the program's torch profiler", exc)
-        try:
-            result = real(*args, **kwargs)
-        finally:
-            try:
-                if ops is not None and ops.wanted and not ops.on:
-                    _ours_on(ops)
-            except Exception as exc:
-                _failed("turning torch's op ranges back on", exc)
-        _mark(MARK_PROFILER_STOPPED)
-        return result
-    return _disable_profiler
-
-
-def _profiler_flag_on(torch):
-    """torch's Python-side "a profiler is on" flag, which emit_nvtx() and torch.profiler set too
-    (torch.autograd.profiler._run_on_profiler_start): torch.compile's code adds its
-    record_function scopes only while it is set ("## Call CompiledFxGraph ... ##", inductor's
-    Triton kernel launches). Kept set while our op ranges are on: the program's own profiler
-    clears it when it stops (_run_on_profiler_stop), so that is wrapped to set it again."""
-    profiler = torch.autograd.profiler
-    setter = getattr(profiler, "_set_is_profiler_enabled", None)
-    real_stop = getattr(profiler, "_run_on_profiler_stop", None)
-    if setter is None:
-        return
-    setter(True)
-    if real_stop is None:
-        return
-
-    @functools.wraps(real_stop)
-    def _run_on_profiler_stop(*args, **kwargs):
-        result = real_stop(*args, **kwargs)
-        try:
-            setter(True)  # ours are still on (on this and the other threads)
-        except Exception as exc:
-            _failed("setting torch's profiler flag again", exc)
-        return result
-
-    profiler._run_on_profiler_stop = _run_on_profiler_stop
-
-
-def _install_profiler_wrappers(torch):
-    """Every place the program's torch profilers (torch.profiler.profile,
-    torch.autograd.profiler.profile, emit_nvtx, emit_itt, the legacy profiler) look up torch's
-    enable/disable functions at call time: module globals of torch.autograd.profiler and
-    torch.autograd.profiler_legacy, and torch.autograd for direct callers. (_prepare_profiler
-    coexists with ours and is left alone.)"""
-    autograd = torch.autograd
-    pairs = [("_enable_profiler", "_disable_profiler", _real_enable, _real_disable)]
-    legacy_enable = getattr(autograd, "_enable_profiler_legacy", None)
-    legacy_disable = getattr(autograd, "_disable_profiler_legacy", None)
-    if legacy_enable is not None and legacy_disable is not None:
-        pairs.append(("_enable_profiler_legacy", "_disable_profiler_legacy",
-                      legacy_enable, legacy_disable))
-    modules = [autograd] + [m for m in (getattr(autograd, "profiler", None),
-                                        getattr(autograd, "profiler_legacy", None))
-                            if m is not None]
-    for enable_name, disable_name, enable, disable in pairs:
-        wrapped_enable, wrapped_disable = _wrap_enable(enable), _wrap_disable(disable)
-        for module in modules:
-            if getattr(module, enable_name, None) is enable:
-                setattr(module, enable_name, wrapped_enable)
-            if getattr(module, disable_name, None) is disable:
-                setattr(module, disable_name, wrapped_disable)
-
+# ---- 2. the program's own torch profiler: _gprof_run_own_profiler.py ----------------------------
 
 # ---- 3. optimizer steps as ProfilerStep#N ranges ------------------------------------------------
 
@@ -450,7 +348,8 @@ def install(torch, report=None):
         _failed("registering a fork handler", exc)
 
     try:
-        _install_profiler_wrappers(torch)
+        import _gprof_run_own_profiler
+        _gprof_run_own_profiler.install_profiler_wrappers(torch)
     except Exception as exc:
         _failed("wrapping torch's profiler entry points", exc)
         return  # without them ours would break the program's own profiler: no op ranges
@@ -460,7 +359,7 @@ def install(torch, report=None):
     ops = _env_bool("GPROF_TORCH_OPS", True) and _ops_on_this_thread()
     if ops:
         try:
-            _profiler_flag_on(torch)
+            _gprof_run_own_profiler.profiler_flag_on(torch)
         except Exception as exc:
             _failed("setting torch's profiler flag", exc)
     memory = _install_memory(torch)
