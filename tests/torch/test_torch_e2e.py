@@ -382,6 +382,25 @@ class TorchEndToEnd(unittest.TestCase):
         self.assertIn("the program ran torch.profiler 1 time", p.stderr)
         self.assertIn("the program has its own steps", p.stderr)
 
+    def test_hook_hands_cupti_over_to_torch_profiler_and_takes_it_back(self):
+        # torch.profiler with CUDA activity takes CUPTI's process-wide buffer callbacks: the hook
+        # calls the library's hand-over before Kineto prepares and its take-back after the profile
+        # stopped. Both calls must reach the library (its debug lines), in that order, around the
+        # program's profile; the CUPTI side is collection_test's Handover.* (stand-in).
+        out = os.path.join(self.tmp, "handover")
+        env = dict(os.environ, GPROF_LOG_LEVEL="debug")
+        p = subprocess.run([GPROF_RUN, "-q", "-o", out, TORCH_PYTHON,
+                            os.path.join(HERE, "own_profiler_cuda.py")],
+                           cwd=HERE, capture_output=True, text=True, timeout=240, env=env)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("own CUDA-activity profile done: True", p.stdout)
+        lines = p.stderr.splitlines()
+        give = [i for i, l in enumerate(lines) if "CUPTI hand-over requested" in l]
+        take = [i for i, l in enumerate(lines) if "CUPTI take-back requested" in l]
+        self.assertEqual(len(give), 1, p.stderr)
+        self.assertEqual(len(take), 1, p.stderr)
+        self.assertLess(give[0], take[0])
+
 
 if __name__ == "__main__":
     unittest.main()
