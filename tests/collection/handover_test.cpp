@@ -107,6 +107,32 @@ TEST_F(Handover, KinetoLikeClientWithExplicitHandOverKeepsItsRecordsAndGprofKeep
                                 "kineto_explicit");
   ExpectBothProfilersWhole(run, plain);
 }
+
+// Fix 6: the program's first CUDA call is cudaDeviceSynchronize, inside which the stand-in's cudart
+// loads the injection library (CUDASIM_INJECT_IN_FIRST_CALL: as the driver does at cuInit, inside
+// the runtime's first call, after its ENTER); it carries a nested cuCtxSynchronize (README: nested
+// driver calls). That driver
+// call is the runtime's, not the program's: with every API recorded, the program (which makes
+// no driver call of its own) has none, and exactly one kernel launch per kernel.
+TEST_F(Handover, DriverCallNestedInTheFirstCudaCallIsNotRecordedAsTheUsers) {
+  const std::vector<std::string> argv = {GPROF_KINETO_LIKE_CLIENT, "10", "0", "0", "explicit"};
+  ProfiledRun run = RunProfiled(argv, StandInLibDir(),
+                                {{"GPROF_CUPTI_LIB", StandInCupti()},
+                                 {"GPROF_API_FILTER", "all"},
+                                 {"CUDASIM_INJECT_IN_FIRST_CALL", "1"}},
+                                "first_call_depth");
+  EXPECT_EQ(run.process.exit_code, 0) << run.process.err;
+  ASSERT_TRUE(run.has_dump) << run.dump_error;
+  size_t driver = 0;
+  for (const ApiCall& c : run.profile.api_calls) {
+    if (c.domain == ApiDomain::kDriver) {
+      ++driver;
+      ADD_FAILURE() << "driver call recorded as the program's: " << ApiNameOf(run.profile, c);
+    }
+  }
+  EXPECT_EQ(driver, 0u);
+  EXPECT_EQ(run.profile.kernels.size(), 10u);
+}
 #endif
 
 }  // namespace

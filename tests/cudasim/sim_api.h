@@ -36,6 +36,7 @@ struct CudasimKnobs {
   bool per_thread_buffers;         // default of CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER
   bool incomplete_records;         // forced flush returns running work with 0 timestamps
   bool nested_driver;              // runtime calls fire nested driver callbacks and records
+  bool inject_in_first_call;       // kernel launches: injection inside the call, after its ENTER
   bool symbol_name_reuse;          // symbolName storage is overwritten after each callback
   uint32_t timestamp_clock;        // kClockCupti, or kClockTsc: "another tool" set a timestamp callback
   int64_t gpu_skew_ns;             // added to GPU-side timestamps (kernel, memcpy, memset)

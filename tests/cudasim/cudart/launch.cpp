@@ -107,9 +107,11 @@ bool ScheduleKernel(const Kernel& kernel, dim3 grid, dim3 block, size_t shared_m
 cudaError_t Launch(CUpti_CallbackId cbid, const char* api_name, const void* params, Kernel* kernel,
                    dim3 grid, dim3 block, size_t shared_mem, cudaStream_t stream, void** args,
                    bool extended) {
-  EnsureInitialized();
+  const bool inside = Knobs().inject_in_first_call;  // CUDASIM_INJECT_IN_FIRST_CALL
+  if (!inside) EnsureInitialized();
   const char* symbol = kernel != nullptr ? kernel->name.c_str() : nullptr;
   ApiCall rt(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, api_name, params, Knobs().launch_api_ns, symbol);
+  if (inside) EnsureInitialized();
   if (kernel == nullptr) return static_cast<cudaError_t>(rt.Finish(cudaErrorInvalidDeviceFunction));
   if (!ValidConfig(grid, block)) return static_cast<cudaError_t>(rt.Finish(cudaErrorInvalidConfiguration));
   CUlaunchConfig drv_config{};

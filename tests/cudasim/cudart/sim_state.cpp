@@ -34,6 +34,7 @@ const char* const kKnownKnobs[] = {
     "CUDASIM_FLUSH_PERIOD_MS", "CUDASIM_DROP_EVERY",        "CUDASIM_MAX_BUFFERS",
     "CUDASIM_CUPTI_VERSION",  "CUDASIM_CUPTI_HOLDER",      "CUDASIM_BUFFER_MODE",
     "CUDASIM_PER_THREAD_BUFFERS", "CUDASIM_INCOMPLETE_RECORDS", "CUDASIM_NESTED_DRIVER",
+    "CUDASIM_INJECT_IN_FIRST_CALL",
     "CUDASIM_SYMBOL_NAME_REUSE", "CUDASIM_TIMESTAMP_CALLBACK", "CUDASIM_GPU_SKEW_NS",
 };
 
@@ -158,6 +159,11 @@ CudasimKnobs ParseKnobs(const KnobSource& src) {
   k.per_thread_buffers = EnvBool(src, "CUDASIM_PER_THREAD_BUFFERS", true);
   k.incomplete_records = EnvBool(src, "CUDASIM_INCOMPLETE_RECORDS", true);
   k.nested_driver = EnvBool(src, "CUDASIM_NESTED_DRIVER", true);
+  // The real driver calls InitializeInjection at cuInit, which the runtime runs lazily inside the
+  // program's first runtime call, after that call's entry: its ENTER callback found no subscriber,
+  // its nested driver calls and its EXIT come after. 0 (the default) injects before the first
+  // call; 1 does it inside the call (the CUDASIM_RUNTIME_CALL entry points and launches).
+  k.inject_in_first_call = EnvBool(src, "CUDASIM_INJECT_IN_FIRST_CALL", false);
   // Faithful default is 1 (README "Knobs"); 0 until the product stops keying its kernel-name cache
   // by the symbolName pointer (Schedule.KernelLaunchesAsSteps fails with 1).
   k.symbol_name_reuse = EnvBool(src, "CUDASIM_SYMBOL_NAME_REUSE", true);

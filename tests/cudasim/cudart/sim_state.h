@@ -131,10 +131,12 @@ class ApiCall {
   uint64_t correlation_data_ = 0;
 };
 
-// Runtime call helper: initializes, then ApiCall in the runtime domain with the ordinary latency.
+// Runtime call helper: initializes, then ApiCall in the runtime domain with the ordinary latency
+// (with CUDASIM_INJECT_IN_FIRST_CALL=1 the other way round: the ENTER fires before the injection).
 #define CUDASIM_RUNTIME_CALL(var, cbid_suffix, name, params)                                   \
-  ::gprof::cudasim::EnsureInitialized();                                                       \
+  if (!::gprof::cudasim::Knobs().inject_in_first_call) ::gprof::cudasim::EnsureInitialized();  \
   ::gprof::cudasim::ApiCall var(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##cbid_suffix, \
-                                name, params, ::gprof::cudasim::Knobs().api_ns)
+                                name, params, ::gprof::cudasim::Knobs().api_ns);              \
+  if (::gprof::cudasim::Knobs().inject_in_first_call) ::gprof::cudasim::EnsureInitialized()
 
 }  // namespace gprof::cudasim
