@@ -22,6 +22,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import clock_skew  # noqa: E402
+import cupti_life_check  # noqa: E402
 import examples_check  # noqa: E402
 import launch_overhead  # noqa: E402
 import torch_compare  # noqa: E402
@@ -216,7 +217,8 @@ def main(argv):
               "6. gprof-run vs torch.profiler", "7. torch.profiler inside gprof-run",
               "8. Launch overhead",
               "9. torch ops: the seeds' matmul+add (64, 4096) against torch.profiler",
-              "9b. torch memory columns: matmul+add at 4096 against profile_memory=True"]
+              "9b. torch memory columns: matmul+add at 4096 against profile_memory=True",
+              "9c. Beside real CUPTI: libcupti loaded, after torch.profiler, SIGTERM, fork"]
     if pre:
         progress(start_epoch, f"cannot profile: {pre}")
         for title in titles:
@@ -231,14 +233,17 @@ def main(argv):
             s, [(r["case"], r.get("trace", "")) for r in rows]), start_epoch)
         timed(report, titles[4], lambda s: torch_compare.run(runner, s, args.python,
                                                              steps=args.steps), start_epoch)
-        timed(report, titles[5], lambda s: torch_inside_check.run(runner, s, args.python),
-              start_epoch)
+        inside = {}
+        timed(report, titles[5], lambda s: inside.setdefault(
+            "run", torch_inside_check.run(runner, s, args.python)), start_epoch)
         timed(report, titles[6], lambda s: launch_overhead.run(runner, s, args.python),
               start_epoch)
         timed(report, titles[7], lambda s: torch_ops_check.run(runner, s, args.python),
               start_epoch)
         timed(report, titles[8], lambda s: torch_memory_check.run(runner, s, args.python),
               start_epoch)
+        timed(report, titles[9], lambda s: cupti_life_check.run(runner, s, args.python,
+                                                                inside.get("run")), start_epoch)
 
     s = report.section("10. Report")
     total = time.time() - start_epoch

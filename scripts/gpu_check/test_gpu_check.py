@@ -18,6 +18,7 @@ import collections  # noqa: E402
 import time  # noqa: E402
 
 import clock_skew  # noqa: E402
+import cupti_life_check  # noqa: E402
 import examples_check  # noqa: E402
 import launch_overhead  # noqa: E402
 import torch_compare  # noqa: E402
@@ -956,6 +957,55 @@ class TorchMatmulAddOnCpu(unittest.TestCase):
             self.assertEqual(torch_ops_check.reference_op(ref, name)["calls"], 3, name)
         self.assertGreater(ref["self_cpu_total"], 0)
         self.assertIn("GPROF_EXAMPLE_DONE torch_matmul_add_torch", p.stdout)
+
+
+class CuptiLifeVerdictTest(unittest.TestCase):
+    """cupti_life_check's verdicts on hand-made figures."""
+
+    def statuses(self, checks):
+        return [st for st, _ in checks]
+
+    def test_libcupti_named_with_its_version_passes_and_a_gpu_run_without_one_fails(self):
+        with tempfile.TemporaryDirectory() as d:
+            real = os.path.join(d, "libcupti.so.13.0.85")
+            open(real, "w").close()
+            link = os.path.join(d, "libcupti.so.13")
+            os.symlink(real, link)
+            self.assertEqual(cupti_life_check.cupti_version(link), "13.0.85")
+            checks = cupti_life_check.judge_libcupti([("a", link, "13.0.85", 10)])
+            self.assertEqual(self.statuses(checks), [PASS])
+            self.assertIn("13.0.85", checks[0][1])
+        self.assertEqual(self.statuses(cupti_life_check.judge_libcupti([("b", "", "", 3)])), [FAIL])
+        self.assertEqual(self.statuses(cupti_life_check.judge_libcupti([("c", "", "", 0)])), [WARN])
+        two = cupti_life_check.judge_libcupti([("a", "/x/libcupti.so.13", "", 1),
+                                               ("b", "/y/libcupti.so.13", "", 1)])
+        self.assertEqual(self.statuses(two), [PASS, PASS, WARN])
+
+    def test_kernels_after_the_programs_profiler_present_and_on_the_host_clock(self):
+        base, end, stop = 1_700_000_000_000_000_000, 1_700_000_010_000_000_000, \
+            1_700_000_005_000_000_000
+        good = [base + 1000, stop + 10, stop + 20, stop + 30, stop + 40, stop + 50]
+        self.assertEqual(self.statuses(cupti_life_check.judge_after_own_profiler(
+            base, end, stop, 5, good)), [PASS, PASS])
+        # Four after the block where the program launched five: lost kernels.
+        self.assertEqual(self.statuses(cupti_life_check.judge_after_own_profiler(
+            base, end, stop, 5, good[:-1])), [PASS, FAIL])
+        # A TSC tick count read as ns (a 1970 date): off the host clock.
+        tsc = good + [3_000_000_000_000]
+        self.assertEqual(self.statuses(cupti_life_check.judge_after_own_profiler(
+            base, end, stop, 5, tsc)), [FAIL, PASS])
+
+    def test_sigterm_needs_an_exit_and_a_dump_within_five_seconds(self):
+        self.assertEqual(self.statuses(cupti_life_check.judge_sigterm(1.2, True, 1)), [PASS])
+        self.assertEqual(self.statuses(cupti_life_check.judge_sigterm(5.5, True, 1)), [FAIL])
+        self.assertEqual(self.statuses(cupti_life_check.judge_sigterm(1.0, True, 0)), [FAIL])
+        self.assertEqual(self.statuses(cupti_life_check.judge_sigterm(20.0, False, 0)), [FAIL])
+
+    def test_fork_child_is_inert_and_the_parent_keeps_its_kernels(self):
+        self.assertEqual(self.statuses(cupti_life_check.judge_fork(0, True, 4, 1)), [PASS])
+        self.assertEqual(self.statuses(cupti_life_check.judge_fork(0, True, 4, 3)), [FAIL])
+        self.assertEqual(self.statuses(cupti_life_check.judge_fork(0, True, 0, 1)), [FAIL])
+        self.assertEqual(self.statuses(cupti_life_check.judge_fork(-11, False, 4, 1)), [FAIL])
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ torch.profiler saw, then GPROF_EXAMPLE_DONE torch_inside. Exits 3 when torch or 
 """
 
 import sys
+import time
 
 
 def main():
@@ -22,6 +23,7 @@ def main():
         return 3
     from torch.profiler import ProfilerActivity, profile
 
+    start_ns = time.time_ns()
     x = torch.randn(1024, 1024, device="cuda")
     y = torch.relu(x @ x)
     torch.cuda.synchronize()
@@ -34,9 +36,14 @@ def main():
         kind = str(getattr(e, "device_type", ""))
         if kind.endswith("CUDA"):
             seen += 1
+    after_stop_ns = time.time_ns()
     for _ in range(3):  # after the profiler stopped: gprof-run should see these again
         y = torch.relu(y @ x) * 0.5
+    for _ in range(5):
+        y.add_(1.0)  # one kernel each: 5 launches at least, judged by cupti_life_check.py
     torch.cuda.synchronize()
+    print(f"torch_inside: start_ns={start_ns} after_stop_ns={after_stop_ns} after_launches=5 "
+          f"end_ns={time.time_ns()}")
     print(f"torch_inside: torch.profiler saw {seen} CUDA events; result {float(y.sum()):.3g}")
     print("GPROF_EXAMPLE_DONE torch_inside")
     return 0

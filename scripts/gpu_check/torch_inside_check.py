@@ -65,6 +65,7 @@ def _short(text, width=400):
 
 
 def run(runner, section, python):
+    """Runs and judges torch_inside.py; returns its RunResult (None when skipped)."""
     status, text = torch_compare.torch_status(runner, python)
     if status != "ok":
         why = "torch not importable" if status == "no-torch" else "torch has no CUDA device"
@@ -92,3 +93,4 @@ def run(runner, section, python):
             section.add(f"gprof-run's trace does not parse: {e}", "")
     elif not r.ok():
         section.add("```", r.tail(), "```", "")
+    return r  # step 9c reads the program's own after-profiler line and the trace
