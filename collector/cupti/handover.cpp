@@ -55,6 +55,7 @@ std::set<int> g_client_kinds;  // kinds the client enabled since the hand-over (
 bool g_clock_was_host = true;  // CUPTI's clock agreed with the host's when we handed over
 bool g_taken_back = false;     // at least one take-back happened
 bool g_logged_swallow = false;
+bool g_logged_clock_moved = false;
 
 // cuptiGetTimestamp between two host reads (session.cpp CheckClock does the same at start).
 bool MeasureClock(const CuptiApi& api, int64_t* offset, uint64_t* window) {
@@ -114,6 +115,18 @@ bool InHandOver(uint64_t start_ns) {
     if (start_ns >= from && start_ns < to) return true;
   }
   return false;
+}
+
+void RecheckClock(Session* s) {
+  if (HandedOver()) return;  // the program's profiler may run on its own clock meanwhile
+  const bool host = ClockIsHost(s->api);
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (!host && s->clock_agreed && !g_logged_clock_moved) {
+    g_logged_clock_moved = true;
+    log::Warn("CUPTI's clock moved away from the host clock during the run (another tool's "
+              "timestamp callback?): GPU records off the host clock are refused and counted in "
+              "cupti_errors");
+  }
 }
 
 uint64_t DropRecordsOffHostClock(std::vector<GpuBatch>* batches, uint64_t lo, uint64_t hi) {
@@ -207,9 +220,15 @@ bool TakeGpuCollectionBack(GpuStartResult* gpu) {
   }
   int64_t offset = 0;
   uint64_t window = 0;
-  if (gpu != nullptr && MeasureClock(s->api, &offset, &window)) {
-    gpu->clock_offset_ns = offset;
-    gpu->clock_window_ns = window;
+  if (MeasureClock(s->api, &offset, &window)) {
+    ProfileInfo probe;
+    probe.cupti_clock_offset_ns = offset;
+    probe.cupti_clock_window_ns = window;
+    s->clock_agreed = CuptiClockAgrees(probe);
+    if (gpu != nullptr) {
+      gpu->clock_offset_ns = offset;
+      gpu->clock_window_ns = window;
+    }
   }
   {
     std::lock_guard<std::mutex> lock(g_mu);

@@ -236,6 +236,12 @@ GpuStartResult Start(const Config& config, bool late) {
     return result;
   }
   CheckClock(api, &result);
+  {
+    ProfileInfo probe;
+    probe.cupti_clock_offset_ns = result.clock_offset_ns;
+    probe.cupti_clock_window_ns = result.clock_window_ns;
+    s->clock_agreed = CuptiClockAgrees(probe);
+  }
   g_collecting.store(true, std::memory_order_relaxed);
   g_ready.store(true, std::memory_order_release);  // last step: from here the session is usable
   result.collecting = true;

@@ -81,6 +81,7 @@ void Drain(Profile* profile, bool forced) {
     profile->collector_cost.activity_bytes += b.buffer_bytes;
   }
   // Never a timestamp off the host clock's range (handover.cpp: a client's TSC callback).
+  RecheckClock(s);
   const uint64_t off_clock = DropRecordsOffHostClock(
       &ready, s->started_ns - std::min(s->started_ns, kHostClockSlackNs), NowNs() + kHostClockSlackNs);
   if (off_clock != 0) {

@@ -62,6 +62,8 @@ struct Session {
   CuptiApi api;
   std::string path;
   uint64_t started_ns = 0;  // host clock when Start began: no record of ours is older
+  bool clock_agreed = true;  // CUPTI's clock agreed with the host's at the last check (Start,
+                             // take-back); the drain's RecheckClock warns when that changes
   pid_t pid = 0;  // a forked child (no parser thread there) must not drain or stop
   CUpti_SubscriberHandle subscriber = nullptr;
   ActivityBufferPool pool;
@@ -120,6 +122,9 @@ inline bool HandedOver() { return g_handed_over.load(std::memory_order_acquire);
 // Whether a call that started at host time `start_ns` fell inside a hand-over: its GPU records
 // went to the program's profiler, so no record of ours is expected for it. Cold (a lock).
 bool InHandOver(uint64_t start_ns);
+// Every drain (handover.cpp): CUPTI's clock measured against the host's again; a clock that
+// agreed and no longer does is warned about once (its records are refused below).
+void RecheckClock(Session* s);
 // Removes every record of `batches` that starts before `lo` or starts or ends after `hi` (host
 // ns): a record on another clock (a timestamp callback another tool registered counts TSC ticks:
 // a 1970 date on ours) is refused, never put on the host timeline. Returns how many. Pure.

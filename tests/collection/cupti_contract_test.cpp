@@ -178,6 +178,10 @@ TEST_F(CuptiContract, ForeignGpuClockFailsTheClockCheckAndSkewIsCounted) {
   EXPECT_FALSE(CuptiClockAgrees(foreign.profile.info));
   EXPECT_NE(foreign.process.err.find("away from the host clock"), std::string::npos)
       << foreign.process.err;
+  // Its records are ns since boot, a 1970 date on the host clock: every one is refused (and
+  // counted as a CUPTI error), never put on the timeline. launch_loop 50 launches 50 kernels.
+  EXPECT_TRUE(foreign.profile.kernels.empty());
+  EXPECT_GE(foreign.profile.counters.cupti_errors, 50u);
 
   ProfiledRun same = Run({ExamplePath("launch_loop"), "50"}, {}, "same_clock");
   ASSERT_TRUE(same.has_dump) << same.dump_error;
