@@ -268,9 +268,12 @@ void Stop() {
   s->stopped = true;
   g_ready.store(false, std::memory_order_release);  // later Set*/Drain calls do nothing
   g_collecting.store(false, std::memory_order_relaxed);
-  for (CUpti_ActivityKind kind : s->enabled_kinds) s->api.ActivityDisable(kind);
-  if (s->api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != CUPTI_SUCCESS) {
-    g_cupti_errors.fetch_add(1, std::memory_order_relaxed);
+  // While the program's own profiler holds CUPTI (handover.cpp) the kinds and buffers are its.
+  if (!HandedOver()) {
+    for (CUpti_ActivityKind kind : s->enabled_kinds) s->api.ActivityDisable(kind);
+    if (s->api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != CUPTI_SUCCESS) {
+      g_cupti_errors.fetch_add(1, std::memory_order_relaxed);
+    }
   }
   s->stop.store(true, std::memory_order_release);
   s->pool.Wake();
