@@ -82,7 +82,9 @@ uint64_t CUPTIAPI HostClockNs() { return NowNs(); }
 // A timestamp callback the client left behind cannot be removed (a null one is
 // CUPTI_ERROR_INVALID_PARAMETER), only replaced: "the records generated prior to the change
 // report timestamps through the previous timestamp method" (cupti_activity.h), later ones ours.
-// Resolved here, not in loader.h: only the take-back needs it.
+// Resolved here, not in loader.h: only the take-back needs it. (CUDA 13.0's known bug, zero kernel
+// timestamps once a timestamp callback is registered (REFERENCE.md section 1), has then already
+// been set off by the client's registration; ours changes nothing there.)
 void RestoreHostClock(const Session& s) {
   void* lib = ::dlopen(s.path.c_str(), RTLD_NOW | RTLD_NOLOAD);
   auto* reg = lib != nullptr ? reinterpret_cast<decltype(&cuptiActivityRegisterTimestampCallback)>(
@@ -158,6 +160,7 @@ bool HandGpuCollectionOver(const GpuStartResult& gpu) {
   Session* s = UsableSession();
   if (s == nullptr || HandedOver()) return false;
   std::lock_guard<std::mutex> kinds(s->kinds_mu);
+  const uint64_t from = NowNs();  // launches from here on may have no records of ours
   // The clock as we last measured it (start, or the last take-back), not now: a client may have
   // registered its timestamp callback already (Kineto does so before its buffer callbacks).
   ProfileInfo last;
@@ -181,7 +184,7 @@ bool HandGpuCollectionOver(const GpuStartResult& gpu) {
     std::lock_guard<std::mutex> lock(g_mu);
     g_clock_was_host = clock_was_host;
     g_client_kinds.clear();
-    g_intervals.emplace_back(NowNs(), kOpen);
+    g_intervals.emplace_back(from, kOpen);
   }
   g_any_handover.store(true, std::memory_order_release);
   g_handed_over.store(true, std::memory_order_release);

@@ -161,9 +161,9 @@ CudasimKnobs ParseKnobs(const KnobSource& src) {
   k.nested_driver = EnvBool(src, "CUDASIM_NESTED_DRIVER", true);
   // The real driver calls InitializeInjection at cuInit, which the runtime runs lazily inside the
   // program's first runtime call, after that call's entry: its ENTER callback found no subscriber,
-  // its nested driver calls and its EXIT come after. 0 (the default) injects before the first
-  // call; 1 does it inside the call (the CUDASIM_RUNTIME_CALL entry points and launches).
-  k.inject_in_first_call = EnvBool(src, "CUDASIM_INJECT_IN_FIRST_CALL", false);
+  // its nested driver calls and its EXIT come after. 1 (the default) does that inside the call
+  // (the CUDASIM_RUNTIME_CALL entry points and launches); 0 injects before the first call.
+  k.inject_in_first_call = EnvBool(src, "CUDASIM_INJECT_IN_FIRST_CALL", true);
   // Faithful default is 1 (README "Knobs"); 0 until the product stops keying its kernel-name cache
   // by the symbolName pointer (Schedule.KernelLaunchesAsSteps fails with 1).
   k.symbol_name_reuse = EnvBool(src, "CUDASIM_SYMBOL_NAME_REUSE", true);
