@@ -299,5 +299,42 @@ TEST(CuptiLoader, FindsTheBuildToolkitsLibcupti) {
   EXPECT_NE(r.api.GetTimestamp, nullptr);
 }
 
+TEST(CuptiLoader, AnyLoadedLibcuptiIsFoundWhateverItsMajor) {
+  EXPECT_EQ(LoadedCuptiLibraries({"/usr/lib/libc.so.6", "/t/nvidia/cu13/lib/libcupti.so.13",
+                                  "/c/lib/libcupti.so.12", "/x/libcuptiextra.so"}),
+            (std::vector<std::string>{"/t/nvidia/cu13/lib/libcupti.so.13", "/c/lib/libcupti.so.12"}));
+  EXPECT_TRUE(LoadedCuptiLibraries({"/usr/lib/libcudart.so.13"}).empty());
+  EXPECT_EQ(CuptiSonameMajor("/a/libcupti.so.13"), 13);
+  EXPECT_EQ(CuptiSonameMajor("/a/libcupti.so.12"), 12);
+  EXPECT_EQ(CuptiSonameMajor("/a/libcupti.so.2025.3.1"), 2025);
+  EXPECT_EQ(CuptiSonameMajor("/a/libcupti.so"), 0);
+  EXPECT_EQ(CuptiSonameMajor("/a/libcudart.so.13"), 0);
+}
+
+// One libcupti per process: when the program has one, GPROF_CUPTI_LIB is not loaded beside it.
+// (The loaded path here is not really in this process, so reaching it fails: the message says so,
+// and the explicit library, which exists, is still not loaded.)
+TEST(CuptiLoader, ALoadedLibcuptiIsTheOnlyOneEvenWithAnExplicitPath) {
+  CuptiSearchInputs in;
+  for (const char* p : {"/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6"}) {
+    if (access(p, F_OK) == 0) {
+      in.explicit_path = p;
+      break;
+    }
+  }
+  if (in.explicit_path.empty()) GTEST_SKIP() << "no libm.so.6 found";
+  in.loaded_libraries = {"/usr/lib/libc.so.6", "/site/nvidia/cu13/lib/libcupti.so.13"};
+  CuptiLoadResult r = LoadCupti(in);
+  EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(r.already_loaded);
+  EXPECT_EQ(r.path, "/site/nvidia/cu13/lib/libcupti.so.13");
+  EXPECT_EQ(r.source, CuptiSource::kAlreadyLoaded);
+  EXPECT_EQ(r.explicit_not_loaded, in.explicit_path);
+  EXPECT_NE(r.error.find("already loaded in the process, /site/nvidia/cu13/lib/libcupti.so.13"),
+            std::string::npos)
+      << r.error;
+  EXPECT_EQ(r.error.find("libm"), std::string::npos) << r.error;
+}
+
 }  // namespace
 }  // namespace gprof::collector
