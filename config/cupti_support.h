@@ -25,10 +25,15 @@ struct CuptiSupport {
 // cuptiActivityGetNextRecord steps by the library's own record size: so any version of a listed
 // major at or above min_api_version is decoded, reading the 13.0 prefix of each record. A version
 // above max_tested_api_version is accepted with a note that it is untested.
+// CUDA 12.8 and 12.9 write the same structs but a 208-byte Kernel9, whose fields the decoder reads
+// sit at the same offsets (checked against both header sets); 12.7 and older write other memcpy,
+// memory and synchronization structs and are not decoded.
 inline constexpr CuptiSupport kCuptiSupported[] = {
     {13, 130000, 130500,
      "Kernel10 Memcpy6 MemcpyPtoP4 Memset4 Memory4 Synchronization2 Overhead3 Device5 (the 13.0 "
      "prefix of 13.1-13.5's larger Kernel11/13, Memcpy7, Memset5, Device6)"},
+    {12, 26, 28,
+     "Kernel9 Memcpy6 MemcpyPtoP4 Memset4 Memory4 Synchronization2 Overhead3 Device5 (12.8, 12.9)"},
 };
 
 inline constexpr const char* kCuptiSearchOrder[] = {
@@ -43,13 +48,15 @@ inline constexpr const char* kCuptiSearchOrder[] = {
     "pip-installed CUDA wheels in the prefix of the loaded libpython",
     "pip-installed CUDA wheels in the prefix of the interpreter (/proc/self/exe)",
     "pip-installed CUDA wheels in ~/.local",
-    "the dynamic linker's search path (libcupti.so.13)",
+    "the dynamic linker's search path (libcupti.so.13; libcupti.so.12 everywhere above when the "
+    "program loaded a CUDA 12 libcudart.so.12)",
 };
 
-// The CUDA major a cuptiGetVersion number belongs to: xxyyzz -> xx; the small integers 19 and up
-// are CUDA 12 (v19 is 12.0, v26 12.8); older ones (CUDA 11 and before) -> 0.
+// The CUDA major a cuptiGetVersion number belongs to: xxyyzz (13.0 on) -> xx; the small integers
+// 19 and up are CUDA 12 (v19 is 12.0, v26 12.8, v28 12.9); anything else (CUDA 11 and before, or
+// a number no CUPTI reports) -> 0.
 inline constexpr int CuptiMajorOf(uint32_t version) {
-  if (version >= 10000) return static_cast<int>(version / 10000);
+  if (version >= 130000) return static_cast<int>(version / 10000);
   return version >= 19 && version < 100 ? 12 : 0;
 }
 

@@ -296,6 +296,10 @@ std::vector<CuptiCandidate> CuptiCandidates(
     AddPrefix(&out, StripTrailingSlashes(in.home) + "/.local", CuptiSource::kUserSite,
               list_site_packages);
   }
+  // The same places, for the CUDA 12 file name when that is the one looked for.
+  if (in.soname != kCuptiSoname) {
+    for (CuptiCandidate& c : out) c.path = PathDirname(c.path) + "/" + in.soname;
+  }
   return out;
 }
 
@@ -311,6 +315,7 @@ CuptiSearchInputs CollectSearchInputs(const std::string& explicit_path) {
   in.cuda_home = Getenv("CUDA_HOME");
   if (in.cuda_home.empty()) in.cuda_home = Getenv("CUDA_PATH");
   dl_iterate_phdr(&CollectLoadedLibrary, &in.loaded_libraries);
+  in.soname = CuptiSonameFor(in.loaded_libraries);
   in.virtual_env = Getenv("VIRTUAL_ENV");
   in.conda_prefix = Getenv("CONDA_PREFIX");
   in.interpreter_argv0 = Argv0Path();
@@ -325,6 +330,13 @@ std::vector<std::string> LoadedCuptiLibraries(const std::vector<std::string>& lo
     if (StartsWith(PathBasename(lib), "libcupti.so")) found.push_back(lib);
   }
   return found;
+}
+
+std::string CuptiSonameFor(const std::vector<std::string>& loaded_libraries) {
+  for (const std::string& lib : loaded_libraries) {
+    if (StartsWith(PathBasename(lib), "libcudart.so.12")) return "libcupti.so.12";
+  }
+  return kCuptiSoname;
 }
 
 int CuptiSonameMajor(const std::string& path) {
@@ -396,12 +408,13 @@ CuptiLoadResult LoadCupti(const CuptiSearchInputs& inputs) {
     result.source = c.source;
   }
   if (handle == nullptr && inputs.explicit_path.empty()) {
-    handle = dlopen(kCuptiSoname, RTLD_NOW | RTLD_LOCAL);
+    const char* soname = inputs.soname.c_str();
+    handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
     if (handle != nullptr) {
-      result.path = LoadedPath(handle, kCuptiSoname);
+      result.path = LoadedPath(handle, soname);
       result.source = CuptiSource::kLinkerPath;
     } else {
-      tried += std::string(tried.empty() ? "" : ", ") + kCuptiSoname + " on the linker path";
+      tried += std::string(tried.empty() ? "" : ", ") + soname + " on the linker path";
     }
   }
   if (handle == nullptr) {

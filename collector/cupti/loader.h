@@ -77,7 +77,12 @@ struct CuptiSearchInputs {
   std::string interpreter_argv0;  // argv[0] as a path (PATH-searched if it had no '/'), unresolved
   std::string interpreter_exe;    // /proc/self/exe (symlinks resolved)
   std::string home;               // $HOME
+  // The file name looked for: libcupti.so.12 when the program loaded a CUDA 12 libcudart.so.12
+  // (CUDA 12 programs need CUDA 12's CUPTI), else libcupti.so.13.
+  std::string soname = "libcupti.so.13";
 };
+// "libcupti.so.12" when `loaded_libraries` holds a libcudart.so.12, else "libcupti.so.13". Pure.
+std::string CuptiSonameFor(const std::vector<std::string>& loaded_libraries);
 
 // Pure: the ordered list of files to try (the already-loaded libcupti is checked before these, the
 // linker's own search after them). An explicit path is authoritative: when set, it is the only

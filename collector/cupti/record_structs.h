@@ -39,8 +39,12 @@ inline std::string CuptiVersionText(uint32_t version) {
   return std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." +
          std::to_string(version % 100) + " (" + api + ")";
 }
+// Built with CUDA 13 headers only. CUDA 12.8/12.9's records are read with the same structs: their
+// Kernel9 is 208 bytes against Kernel10's 216, and every field read lies in those 208 bytes at
+// the same offset (record_layout_check.cpp, compiled against the 12.8 and 12.9 headers), so a
+// shorter record is never read past its end.
 static_assert(CuptiMajorOf(kBuiltCuptiApiVersion) == 13,
-              "record_structs.h holds CUDA 13's record layouts; a CUDA 12 build needs its own");
+              "record_structs.h pins CUDA 13.0's structs: build gprof-run with CUDA 13 headers");
 
 using KernelActivity = CUpti_ActivityKernel10;          // CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
 using MemcpyActivity = CUpti_ActivityMemcpy6;           // CUPTI_ACTIVITY_KIND_MEMCPY

@@ -120,8 +120,9 @@ std::string StartFailure(const CuptiApi& api, const char* step, CUptiResult rc) 
 }
 
 std::string CuptiUnavailable(const CuptiLoadResult& load, const CudaStack& stack) {
-  std::string advice = " Set GPROF_CUPTI_LIB to a CUDA 13 libcupti.so.13 (13.0 or newer), or "
-                       "install the nvidia-cuda-cupti wheel.";
+  std::string advice = " Set GPROF_CUPTI_LIB to a libcupti.so.13 of CUDA 13.0 or newer (for a "
+                       "CUDA 12 program, a libcupti.so.12 of CUDA 12.8 or 12.9), or install the "
+                       "nvidia-cuda-cupti wheel.";
   if (load.already_loaded) {
     advice = " The program loaded that libcupti itself, so no other can be used in this process.";
   }

@@ -34,8 +34,15 @@ TEST(CuptiSupport, EveryCuda13MinorFrom13_0IsDecodedAndNothingElse) {
   // A later 13.x is decoded by its 13.0 prefix, and said to be untested.
   EXPECT_TRUE(CuptiVersionSupported(130600));
   EXPECT_TRUE(CuptiVersionUntested(130600));
-  // Another major, CUDA 12's small numbers (v26 is 12.8), CUDA 11's, and 0 are refused.
-  for (uint32_t v : {140000u, 120800u, 26u, 19u, 17u, 0u}) EXPECT_FALSE(CuptiVersionSupported(v)) << v;
+  // CUDA 12.8 (v26) and 12.9 (v28) write the same fields at the same offsets: decoded.
+  EXPECT_TRUE(CuptiVersionSupported(26));
+  EXPECT_TRUE(CuptiVersionSupported(28));
+  EXPECT_FALSE(CuptiVersionUntested(28));
+  EXPECT_TRUE(CuptiVersionUntested(29));
+  // Another major, CUDA 12.7 and older (other structs), CUDA 11, numbers no CUPTI reports, and 0.
+  for (uint32_t v : {140000u, 25u, 19u, 17u, 120800u, 0u}) {
+    EXPECT_FALSE(CuptiVersionSupported(v)) << v;
+  }
   EXPECT_EQ(CuptiMajorOf(130202), 13);
   EXPECT_EQ(CuptiMajorOf(26), 12);
   EXPECT_EQ(CuptiMajorOf(19), 12);
@@ -75,11 +82,11 @@ TEST(StartMessages, NamesLibcuptiDriverAndRuntimeAndACuptiNewerThanTheDriver) {
 
 TEST(StartMessages, ARefusedLibcuptiTheProgramLoadedGetsNoGprofCuptiLibAdvice) {
   CudaStack s = TorchOnAnOldDriver();
-  s.cupti_version = 26;  // a CUDA 12.8 CUPTI
+  s.cupti_version = 25;  // a CUDA 12.7 CUPTI
   s.driver_version = 12080;
   const std::string loaded = CuptiVersionRefused(s);
   EXPECT_NE(loaded.find("libcupti /venv/site-packages/nvidia/cu13/lib/libcupti.so.13 (CUPTI API "
-                        "version 26), driver CUDA 12.8 (12080)"),
+                        "version 25), driver CUDA 12.8 (12080)"),
             std::string::npos)
       << loaded;
   EXPECT_NE(loaded.find("it decodes CUDA 13 from 13.0.0"), std::string::npos) << loaded;

@@ -90,6 +90,36 @@ INSTANTIATE_TEST_SUITE_P(Cuda13, CuptiVersions,
                          ::testing::Values("130000", "130101", "130202", "130500"),
                          [](const auto& info) { return std::string("v") + info.param; });
 
+// The CUDA 12 stand-in libcupti.so.12 (tests/cudasim/CMakeLists.txt): reports 26 (CUDA 12.8),
+// writes 12.8's 208-byte Kernel9 records, has no cuptiSubscribe_v2. The same program, the same
+// expectations.
+std::string Cuda12Cupti() { return BinaryDir() + "/tests/cudasim/lib12/libcupti.so.12"; }
+
+TEST_F(StandInRun, Cuda12_8LibcuptiGivesEveryKernelCopyAndMemsetFieldByField) {
+  ASSERT_EQ(access(Cuda12Cupti().c_str(), F_OK), 0) << "build the cudasim target";
+  ProfiledRun run = RunProfiled({ExamplePath("launch_loop"), "100"}, StandInLibDir(),
+                                {{"GPROF_CUPTI_LIB", Cuda12Cupti()}}, "cupti_12_8");
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  ASSERT_TRUE(run.has_dump) << run.dump_error << "\n" << run.process.err;
+  ExpectLaunchLoop100(run.profile);
+  EXPECT_EQ(run.profile.info.cupti_library, Cuda12Cupti());
+}
+
+// CUDA 12.7 and older (API version 25 and below) write other structs: refused, by version.
+TEST_F(StandInRun, Cuda12_7LibcuptiIsRefusedByVersion) {
+  ASSERT_EQ(access(Cuda12Cupti().c_str(), F_OK), 0) << "build the cudasim target";
+  ProfiledRun run = RunProfiled({ExamplePath("launch_loop"), "10"}, StandInLibDir(),
+                                {{"GPROF_CUPTI_LIB", Cuda12Cupti()},
+                                 {"CUDASIM_CUPTI_VERSION", "25"}},
+                                "cupti_12_7");
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  ASSERT_TRUE(run.has_dump) << run.dump_error << "\n" << run.process.err;
+  const std::string& status = run.profile.info.gpu_status;
+  EXPECT_NE(status.find("(CUPTI API version 25)"), std::string::npos) << status;
+  EXPECT_NE(status.find("CUDA 12 from API version 26"), std::string::npos) << status;
+  EXPECT_TRUE(run.profile.kernels.empty());
+}
+
 // The distinct libcupti files the dynamic linker initialized (LD_DEBUG=files prints
 // "calling init: <path>" for every object it loads, by its full path).
 std::set<std::string> CuptiFilesLoaded(const std::string& ld_debug) {

@@ -11,9 +11,14 @@
 
 namespace gprof::cudasim::layout {
 
-static_assert(sizeof(CUpti_ActivityKernel10) == 216 && sizeof(CUpti_ActivityMemcpy6) == 96 &&
-              sizeof(CUpti_ActivityMemset4) == 88 && sizeof(CUpti_ActivityDevice5) == 184);
-#if CUPTI_API_VERSION >= 130100
+static_assert(sizeof(CUpti_ActivityMemcpy6) == 96 && sizeof(CUpti_ActivityMemset4) == 88 &&
+              sizeof(CUpti_ActivityDevice5) == 184);
+#if CUPTI_API_VERSION >= 130000
+static_assert(sizeof(CUpti_ActivityKernel10) == 216);
+#else  // CUDA 12.8 / 12.9
+static_assert(sizeof(CUpti_ActivityKernel9) == kKernel9Size);
+#endif
+#if CUPTI_API_VERSION >= 130100 && CUPTI_API_VERSION < 140000
 static_assert(sizeof(CUpti_ActivityKernel11) == kKernel11Size);
 static_assert(offsetof(CUpti_ActivityKernel11, priority) == kKernel11Priority);
 #endif

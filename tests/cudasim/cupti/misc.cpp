@@ -1,8 +1,10 @@
 // Version, result strings, timestamps, ids, thread-id type and finalize of the stand-in
 // libcupti.so.13. Test-only. Threads: any application thread.
+#include <cstdlib>
 #include <cstring>
 
 #include "tests/cudasim/cupti/cupti_state.h"
+#include "tests/cudasim/cupti/record_layouts.h"
 
 using namespace gprof::cudasim;
 
@@ -11,7 +13,7 @@ extern "C" {
 CUptiResult cuptiGetVersion(uint32_t* version) {
   EnsureHooks();
   if (version == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
-  *version = cudasim_knobs()->cupti_version;  // CUDASIM_CUPTI_VERSION fakes a mismatch
+  *version = PlayedCuptiVersion();  // CUDASIM_CUPTI_VERSION: the version played
   return CUPTI_SUCCESS;
 }
 

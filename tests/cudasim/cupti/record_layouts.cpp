@@ -1,6 +1,7 @@
 // See record_layouts.h. Test-only. Threads: any (reads immutable knobs).
 #include "tests/cudasim/cupti/record_layouts.h"
 
+#include <cstdlib>
 #include <cstring>
 
 #include "tests/cudasim/sim_api.h"
@@ -17,6 +18,8 @@ constexpr RecordLayouts k131{"13.1", kKernel11Size, sizeof(CUpti_ActivityMemcpy6
 constexpr RecordLayouts k132{"13.2", kKernel11Size, sizeof(CUpti_ActivityMemcpy6),
                              sizeof(CUpti_ActivityMemset4), kDevice6Size};
 constexpr RecordLayouts k135{"13.5", kKernel13Size, kMemcpy7Size, kMemset5Size, kDevice6Size};
+constexpr RecordLayouts k128{"12.8", kKernel9Size, sizeof(CUpti_ActivityMemcpy6),
+                             sizeof(CUpti_ActivityMemset4), sizeof(CUpti_ActivityDevice5)};
 
 template <typename T>
 void Put(uint8_t* bytes, size_t offset, T value) {
@@ -29,10 +32,19 @@ const RecordLayouts& LayoutsFor(uint32_t v) {
   if (v >= 130500 && v < 140000) return k135;
   if (v >= 130200 && v < 140000) return k132;
   if (v >= 130100 && v < 140000) return k131;
-  return k130;  // 13.0, and versions outside CUDA 13 (played for their number only)
+  if (v >= 26 && v < 10000) return k128;  // CUDA 12.8 (26) and 12.9 (28)
+  return k130;  // 13.0, and other versions (played for their number only)
 }
 
-const RecordLayouts& PlayedLayouts() { return LayoutsFor(cudasim_knobs()->cupti_version); }
+uint32_t PlayedCuptiVersion() {
+#if CUDASIM_CUPTI_MAJOR == 12
+  static const bool set = std::getenv("CUDASIM_CUPTI_VERSION") != nullptr;
+  if (!set) return 26;
+#endif
+  return cudasim_knobs()->cupti_version;
+}
+
+const RecordLayouts& PlayedLayouts() { return LayoutsFor(PlayedCuptiVersion()); }
 
 size_t PlayedRecordSize(CUpti_ActivityKind kind, size_t base) {
   const RecordLayouts& l = PlayedLayouts();
@@ -50,7 +62,7 @@ size_t WidenToPlayedLayout(uint8_t* bytes, size_t size, size_t capacity) {
   CUpti_ActivityKind kind;
   std::memcpy(&kind, bytes, sizeof(kind));
   const size_t grown = PlayedRecordSize(kind, size);
-  if (grown <= size) return size;
+  if (grown <= size) return grown;  // the same struct, or a smaller 12.x one: its prefix
   if (grown > capacity) return 0;
   std::memset(bytes + size, 0, grown - size);
   switch (kind) {

@@ -12,6 +12,9 @@
 //   13.1 (1301xx)  Kernel11 224        Memcpy6  96       Memset4  88       Device5 184
 //   13.2 (1302xx+) Kernel11 224        Memcpy6  96       Memset4  88       Device6 192
 //   13.5 (1305xx+) Kernel13 248        Memcpy7 112       Memset5 104       Device6 192
+//   12.8 (26, 28)  Kernel9  208        Memcpy6  96       Memset4  88       Device5 184
+// (12.x: the libcupti.so.12 stand-in, built from the same sources with CUDASIM_CUPTI_MAJOR=12;
+// 12.8's Kernel9 is 13.0's Kernel10 less its last 8 bytes, so the record is cut, not grown.)
 // (13.3 and 13.4 are played with 13.2's layouts: their headers are not modelled.)
 #pragma once
 
@@ -23,6 +26,8 @@
 namespace gprof::cudasim {
 
 namespace layout {
+// 12.8 / 12.9 cupti_activity.h, CUpti_ActivityKernel9.
+constexpr size_t kKernel9Size = 208;
 // 13.1 / 13.2 cupti_activity.h, CUpti_ActivityKernel11: Kernel10 + int32 priority + padding.
 constexpr size_t kKernel11Size = 224;
 constexpr size_t kKernel11Priority = 216;
@@ -51,18 +56,21 @@ constexpr uint32_t kDeviceTpcs = 66;
 
 // Record sizes of the version played. Immutable once the knobs are read.
 struct RecordLayouts {
-  const char* name;  // "13.0", "13.1", "13.2", "13.5"
+  const char* name;  // "12.8", "13.0", "13.1", "13.2", "13.5"
   size_t kernel, memcpy, memset, device;
 };
 const RecordLayouts& LayoutsFor(uint32_t cupti_version);
-const RecordLayouts& PlayedLayouts();  // of cudasim_knobs()->cupti_version
+// The version played: CUDASIM_CUPTI_VERSION (cudasim_knobs()->cupti_version); unset, the
+// libcupti.so.12 stand-in plays CUDA 12.8 (its cupti_version.h: CUPTI_API_VERSION 26).
+uint32_t PlayedCuptiVersion();
+const RecordLayouts& PlayedLayouts();  // of PlayedCuptiVersion()
 
 // The size a record of `kind` has in the version played; `base` (the 13.0 size) for kinds whose
 // record did not grow.
 size_t PlayedRecordSize(CUpti_ActivityKind kind, size_t base);
 // Grows the 13.0 record in `bytes` (room for `capacity` bytes) to the version played: zeroes the
-// new bytes and fills the new fields. Returns the record's new size (`size` if it does not grow,
-// 0 if it would not fit).
+// new bytes and fills the new fields; or, for a smaller 12.x struct, cuts it. Returns the record's
+// new size (0 if it would not fit).
 size_t WidenToPlayedLayout(uint8_t* bytes, size_t size, size_t capacity);
 
 }  // namespace gprof::cudasim
