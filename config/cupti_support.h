@@ -53,8 +53,8 @@ inline constexpr const char* kCuptiSearchOrder[] = {
 };
 
 // The CUDA major a cuptiGetVersion number belongs to: xxyyzz (13.0 on) -> xx; the small integers
-// 19 and up are CUDA 12 (v19 is 12.0, v26 12.8, v28 12.9); anything else (CUDA 11 and before, or
-// a number no CUPTI reports) -> 0.
+// 19 and up are CUDA 12 (v19 is 12.0, v26 12.8, v27 12.9, v28 12.9 Update 1); anything else
+// (CUDA 11 and before, or a number no CUPTI reports) -> 0.
 inline constexpr int CuptiMajorOf(uint32_t version) {
   if (version >= 130000) return static_cast<int>(version / 10000);
   return version >= 19 && version < 100 ? 12 : 0;

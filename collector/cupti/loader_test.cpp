@@ -336,5 +336,24 @@ TEST(CuptiLoader, ALoadedLibcuptiIsTheOnlyOneEvenWithAnExplicitPath) {
   EXPECT_EQ(r.error.find("libm"), std::string::npos) << r.error;
 }
 
+// A CUDA 12 program (it loaded libcudart.so.12) needs CUDA 12's CUPTI: libcupti.so.12, looked for
+// in the same places.
+TEST(CuptiLoader, ACuda12ProgramGetsLibcupti12LookedForInTheSamePlaces) {
+  EXPECT_EQ(CuptiSonameFor({"/usr/lib/libc.so.6", "/venv/nvidia/cuda_runtime/lib/libcudart.so.12"}),
+            "libcupti.so.12");
+  EXPECT_EQ(CuptiSonameFor({"/usr/local/cuda/lib64/libcudart.so.13"}), "libcupti.so.13");
+  EXPECT_EQ(CuptiSonameFor({}), "libcupti.so.13");
+  CuptiSearchInputs in;
+  in.cuda_home = "/opt/cuda-12.8";
+  in.virtual_env = "/venv";
+  in.soname = "libcupti.so.12";
+  const std::vector<std::string> paths = Paths(CuptiCandidates(in, &FakeSites));
+  EXPECT_EQ(paths, (std::vector<std::string>{
+                       "/opt/cuda-12.8/lib64/libcupti.so.12",
+                       "/opt/cuda-12.8/extras/CUPTI/lib64/libcupti.so.12",
+                       "/venv/lib/python3.11/site-packages/nvidia/cu13/lib/libcupti.so.12",
+                       "/venv/lib/python3.11/site-packages/nvidia/cuda_cupti/lib/libcupti.so.12"}));
+}
+
 }  // namespace
 }  // namespace gprof::collector

@@ -44,15 +44,18 @@ std::string DriverText(int v) {
   return "CUDA " + std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10) + " (" +
          std::to_string(v) + ")";
 }
+// CUDA 12's small numbers, from cupti_version.h of 12.9: "v19 : CUDA Toolkit 12.0" ... "v26 : CUDA
+// Toolkit 12.8", "v27 : CUDA Toolkit 12.9", "v28 : CUDA Toolkit 12.9 Update 1" (v25 is not listed).
 int CuptiAsDriverVersion(uint32_t v) {
-  if (v < 10000) return 0;  // CUDA 12's API numbers do not say the minor
-  return static_cast<int>(v / 10000 * 1000 + v / 100 % 100 * 10);
+  if (v >= 130000) return static_cast<int>(v / 10000 * 1000 + v / 100 % 100 * 10);
+  constexpr int kCuda12[] = {12000, 12020, 12030, 12040, 12050, 12060, 0, 12080, 12090, 12090};
+  return v >= 19 && v <= 28 ? kCuda12[v - 19] : 0;  // v19 .. v28
 }
 
 std::string NewerThanDriverAdvice(const CudaStack& s) {
-  return "; CUPTI newer than the driver: this CUPTI is CUDA " +
-         std::to_string(s.cupti_version / 10000) + "." + std::to_string(s.cupti_version / 100 % 100) +
-         ", the driver supports up to " + DriverText(s.driver_version) +
+  const int cupti = CuptiAsDriverVersion(s.cupti_version);
+  return "; CUPTI newer than the driver: this CUPTI is CUDA " + std::to_string(cupti / 1000) + "." +
+         std::to_string(cupti % 1000 / 10) + ", the driver supports up to " + DriverText(s.driver_version) +
          ", and CUPTI needs a driver at least as new as its own CUDA release";
 }
 

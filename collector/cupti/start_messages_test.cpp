@@ -76,7 +76,17 @@ TEST(StartMessages, NamesLibcuptiDriverAndRuntimeAndACuptiNewerThanTheDriver) {
   EXPECT_TRUE(CuptiNewerThanDriver(s));
   s.driver_version = 0;  // unknown: no claim either way
   EXPECT_FALSE(CuptiNewerThanDriver(s));
+  // CUDA 12's numbers (cupti_version.h: "v26 : CUDA Toolkit 12.8"): a 12.8 CUPTI on a 12.4 driver.
+  s.cupti_version = 26;
+  s.driver_version = 12040;
+  EXPECT_TRUE(CuptiNewerThanDriver(s));
+  EXPECT_NE(DescribeCudaStack(s).find("this CUPTI is CUDA 12.8, the driver supports up to CUDA 12.4"),
+            std::string::npos)
+      << DescribeCudaStack(s);
+  s.driver_version = 12080;
+  EXPECT_FALSE(CuptiNewerThanDriver(s));
   s.driver_loaded = false;
+  s.driver_version = 0;
   EXPECT_NE(DescribeCudaStack(s).find("no CUDA driver (libcuda.so.1) loaded"), std::string::npos);
 }
 
