@@ -137,8 +137,8 @@ GpuStartResult Start(const Config& config, bool late) {
     return result;
   }
   if (CuptiVersionUntested(version)) {
-    log::Info("CUPTI " + CuptiVersionText(version) + " is newer than any gprof-run's record "
-              "layouts were checked against: its records are read by their known prefix");
+    log::Info("CUPTI " + CuptiVersionText(version) + " is newer than any version gprof-run's " +
+              "record layouts were checked against: its records are read by their known prefix");
   }
 
   auto* s = new Session();  // never freed (see the file comment)
