@@ -70,12 +70,4 @@ inline constexpr const CuptiSupport* FindCuptiSupport(uint32_t version) {
   return nullptr;
 }
 
-// The table row of a CUDA major, or nullptr.
-inline constexpr const CuptiSupport* FindCuptiMajor(int major) {
-  for (const CuptiSupport& s : kCuptiSupported) {
-    if (s.major == major) return &s;
-  }
-  return nullptr;
-}
-
 }  // namespace gprof
