@@ -541,5 +541,105 @@ TEST(ActivityDecoder, OneBatchAcrossSeveralBuffers) {
   EXPECT_EQ(batch.launch_configs.size(), 1u);
 }
 
+// CUPTI 13.5 writes larger records than the 13.0 structs the decoder reads (cupti_activity.h of
+// 13.5: Kernel13 is 248 bytes, Memcpy7 112, Memset5 104; 13.0's are 216, 96, 88), and
+// cuptiActivityGetNextRecord steps by those sizes. The decoder reads each record's 13.0 prefix and
+// never steps by its own sizeof: every field comes out as written, and the newer tail bytes (here
+// 0xA5, as if set) are never read as a record.
+size_t Cupti135Size(CUpti_ActivityKind kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return 248;
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return 112;
+    case CUPTI_ACTIVITY_KIND_MEMSET: return 104;
+    default: return 0;
+  }
+}
+CUptiResult WalkCupti135Records(uint8_t* buffer, size_t valid, CUpti_Activity** record) {
+  size_t at = 0;
+  if (*record != nullptr) {
+    at = static_cast<size_t>(reinterpret_cast<uint8_t*>(*record) - buffer) +
+         Cupti135Size((*record)->kind);
+  }
+  if (at + sizeof(CUpti_ActivityKind) > valid) return CUPTI_ERROR_MAX_LIMIT_REACHED;
+  auto* next = reinterpret_cast<CUpti_Activity*>(buffer + at);
+  const size_t size = Cupti135Size(next->kind);
+  if (size == 0) return CUPTI_ERROR_INVALID_KIND;
+  if (at + size > valid) return CUPTI_ERROR_MAX_LIMIT_REACHED;
+  *record = next;
+  return CUPTI_SUCCESS;
+}
+
+TEST(ActivityDecoder, LargerRecordsOfANewerCuptiAreReadByTheirPrefix) {
+  alignas(8) uint8_t buffer[4096];
+  std::memset(buffer, 0xA5, sizeof(buffer));
+  size_t used = 0;
+  auto put = [&](const void* record, size_t prefix, size_t size) {
+    std::memcpy(buffer + used, record, prefix);  // bytes prefix..size keep 0xA5
+    used += size;
+  };
+  for (uint32_t i = 0; i < 3; ++i) {
+    KernelActivity k = MakeKernel(10 + i, "_Z4stepv");
+    k.start = 1000 + 100 * i;
+    k.end = 1050 + 100 * i;
+    put(&k, sizeof(k), 248);
+  }
+  MemcpyActivity m{};
+  m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
+  m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+  m.bytes = 4;
+  m.start = 2000;
+  m.end = 2010;
+  m.deviceId = 0;
+  m.streamId = 7;
+  m.correlationId = 20;
+  put(&m, sizeof(m), 112);
+  MemsetActivity s{};
+  s.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  s.value = 0;
+  s.bytes = 4;
+  s.start = 900;
+  s.end = 905;
+  s.streamId = 7;
+  s.correlationId = 5;
+  s.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  put(&s, sizeof(s), 104);
+
+  GpuBatch batch;
+  uint64_t errors = 0;
+  EXPECT_EQ(DecodeBuffer(buffer, used, &WalkCupti135Records, &batch, &errors), 5u);
+  EXPECT_EQ(errors, 0u);
+  EXPECT_EQ(batch.records_incomplete, 0u);
+  EXPECT_EQ(batch.records_unknown_kind, 0u);
+  ASSERT_EQ(batch.kernels.size(), 3u);
+  for (uint32_t i = 0; i < 3; ++i) {
+    const Kernel& k = batch.kernels[i];
+    EXPECT_EQ(k.correlation_id, 10 + i);
+    EXPECT_EQ(k.start_ns, 1000 + 100 * i);
+    EXPECT_EQ(k.end_ns, 1050 + 100 * i);
+    EXPECT_EQ(k.stream_id, 13u);
+    EXPECT_EQ(batch.strings.Get(k.name), "_Z4stepv");
+    const LaunchConfig& c = batch.launch_configs[k.launch_config];
+    EXPECT_EQ(c.grid[0], 64u);
+    EXPECT_EQ(c.grid[1], 2u);
+    EXPECT_EQ(c.block[0], 256u);
+    EXPECT_EQ(c.registers_per_thread, 40u);
+    EXPECT_EQ(c.static_shared_bytes, 1024u);
+    EXPECT_EQ(c.dynamic_shared_bytes, 4096u);
+    EXPECT_EQ(c.graph_id, 3u);
+    EXPECT_EQ(c.graph_node_id, 99u);
+  }
+  ASSERT_EQ(batch.memcpys.size(), 1u);
+  EXPECT_EQ(batch.memcpys[0].kind, CopyKind::kDtoH);
+  EXPECT_EQ(batch.memcpys[0].dst_kind, MemKind::kPageable);
+  EXPECT_EQ(batch.memcpys[0].bytes, 4u);
+  EXPECT_EQ(batch.memcpys[0].correlation_id, 20u);
+  ASSERT_EQ(batch.memsets.size(), 1u);
+  EXPECT_EQ(batch.memsets[0].bytes, 4u);
+  EXPECT_EQ(batch.memsets[0].correlation_id, 5u);
+  EXPECT_EQ(batch.memsets[0].mem_kind, MemKind::kDevice);
+}
+
 }  // namespace
 }  // namespace gprof::collector

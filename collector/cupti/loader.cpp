@@ -118,12 +118,30 @@ bool Resolve(void* handle, const char* name, Fn* slot, std::string* missing) {
   return *slot != nullptr;
 }
 
-// Resolves every entry point; returns the first missing symbol's name, or "".
-std::string ResolveAll(void* h, CuptiApi* api) {
+// CUDA 12's cuptiSubscribe behind cuptiSubscribe_v2's signature (one libcupti per process, so one
+// slot). The params' oldSubscriberName stays empty: CUDA 12 does not name the holder.
+decltype(&cuptiSubscribe) g_subscribe_v1 = nullptr;
+CUptiResult CUPTIAPI SubscribeV1(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
+                                 void* userdata, CUpti_SubscriberParams* /*params*/) {
+  return g_subscribe_v1 != nullptr ? g_subscribe_v1(subscriber, callback, userdata)
+                                   : CUPTI_ERROR_NOT_INITIALIZED;
+}
+
+}  // namespace
+
+std::string ResolveCuptiApi(void* h, CuptiApi* api, bool* has_v2) {
   std::string missing;
   Resolve(h, "cuptiGetVersion", &api->GetVersion, &missing);
   Resolve(h, "cuptiGetResultString", &api->GetResultString, &missing);
-  Resolve(h, "cuptiSubscribe_v2", &api->Subscribe, &missing);
+  api->Subscribe = reinterpret_cast<decltype(api->Subscribe)>(dlsym(h, "cuptiSubscribe_v2"));
+  *has_v2 = api->Subscribe != nullptr;
+  if (api->Subscribe == nullptr) {
+    decltype(&cuptiSubscribe) v1 = nullptr;
+    if (Resolve(h, "cuptiSubscribe", &v1, &missing)) {
+      g_subscribe_v1 = v1;
+      api->Subscribe = &SubscribeV1;
+    }
+  }
   Resolve(h, "cuptiUnsubscribe", &api->Unsubscribe, &missing);
   Resolve(h, "cuptiEnableDomain", &api->EnableDomain, &missing);
   Resolve(h, "cuptiGetCallbackName", &api->GetCallbackName, &missing);
@@ -138,6 +156,8 @@ std::string ResolveAll(void* h, CuptiApi* api) {
   Resolve(h, "cuptiGetTimestamp", &api->GetTimestamp, &missing);
   return missing;
 }
+
+namespace {
 
 std::string LoadedPath(void* handle, const std::string& fallback) {
   link_map* map = nullptr;
@@ -276,6 +296,10 @@ std::vector<CuptiCandidate> CuptiCandidates(
     AddPrefix(&out, StripTrailingSlashes(in.home) + "/.local", CuptiSource::kUserSite,
               list_site_packages);
   }
+  // The same places, for the CUDA 12 file name when that is the one looked for.
+  if (in.soname != kCuptiSoname) {
+    for (CuptiCandidate& c : out) c.path = PathDirname(c.path) + "/" + in.soname;
+  }
   return out;
 }
 
@@ -291,6 +315,7 @@ CuptiSearchInputs CollectSearchInputs(const std::string& explicit_path) {
   in.cuda_home = Getenv("CUDA_HOME");
   if (in.cuda_home.empty()) in.cuda_home = Getenv("CUDA_PATH");
   dl_iterate_phdr(&CollectLoadedLibrary, &in.loaded_libraries);
+  in.soname = CuptiSonameFor(in.loaded_libraries);
   in.virtual_env = Getenv("VIRTUAL_ENV");
   in.conda_prefix = Getenv("CONDA_PREFIX");
   in.interpreter_argv0 = Argv0Path();
@@ -299,21 +324,72 @@ CuptiSearchInputs CollectSearchInputs(const std::string& explicit_path) {
   return in;
 }
 
+std::vector<std::string> LoadedCuptiLibraries(const std::vector<std::string>& loaded_libraries) {
+  std::vector<std::string> found;
+  for (const std::string& lib : loaded_libraries) {
+    if (StartsWith(PathBasename(lib), "libcupti.so")) found.push_back(lib);
+  }
+  return found;
+}
+
+std::string CuptiSonameFor(const std::vector<std::string>& loaded_libraries) {
+  for (const std::string& lib : loaded_libraries) {
+    if (StartsWith(PathBasename(lib), "libcudart.so.12")) return "libcupti.so.12";
+  }
+  return kCuptiSoname;
+}
+
+int CuptiSonameMajor(const std::string& path) {
+  const std::string base = PathBasename(path);
+  if (!StartsWith(base, "libcupti.so.")) return 0;
+  int major = 0;
+  for (size_t i = sizeof("libcupti.so.") - 1; i < base.size() && base[i] != '.'; ++i) {
+    if (base[i] < '0' || base[i] > '9' || major > 1000) return 0;
+    major = major * 10 + (base[i] - '0');
+  }
+  return major;
+}
+
+namespace {
+
+bool SameFile(const std::string& a, const std::string& b) {
+  char ra[PATH_MAX];
+  char rb[PATH_MAX];
+  if (realpath(a.c_str(), ra) == nullptr || realpath(b.c_str(), rb) == nullptr) return a == b;
+  return std::string_view(ra) == std::string_view(rb);
+}
+
+// The libcupti the process already has, reused (RTLD_NOLOAD: a handle to it, never a new load).
+void* UseLoadedCupti(const CuptiSearchInputs& inputs, CuptiLoadResult* result) {
+  const std::vector<std::string> loaded = LoadedCuptiLibraries(inputs.loaded_libraries);
+  if (loaded.empty()) return nullptr;
+  result->path = loaded.front();
+  result->source = CuptiSource::kAlreadyLoaded;
+  result->already_loaded = true;
+  if (!inputs.explicit_path.empty() && !SameFile(inputs.explicit_path, loaded.front())) {
+    result->explicit_not_loaded = inputs.explicit_path;
+  }
+  void* handle = dlopen(loaded.front().c_str(), RTLD_NOW | RTLD_NOLOAD);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    result->error = "the libcupti already loaded in the process, " + loaded.front() +
+                    ", cannot be reached (" + (why ? why : "dlopen failed") + ")";
+  }
+  return handle;
+}
+
+}  // namespace
+
 CuptiLoadResult LoadCupti(const CuptiSearchInputs& inputs) {
   CuptiLoadResult result;
-  std::vector<CuptiCandidate> candidates = CuptiCandidates(inputs, &ListSitePackages);
-
-  void* handle = nullptr;
-  // A libcupti another component already loaded (torch does) must be reused: two copies in one
-  // process fight over the driver's callback slot. An explicit path still wins.
-  if (inputs.explicit_path.empty()) {
-    handle = dlopen(kCuptiSoname, RTLD_NOW | RTLD_NOLOAD);
-    if (handle != nullptr) {
-      result.path = LoadedPath(handle, kCuptiSoname);
-      result.source = CuptiSource::kAlreadyLoaded;
-    }
-  }
+  // A libcupti another component already loaded (torch's libtorch_cpu needs libcupti.so.13) is
+  // the only one this process may use: a second copy would hook the same driver twice. An explicit
+  // GPROF_CUPTI_LIB does not change that.
+  void* handle = UseLoadedCupti(inputs, &result);
+  if (result.already_loaded && handle == nullptr) return result;
   std::string tried;
+  const std::vector<CuptiCandidate> candidates =
+      handle != nullptr ? std::vector<CuptiCandidate>() : CuptiCandidates(inputs, &ListSitePackages);
   for (size_t i = 0; handle == nullptr && i < candidates.size(); ++i) {
     const CuptiCandidate& c = candidates[i];
     if (!tried.empty()) tried += ", ";
@@ -332,22 +408,24 @@ CuptiLoadResult LoadCupti(const CuptiSearchInputs& inputs) {
     result.source = c.source;
   }
   if (handle == nullptr && inputs.explicit_path.empty()) {
-    handle = dlopen(kCuptiSoname, RTLD_NOW | RTLD_LOCAL);
+    const char* soname = inputs.soname.c_str();
+    handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
     if (handle != nullptr) {
-      result.path = LoadedPath(handle, kCuptiSoname);
+      result.path = LoadedPath(handle, soname);
       result.source = CuptiSource::kLinkerPath;
     } else {
-      tried += std::string(tried.empty() ? "" : ", ") + kCuptiSoname + " on the linker path";
+      tried += std::string(tried.empty() ? "" : ", ") + soname + " on the linker path";
     }
   }
   if (handle == nullptr) {
-    result.error = "libcupti.so.13 was not found or could not be loaded (tried: " +
+    result.error = "no libcupti was found or could be loaded (tried: " +
                    (tried.empty() ? std::string("nothing") : tried) + ")";
     return result;
   }
-  std::string missing = ResolveAll(handle, &result.api);
+  result.soname_major = CuptiSonameMajor(result.path);
+  std::string missing = ResolveCuptiApi(handle, &result.api, &result.has_subscribe_v2);
   if (!missing.empty()) {
-    result.error = result.path + " lacks " + missing + ": it is not a CUDA 13 libcupti";
+    result.error = result.path + " lacks " + missing + ": it is not a libcupti gprof-run can use";
     result.api = CuptiApi{};
     return result;  // not dlclosed: harmless, and unloading CUPTI can crash 13.0
   }

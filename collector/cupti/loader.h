@@ -15,7 +15,14 @@
 namespace gprof::collector {
 
 // Every CUPTI function the collector uses. All are resolved at load; one missing symbol makes the
-// whole load fail (a libcupti too old or too new to trust).
+// whole load fail (a libcupti too old or too new to trust). Subscribe is cuptiSubscribe_v2 (CUDA
+// 13.0+), or, in a libcupti without it (CUDA 12), an adapter that calls cuptiSubscribe and leaves
+// the params' oldSubscriberName empty.
+//
+// Nothing here is called by the loader: finding and loading a libcupti is dlopen and dlsym only.
+// The first call into it (cuptiGetVersion, in StartGpuCollection) comes after the driver has
+// called InitializeInjection: torch 2.15's libcupti 13.2, called in a process with no driver,
+// recurses in cuptiGetVersion until the stack overflows.
 struct CuptiApi {
   decltype(&cuptiGetVersion) GetVersion = nullptr;
   decltype(&cuptiGetResultString) GetResultString = nullptr;
@@ -38,7 +45,7 @@ struct CuptiApi {
 // search order.
 enum class CuptiSource {
   kExplicit,          // GPROF_CUPTI_LIB
-  kAlreadyLoaded,     // a libcupti.so.13 some other component already loaded
+  kAlreadyLoaded,     // a libcupti.so.* some other component already loaded (torch does)
   kBuildToolkit,      // the toolkit gprof-run was built with
   kCudaHome,          // $CUDA_HOME / $CUDA_PATH
   kLoadedPackage,     // site-packages holding a library already loaded (torch/lib, an nvidia wheel)
@@ -70,7 +77,12 @@ struct CuptiSearchInputs {
   std::string interpreter_argv0;  // argv[0] as a path (PATH-searched if it had no '/'), unresolved
   std::string interpreter_exe;    // /proc/self/exe (symlinks resolved)
   std::string home;               // $HOME
+  // The file name looked for: libcupti.so.12 when the program loaded a CUDA 12 libcudart.so.12
+  // (CUDA 12 programs need CUDA 12's CUPTI), else libcupti.so.13.
+  std::string soname = "libcupti.so.13";
 };
+// "libcupti.so.12" when `loaded_libraries` holds a libcudart.so.12, else "libcupti.so.13". Pure.
+std::string CuptiSonameFor(const std::vector<std::string>& loaded_libraries);
 
 // Pure: the ordered list of files to try (the already-loaded libcupti is checked before these, the
 // linker's own search after them). An explicit path is authoritative: when set, it is the only
@@ -94,13 +106,31 @@ struct CuptiLoadResult {
   CuptiApi api;
   std::string path;            // the file that was loaded
   CuptiSource source = CuptiSource::kExplicit;
-  std::string error;           // when !ok: one line, what was tried and why it failed
+  int soname_major = 0;        // N of libcupti.so.N in `path` (0: not in the name)
+  bool has_subscribe_v2 = false;
+  // Set when a libcupti was already loaded and GPROF_CUPTI_LIB named another file: that file is
+  // not loaded (two CUPTIs in one process hook one driver twice).
+  std::string explicit_not_loaded;
+  // When !ok: one line, what was tried and why it failed. `already_loaded` says the failing
+  // library is one the process had loaded itself: then no other can be tried in this process.
+  std::string error;
+  bool already_loaded = false;
 };
 
-// Loads the first loadable candidate (after a libcupti.so.13 already in the process; when no
-// candidate loads and no explicit path was given, last the dynamic linker's own search for
-// libcupti.so.13: LD_LIBRARY_PATH, ld.so.cache) and resolves every symbol. Never throws; never
-// dlcloses a library CUPTI may have hooked into.
+// The libcupti.so.* among `loaded_libraries` (dl_iterate_phdr paths, load order). Pure.
+std::vector<std::string> LoadedCuptiLibraries(const std::vector<std::string>& loaded_libraries);
+// N of ".../libcupti.so.N[.x.y]", or 0. Pure.
+int CuptiSonameMajor(const std::string& path);
+
+// Resolves every entry point of `handle` with dlsym (no call into the library); returns the first
+// missing symbol's name, or "". *has_v2 says whether cuptiSubscribe_v2 was found.
+std::string ResolveCuptiApi(void* handle, CuptiApi* api, bool* has_v2);
+
+// When the process already has a libcupti (inputs.loaded_libraries), uses that one and loads no
+// other, whatever GPROF_CUPTI_LIB says. Else loads the first loadable candidate (when none loads
+// and no explicit path was given, last the dynamic linker's own search for libcupti.so.13:
+// LD_LIBRARY_PATH, ld.so.cache). Resolves every symbol. dlopen and dlsym only: never calls into
+// the library. Never throws; never dlcloses a library CUPTI may have hooked into.
 CuptiLoadResult LoadCupti(const CuptiSearchInputs& inputs);
 
 }  // namespace gprof::collector

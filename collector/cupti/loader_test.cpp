@@ -299,5 +299,61 @@ TEST(CuptiLoader, FindsTheBuildToolkitsLibcupti) {
   EXPECT_NE(r.api.GetTimestamp, nullptr);
 }
 
+TEST(CuptiLoader, AnyLoadedLibcuptiIsFoundWhateverItsMajor) {
+  EXPECT_EQ(LoadedCuptiLibraries({"/usr/lib/libc.so.6", "/t/nvidia/cu13/lib/libcupti.so.13",
+                                  "/c/lib/libcupti.so.12", "/x/libcuptiextra.so"}),
+            (std::vector<std::string>{"/t/nvidia/cu13/lib/libcupti.so.13", "/c/lib/libcupti.so.12"}));
+  EXPECT_TRUE(LoadedCuptiLibraries({"/usr/lib/libcudart.so.13"}).empty());
+  EXPECT_EQ(CuptiSonameMajor("/a/libcupti.so.13"), 13);
+  EXPECT_EQ(CuptiSonameMajor("/a/libcupti.so.12"), 12);
+  EXPECT_EQ(CuptiSonameMajor("/a/libcupti.so.2025.3.1"), 2025);
+  EXPECT_EQ(CuptiSonameMajor("/a/libcupti.so"), 0);
+  EXPECT_EQ(CuptiSonameMajor("/a/libcudart.so.13"), 0);
+}
+
+// One libcupti per process: when the program has one, GPROF_CUPTI_LIB is not loaded beside it.
+// (The loaded path here is not really in this process, so reaching it fails: the message says so,
+// and the explicit library, which exists, is still not loaded.)
+TEST(CuptiLoader, ALoadedLibcuptiIsTheOnlyOneEvenWithAnExplicitPath) {
+  CuptiSearchInputs in;
+  for (const char* p : {"/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6"}) {
+    if (access(p, F_OK) == 0) {
+      in.explicit_path = p;
+      break;
+    }
+  }
+  if (in.explicit_path.empty()) GTEST_SKIP() << "no libm.so.6 found";
+  in.loaded_libraries = {"/usr/lib/libc.so.6", "/site/nvidia/cu13/lib/libcupti.so.13"};
+  CuptiLoadResult r = LoadCupti(in);
+  EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(r.already_loaded);
+  EXPECT_EQ(r.path, "/site/nvidia/cu13/lib/libcupti.so.13");
+  EXPECT_EQ(r.source, CuptiSource::kAlreadyLoaded);
+  EXPECT_EQ(r.explicit_not_loaded, in.explicit_path);
+  EXPECT_NE(r.error.find("already loaded in the process, /site/nvidia/cu13/lib/libcupti.so.13"),
+            std::string::npos)
+      << r.error;
+  EXPECT_EQ(r.error.find("libm"), std::string::npos) << r.error;
+}
+
+// A CUDA 12 program (it loaded libcudart.so.12) needs CUDA 12's CUPTI: libcupti.so.12, looked for
+// in the same places.
+TEST(CuptiLoader, ACuda12ProgramGetsLibcupti12LookedForInTheSamePlaces) {
+  EXPECT_EQ(CuptiSonameFor({"/usr/lib/libc.so.6", "/venv/nvidia/cuda_runtime/lib/libcudart.so.12"}),
+            "libcupti.so.12");
+  EXPECT_EQ(CuptiSonameFor({"/usr/local/cuda/lib64/libcudart.so.13"}), "libcupti.so.13");
+  EXPECT_EQ(CuptiSonameFor({}), "libcupti.so.13");
+  CuptiSearchInputs in;
+  in.cuda_home = "/opt/cuda-12.8";
+  in.virtual_env = "/venv";
+  in.soname = "libcupti.so.12";
+  const std::vector<std::string> paths = Paths(CuptiCandidates(in, &FakeSites));
+  EXPECT_EQ(paths, (std::vector<std::string>{
+                       "/opt/cuda-12.8/lib64/libcupti.so.12",
+                       "/opt/cuda-12.8/extras/CUPTI/lib64/libcupti.so.12",
+                       "/venv/lib/python3.11/site-packages/nvidia/cu13/lib/libcupti.so.12",
+                       "/venv/lib/python3.11/site-packages/nvidia/cuda_cupti/lib/libcupti.so.12"}));
+}
+
 }  // namespace
 }  // namespace gprof::collector

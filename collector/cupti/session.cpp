@@ -110,31 +110,35 @@ GpuStartResult Start(const Config& config, bool late) {
     result.status = "GPU collection is off (GPROF_CUDA=0): only NVTX ranges are collected.";
     return result;
   }
+  // dlopen and dlsym only: no call into libcupti before this point, which is inside the driver's
+  // InitializeInjection (or an attach to a process that already ran CUDA).
   CuptiLoadResult load = LoadCupti(CollectSearchInputs(config.cupti_lib));
   if (!load.ok) {
-    result.status = "CUPTI is unavailable: " + load.error + ". " + kNoGpuData +
-                    " Set GPROF_CUPTI_LIB to the libcupti.so.13 of a CUDA 13.0 toolkit, or install "
-                    "the nvidia-cuda-cupti wheel.";
+    result.status = CuptiUnavailable(load, ReadCudaStack());
     return result;
   }
   result.cupti_library = load.path;
   const CuptiApi& api = load.api;
+  if (!load.explicit_not_loaded.empty()) {
+    log::Warn("GPROF_CUPTI_LIB=" + load.explicit_not_loaded + " is not loaded: the program already "
+              "has " + load.path + ", and one process can use only one libcupti");
+  }
 
-  // Version check: the record layouts in record_structs.h belong to one major.minor family.
+  // Version check: config/cupti_support.h's table says which versions the decoder reads.
   uint32_t version = 0;
   CUptiResult rc = api.GetVersion(&version);
+  NoteCuptiInUse(load.path, version, load.already_loaded);
   if (rc != CUPTI_SUCCESS || version == 0) {
     result.status = StartFailure(api, "cuptiGetVersion", rc == CUPTI_SUCCESS ? CUPTI_ERROR_UNKNOWN : rc);
     return result;
   }
   if (!CuptiVersionSupported(version)) {
-    result.status = load.path + " is CUPTI API version " + std::to_string(version) +
-                    " but gprof-run was built for versions " +
-                    std::to_string(CuptiVersionFamily(kBuiltCuptiApiVersion)) + "xx" +
-                    " (CUDA 13.0): its records would be misread, so " + kNoGpuData +
-                    " Point GPROF_CUPTI_LIB at the CUDA 13.0 libcupti, or rebuild gprof-run "
-                    "against this CUDA toolkit.";
+    result.status = CuptiVersionRefused(ReadCudaStack());
     return result;
+  }
+  if (CuptiVersionUntested(version)) {
+    log::Info("CUPTI " + CuptiVersionText(version) + " is newer than any version gprof-run's " +
+              "record layouts were checked against: its records are read by their known prefix");
   }
 
   auto* s = new Session();  // never freed (see the file comment)

@@ -83,6 +83,9 @@ int cudasim_driver_launch(CUpti_CallbackId cbid, const char* name, CUfunction f,
                           const void* params);
 // Makes sure the one-time initialization (injection, context) has run; cuInit calls it.
 void cudasim_initialize(void);
+// True once the one-time initialization has begun running CUDA_INJECTION64_PATH's
+// InitializeInjection (or reached that step without one): from then on CUPTI may be called.
+bool cudasim_injection_started(void);
 // Reports a call into a function this stand-in does not implement, then aborts.
 [[noreturn]] void cudasim_unimplemented(const char* function_name);
 

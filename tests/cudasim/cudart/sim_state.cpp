@@ -22,6 +22,7 @@ namespace {
 std::atomic<const CudasimToolHooks*> g_hooks{nullptr};
 std::atomic<uint32_t> g_correlation{0};
 std::atomic<int> g_init_state{0};  // 0 not started, 2 done
+std::atomic<bool> g_injection_started{false};  // cudasim_injection_started
 std::mutex g_init_mu;              // serializes the one-time init; InitializeInjection runs under it
 thread_local bool t_in_init = false;
 thread_local cudaError_t t_last_error = cudaSuccess;
@@ -281,6 +282,7 @@ void EnsureInitialized() {
   if (g_init_state.load(std::memory_order_relaxed) == 2) return;
   t_in_init = true;  // runtime calls made by InitializeInjection itself must not re-enter
   (void)Knobs();
+  g_injection_started.store(true, std::memory_order_release);
   RunInjection();
   CreateContext();
   t_in_init = false;
@@ -447,6 +449,8 @@ void cudasim_set_knobs_for_test(const char* env) {
 }
 
 void cudasim_initialize(void) { EnsureInitialized(); }
+
+bool cudasim_injection_started(void) { return g_injection_started.load(std::memory_order_acquire); }
 
 uint64_t cudasim_now_ns(void) { return NowNs(); }
 

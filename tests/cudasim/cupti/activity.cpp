@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "tests/cudasim/cupti/cupti_state.h"
+#include "tests/cudasim/cupti/record_layouts.h"
 
 namespace gprof::cudasim {
 namespace {
@@ -474,6 +475,7 @@ void StageRecord(const CUpti_Activity* record, size_t size, uint64_t complete_ns
   }
   alignas(8) uint8_t bytes[kMaxRecordBytes];
   std::memcpy(bytes, record, size);
+  size = WidenToPlayedLayout(bytes, size, kMaxRecordBytes);  // CUDASIM_CUPTI_VERSION's layout
   TimeFields f = FieldsOf(record->kind);
   uint64_t start_rt = IsGpuKind(record->kind) && f.start != 0 ? Load64(bytes, f.start) : 0;
   ConvertTimestamps(bytes);
@@ -510,7 +512,10 @@ void EmitExternalCorrelations(uint32_t correlation_id) {
   }
 }
 
-size_t RecordSize(CUpti_ActivityKind kind) {
+size_t RecordSize(CUpti_ActivityKind kind) { return PlayedRecordSize(kind, Size130(kind)); }
+
+// The CUDA 13.0 record size of a kind (record_layouts.h widens some for later versions).
+size_t Size130(CUpti_ActivityKind kind) {
   switch (kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(CUpti_ActivityKernel10);
@@ -557,6 +562,7 @@ CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
 // stand-in dumps DEVICE only (the kinds gprof-run asks for); CONTEXT/STREAM/NVLINK/PCIE dumps are
 // not modelled.
 CUptiResult cuptiActivityEnableAndDump(CUpti_ActivityKind kind) {
+  EnsureHooks();
   const CUptiResult rc = cuptiActivityEnable(kind);
   CUpti_ActivityDevice5 device{};
   if (rc == CUPTI_SUCCESS && kind == CUPTI_ACTIVITY_KIND_DEVICE &&
@@ -567,6 +573,7 @@ CUptiResult cuptiActivityEnableAndDump(CUpti_ActivityKind kind) {
 }
 
 CUptiResult cuptiActivityEnableContext(CUcontext /*context*/, CUpti_ActivityKind kind) {
+  EnsureHooks();
   return cuptiActivityEnable(kind);
 }
 
@@ -580,6 +587,7 @@ CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind) {
 }
 
 CUptiResult cuptiActivityDisableContext(CUcontext /*context*/, CUpti_ActivityKind kind) {
+  EnsureHooks();
   return cuptiActivityDisable(kind);
 }
 
@@ -637,6 +645,7 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag) {
 }
 
 CUptiResult cuptiActivityFlush(CUcontext /*context*/, uint32_t /*streamId*/, uint32_t flag) {
+  EnsureHooks();
   return cuptiActivityFlushAll(flag);
 }
 
@@ -660,7 +669,7 @@ CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f
 
 CUptiResult cuptiActivityGetNextRecord(uint8_t* buffer, size_t validBufferSizeBytes,
                                        CUpti_Activity** record) {
-  CheckAlive(__func__);  // misc.cpp: after libcupti's static destructors
+  EnsureHooks();  // CheckAlive (misc.cpp: after libcupti's static destructors), RequireDriver
   if (buffer == nullptr || record == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
   size_t offset = 0;
   if (*record != nullptr) {
@@ -720,6 +729,7 @@ CUptiResult cuptiActivityGetAttribute(CUpti_ActivityAttribute attr, size_t* valu
 }
 
 CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind, uint64_t id) {
+  EnsureHooks();
   if (kind < 0 || kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE) return CUPTI_ERROR_INVALID_PARAMETER;
   t_external_ids[kind].push_back(id);
   return CUPTI_SUCCESS;
@@ -727,6 +737,7 @@ CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind
 
 CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
                                                   uint64_t* lastId) {
+  EnsureHooks();
   if (kind < 0 || kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE) return CUPTI_ERROR_INVALID_PARAMETER;
   if (t_external_ids[kind].empty()) return CUPTI_ERROR_QUEUE_EMPTY;
   if (lastId != nullptr) *lastId = t_external_ids[kind].back();

@@ -2,6 +2,7 @@
 // (CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, holder's name via cuptiSubscribe_v2), and the
 // hook table libcudart calls. Test-only. Threads: any application thread.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "tests/cudasim/cupti/cupti_state.h"
@@ -60,8 +61,24 @@ CuptiState& Cupti() {
   return *state;
 }
 
+void RequireDriver(const char* caller) {
+  // Without an injection library the process plays a machine with a driver, where a program that
+  // links CUPTI itself may call it first (CUPTI then initializes the driver): api_test does.
+  static const bool injected = [] {
+    const char* path = std::getenv("CUDA_INJECTION64_PATH");
+    return path != nullptr && *path != '\0';
+  }();
+  if (!injected || cudasim_injection_started()) return;
+  std::fprintf(stderr,
+               "cudasim: %s was called before the CUDA driver ran InitializeInjection: a real "
+               "libcupti (13.2) overflows its stack here (tests/cudasim/README.md); aborting\n",
+               caller);
+  std::abort();
+}
+
 void EnsureHooks(const char* caller) {
   CheckAlive(caller);
+  RequireDriver(caller);
   static const bool done = [] {
     cudasim_set_tool_hooks(&kHooks);
     return true;
@@ -111,6 +128,7 @@ CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle* subscriber, CUpti_Callback
 
 CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
                            void* userdata) {
+  EnsureHooks();
   return cuptiSubscribe_v2(subscriber, callback, userdata, nullptr);
 }
 
@@ -159,6 +177,7 @@ CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber
 }
 
 CUptiResult cuptiEnableAllDomains(uint32_t enable, CUpti_SubscriberHandle subscriber) {
+  EnsureHooks();
   for (int d = 1; d < kMaxDomain; ++d) {
     CUptiResult r = cuptiEnableDomain(enable, subscriber, static_cast<CUpti_CallbackDomain>(d));
     if (r != CUPTI_SUCCESS) return r;
@@ -179,6 +198,7 @@ CUptiResult cuptiGetCallbackState(uint32_t* enable, CUpti_SubscriberHandle subsc
 }
 
 CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, const char** name) {
+  EnsureHooks();
   if (name == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
   const CbidName* table = nullptr;
   size_t n = 0;
@@ -201,6 +221,7 @@ CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, con
 }
 
 CUptiResult cuptiSupportedDomains(size_t* domainCount, CUpti_DomainTable* domainTable) {
+  EnsureHooks();
   static CUpti_CallbackDomain domains[] = {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_CB_DOMAIN_RUNTIME_API,
                                            CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CB_DOMAIN_SYNCHRONIZE,
                                            CUPTI_CB_DOMAIN_NVTX, CUPTI_CB_DOMAIN_STATE};

@@ -109,8 +109,9 @@ struct CuptiState {
 };
 
 CuptiState& Cupti();
-// Registers the hooks with libcudart (once). Every CUPTI entry point calls it first, and through
-// it CheckAlive with its own name.
+// Registers the hooks with libcudart (once). Every CUPTI entry point calls it first: through it
+// CheckAlive with its own name, then RequireDriver (it aborts the process when the driver has not
+// yet run InitializeInjection).
 void EnsureHooks(const char* caller = __builtin_FUNCTION());
 // The real libcupti is C++ with static destructors: 27 .init_array entries and an import of
 // __cxa_atexit (REFERENCE.md section 1), so the objects it builds when it is loaded are destroyed
@@ -120,8 +121,18 @@ void EnsureHooks(const char* caller = __builtin_FUNCTION());
 // destroyed every API call prints what was called and aborts, and libcudart's hooks go quiet.
 void CheckAlive(const char* caller);
 bool LibraryDestroyed();
+// Models observed behaviour of a real libcupti called in a process with no driver: torch 2.15's
+// libcupti 13.2 (CUPTI_API_VERSION 130202), asked for cuptiGetVersion there, recursed
+// (cuptiGetVersion -> cuptiGetResultString -> ...) until the stack overflowed, 100,000 frames
+// under gdb (issue 28); the toolkit's 13.0 returned 130001 in the same test. A profiler must not
+// call into a libcupti before the driver has called its InitializeInjection, so in a process with
+// CUDA_INJECTION64_PATH set (every gprof-run run) the stand-in aborts, naming `caller`, on any
+// CUPTI call before the stand-in driver's initialization has begun (cudasim_injection_started).
+// Without an injection library it plays a machine with a driver: CUPTI may be called first.
+void RequireDriver(const char* caller);
 // Size of the record struct CUPTI uses for a kind in this version; 0 for kinds not produced here.
 size_t RecordSize(CUpti_ActivityKind kind);
+size_t Size130(CUpti_ActivityKind kind);  // the same in CUDA 13.0's layouts
 // Hook bodies (see sim_api.h).
 void StageRecord(const CUpti_Activity* record, size_t size, uint64_t complete_ns);
 void EmitExternalCorrelations(uint32_t correlation_id);

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "tests/cudasim/cupti/cupti_state.h"
+#include "tests/cudasim/cupti/record_layouts.h"
 
 namespace gprof::cudasim {
 namespace {
@@ -41,9 +42,9 @@ using namespace gprof::cudasim;
 extern "C" {
 
 CUptiResult cuptiGetVersion(uint32_t* version) {
-  CheckAlive(__func__);
+  EnsureHooks();  // CheckAlive, RequireDriver
   if (version == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
-  *version = cudasim_knobs()->cupti_version;  // CUDASIM_CUPTI_VERSION fakes a mismatch
+  *version = PlayedCuptiVersion();  // CUDASIM_CUPTI_VERSION: the version played
   return CUPTI_SUCCESS;
 }
 
@@ -67,6 +68,7 @@ CUptiResult cuptiGetVersion(uint32_t* version) {
   X(CUPTI_ERROR_UNKNOWN, "CUPTI_ERROR_UNKNOWN")
 
 CUptiResult cuptiGetResultString(CUptiResult result, const char** str) {
+  EnsureHooks();
   if (str == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
 #define CUDASIM_CASE(code, text) \
   case code:                     \
@@ -89,13 +91,14 @@ CUptiResult cuptiGetErrorMessage(CUptiResult result, const char** str) {
 // CUPTI activity records" (cupti_activity.h): CLOCK_REALTIME by default, the registered timestamp
 // callback's clock once one is registered (by this tool or, CUDASIM_TIMESTAMP_CALLBACK, another).
 CUptiResult cuptiGetTimestamp(uint64_t* timestamp) {
-  CheckAlive(__func__);
+  EnsureHooks();  // CheckAlive, RequireDriver
   if (timestamp == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
   *timestamp = ToRecordClock(cudasim_now_ns());
   return CUPTI_SUCCESS;
 }
 
 CUptiResult cuptiGetContextId(CUcontext context, uint32_t* contextId) {
+  EnsureHooks();
   if (contextId == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
   if (context == nullptr || context != cudasim_current_context()) return CUPTI_ERROR_INVALID_CONTEXT;
   *contextId = 1;
@@ -103,6 +106,7 @@ CUptiResult cuptiGetContextId(CUcontext context, uint32_t* contextId) {
 }
 
 CUptiResult cuptiGetDeviceId(CUcontext context, uint32_t* deviceId) {
+  EnsureHooks();
   if (deviceId == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
   if (context != nullptr && context != cudasim_current_context()) return CUPTI_ERROR_INVALID_CONTEXT;
   *deviceId = 0;
@@ -111,6 +115,7 @@ CUptiResult cuptiGetDeviceId(CUcontext context, uint32_t* deviceId) {
 
 CUptiResult cuptiGetStreamIdEx(CUcontext /*context*/, CUstream stream, uint8_t /*perThreadStream*/,
                                uint32_t* streamId) {
+  EnsureHooks();
   if (streamId == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
   uint32_t id = cudasim_stream_id(stream);
   if (id == 0) return CUPTI_ERROR_INVALID_STREAM;
@@ -119,10 +124,12 @@ CUptiResult cuptiGetStreamIdEx(CUcontext /*context*/, CUstream stream, uint8_t /
 }
 
 CUptiResult cuptiGetStreamId(CUcontext context, CUstream stream, uint32_t* streamId) {
+  EnsureHooks();
   return cuptiGetStreamIdEx(context, stream, 0, streamId);
 }
 
 CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type) {
+  EnsureHooks();
   if (type != CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT && type != CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM) {
     return CUPTI_ERROR_INVALID_PARAMETER;
   }
@@ -131,6 +138,7 @@ CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type) {
 }
 
 CUptiResult cuptiGetThreadIdType(CUpti_ActivityThreadIdType* type) {
+  EnsureHooks();
   if (type == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
   *type = Cupti().thread_id_type.load();
   return CUPTI_SUCCESS;

@@ -1,0 +1,43 @@
+// Checks record_layouts.h's hand-written sizes and offsets against the real CUPTI headers of each
+// version they model. Compiled with the build's headers (13.0: the older structs' sizes) and once
+// per header set scripts/fetch-cupti-headers fetched (13.2, 13.5; CMake's cudasim_layouts_*
+// targets). static_asserts only. Test-only.
+#include <cupti_activity.h>
+#include <cupti_version.h>
+
+#include <cstddef>
+
+#include "tests/cudasim/cupti/record_layouts.h"
+
+namespace gprof::cudasim::layout {
+
+static_assert(sizeof(CUpti_ActivityMemcpy6) == 96 && sizeof(CUpti_ActivityMemset4) == 88 &&
+              sizeof(CUpti_ActivityDevice5) == 184);
+#if CUPTI_API_VERSION >= 130000
+static_assert(sizeof(CUpti_ActivityKernel10) == 216);
+#else  // CUDA 12.8 / 12.9
+static_assert(sizeof(CUpti_ActivityKernel9) == kKernel9Size);
+#endif
+#if CUPTI_API_VERSION >= 130100 && CUPTI_API_VERSION < 140000
+static_assert(sizeof(CUpti_ActivityKernel11) == kKernel11Size);
+static_assert(offsetof(CUpti_ActivityKernel11, priority) == kKernel11Priority);
+#endif
+#if CUPTI_API_VERSION >= 130200
+static_assert(sizeof(CUpti_ActivityDevice6) == kDevice6Size);
+static_assert(offsetof(CUpti_ActivityDevice6, numTpcs) == kDevice6NumTpcs);
+#endif
+#if CUPTI_API_VERSION >= 130500
+static_assert(sizeof(CUpti_ActivityKernel13) == kKernel13Size);
+static_assert(offsetof(CUpti_ActivityKernel13, executionModel) == kKernel13ExecutionModel);
+static_assert(offsetof(CUpti_ActivityKernel13, sourceGraphId) == kKernel13SourceGraphId);
+static_assert(offsetof(CUpti_ActivityKernel13, sourceGraphNodeId) == kKernel13SourceGraphNodeId);
+static_assert(CUPTI_FUNC_EXECUTION_MODEL_SIMT == kExecutionModelSimt);
+static_assert(sizeof(CUpti_ActivityMemcpy7) == kMemcpy7Size);
+static_assert(offsetof(CUpti_ActivityMemcpy7, sourceGraphId) == kMemcpy7SourceGraphId);
+static_assert(offsetof(CUpti_ActivityMemcpy7, sourceGraphNodeId) == kMemcpy7SourceGraphNodeId);
+static_assert(sizeof(CUpti_ActivityMemset5) == kMemset5Size);
+static_assert(offsetof(CUpti_ActivityMemset5, sourceGraphId) == kMemset5SourceGraphId);
+static_assert(offsetof(CUpti_ActivityMemset5, sourceGraphNodeId) == kMemset5SourceGraphNodeId);
+#endif
+
+}  // namespace gprof::cudasim::layout
