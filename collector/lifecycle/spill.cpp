@@ -17,6 +17,7 @@
 #include "collector/lifecycle/flush.h"
 #include "collector/lifecycle/process_identity.h"
 #include "collector/lifecycle/signals.h"
+#include "collector/lifecycle/window_gpu.h"
 #include "model/dump.h"
 #include "model/gpu_checks.h"
 #include "support/clock.h"
@@ -65,7 +66,12 @@ void WriteSegment(Spill* s, bool last, uint64_t end_ns) {
   MarkLaunchCalls(&run);
   if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) {
     SetGpuInfo(rt.gpu, &run.info);
-    DrainGpu(&run, /*forced=*/last);  // mid-run: only buffers whose records are all complete
+    // Mid-run only buffers whose records are all complete; the last segment polls, then forces.
+    if (last) {
+      DrainGpuAtExit(&run);
+    } else {
+      DrainGpu(&run, /*forced=*/false);
+    }
   } else if (!rt.config.cuda) {
     run.info.gpu_status = "off: GPROF_CUDA=0";
   }
