@@ -126,6 +126,8 @@ std::string ResolveAll(void* h, CuptiApi* api) {
   Resolve(h, "cuptiSubscribe_v2", &api->Subscribe, &missing);
   Resolve(h, "cuptiUnsubscribe", &api->Unsubscribe, &missing);
   Resolve(h, "cuptiEnableDomain", &api->EnableDomain, &missing);
+  api->EnableCallback =
+      reinterpret_cast<decltype(api->EnableCallback)>(dlsym(h, "cuptiEnableCallback"));
   Resolve(h, "cuptiGetCallbackName", &api->GetCallbackName, &missing);
   Resolve(h, "cuptiActivityEnable", &api->ActivityEnable, &missing);
   Resolve(h, "cuptiActivityEnableAndDump", &api->ActivityEnableAndDump, &missing);
