@@ -85,6 +85,25 @@ TEST_F(Collection, DroppedGetterCallsGetNoCallbacksAndRecordedCallsTheirTwo) {
   }
 }
 
+// Exit with kernels still queued (issue 29): busy_loop launches 200 kernels of 1 ms and exits
+// without synchronizing. A forced flush at once hands all 200 back unfinished (the stand-in models
+// cupti_activity.h: incomplete records, never delivered again; the unfixed collector got 0
+// kernels and 200 incomplete); the exit flush polls the default flush for up to 1 s first, and
+// the 200 ms of queued work arrives whole.
+TEST_F(Collection, ExitWithKernelsQueuedWaitsForThemBeforeForcing) {
+  ProfiledRun run = RunProfiled({ExamplePath("busy_loop"), "200", "1000", "--no-sync"}, StandIn(),
+                                WithStandInCupti({{"CUDASIM_KERNEL_NS", "spin=1000000"},
+                                                  {"CUDASIM_LAUNCH_API_NS", "0"}}),
+                                "exit_queued");
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  ASSERT_TRUE(run.has_dump) << run.dump_error << "\n" << run.process.err;
+  const Profile& p = run.profile;
+  EXPECT_EQ(p.kernels.size(), 200u);
+  EXPECT_EQ(p.counters.gpu_records_incomplete, 0u);
+  EXPECT_EQ(p.counters.gpu_launches_without_records, 0u);
+  EXPECT_EQ(p.counters.cupti_errors, 0u);
+}
+
 TEST_F(Collection, MatmulEveryKernelCopyAndMemsetAppearsOnceLinkedToItsCall) {
   ProfiledRun run = RunProfiled({ExamplePath("matmul_bias"), "64"}, StandIn(), WithStandInCupti(),
                                 "matmul64");
