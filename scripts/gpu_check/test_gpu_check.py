@@ -962,6 +962,20 @@ class TorchMatmulAddOnCpu(unittest.TestCase):
 
 
 
+class EagerOverheadTest(unittest.TestCase):
+    def test_at_most_torch_profilers_cost_passes_and_more_warns_then_fails(self):
+        self.assertEqual(launch_overhead.judge_eager_overhead(5.0, 7.0, 6.0)[0], PASS)
+        self.assertEqual(launch_overhead.judge_eager_overhead(5.0, 7.0, 7.0)[0], PASS)
+        self.assertEqual(launch_overhead.judge_eager_overhead(5.0, 7.0, 8.0)[0], WARN)
+        st, text = launch_overhead.judge_eager_overhead(5.0, 7.0, 9.0)
+        self.assertEqual(st, FAIL)
+        self.assertIn("gprof-run adds 4.00 us per op, torch.profiler 2.00 us", text)
+        self.assertIn("2.00x torch.profiler", text)
+
+    def test_an_unmeasurable_torch_profiler_cost_warns(self):
+        self.assertEqual(launch_overhead.judge_eager_overhead(5.0, 5.01, 9.0)[0], WARN)
+
+
 class GpuWorkTest(unittest.TestCase):
     """The verdicts of step 2b and of the deviceProperties check, on hand-made figures."""
 
