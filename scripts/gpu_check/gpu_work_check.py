@@ -9,7 +9,13 @@
   5 times. Verdict: 15 kernels; each correlates with a cudaGraphLaunch call and each replay has
   exactly its 3; every kernel has a graphNodeId (from `--export sqlite`); the 3 captured launches
   are not counted as launches without records (`gpu_launches_without_records` 0).
-On the stand-in neither graphs nor stream capture exist: the graph check is skipped there.
+- A module unloaded before its buffer is parsed: `module_unload 10` loads PTX with
+  cuModuleLoadData, launches its kernel 10 times with cuLaunchKernel, unloads the module, then
+  launches 3 ordinary kernels. Verdict: exactly 10 kernels named `unload_kernel` and 3
+  `after_unload_kernel(float*)`, no other name (a name read from the freed module would be
+  garbage or another string).
+On the stand-in there are no graphs, stream capture or run-time modules: those checks are
+skipped there.
 """
 
 import collections
@@ -77,6 +83,19 @@ def judge_graph(replays, per_graph, graph_launches, kernels_by_corr, node_ids, w
     return out
 
 
+def judge_module_unload(names, launches, after=3):
+    """[(status, text)]: `names`: Counter of the trace's kernel names."""
+    want = collections.Counter({"unload_kernel": launches, "after_unload_kernel(float*)": after})
+    other = {n: c for n, c in names.items() if n not in want}
+    ok = names == want
+    text = (f"kernel names after cuModuleUnload: unload_kernel x{names.get('unload_kernel', 0)} "
+            f"(expected {launches}), after_unload_kernel x"
+            f"{names.get('after_unload_kernel(float*)', 0)} (expected {after})")
+    if other:
+        text += "; other names: " + ", ".join(f"{n[:40]!r} x{c}" for n, c in sorted(other.items()))
+    return [(PASS if ok else FAIL, text)]
+
+
 def _apply(section, label, checks):
     for st, text in checks:
         section.status(st, f"{label}: {text}")
@@ -127,3 +146,19 @@ def run_graphs(runner, section):
     _apply(section, "graph_capture", judge_graph(
         GRAPH["replays"], GRAPH["per_graph"], launches, by_corr, node_ids,
         t.counter("gpu_launches_without_records") or 0))
+
+
+def run_module_unload(runner, section):
+    if runner.standin:
+        section.status(SKIP, "cuModuleUnload before parsing: the stand-in loads no modules")
+        return
+    program = [runner.bin("module_unload"), "10"]
+    if not os.path.exists(program[0]):
+        section.status(FAIL, f"{program[0]} was not built")
+        return
+    r = runner.profile("module_unload", program, timeout_s=60)
+    if not section.check(r.ok() and bool(r.trace), f"module_unload: gprof-run exited "
+                         f"{r.returncode}" + ("" if r.trace else ", no trace")):
+        section.add("```", r.tail(), "```", "")
+        return
+    _apply(section, "module_unload", judge_module_unload(Trace(r.trace).kernel_counts(), 10))

@@ -212,7 +212,7 @@ def main(argv):
     elif args.standin and not os.path.exists(os.path.join(runner.standin_lib, "libcupti.so.13")):
         pre = f"the stand-in is not built ({runner.standin_lib})"
     titles = ["2. CUDA examples under gprof-run",
-              "2b. GPU work at the edges: exit with kernels queued, graphs and stream capture",
+              "2b. GPU work at the edges: exit with kernels queued, graphs, cuModuleUnload",
               "3. Windows without per-step synchronization",
               "3b. Busy GPU across windows (1 ms kernels, host far ahead, --wait 1)",
               "4. symbolName probe (kernel-regex steps)",
@@ -230,7 +230,9 @@ def main(argv):
         timed(report, titles[0], lambda s: rows.extend(examples_check.run(runner, s) or []),
               start_epoch)
         timed(report, titles[1], lambda s: (gpu_work_check.run_exit_queued(runner, s),
-                                            gpu_work_check.run_graphs(runner, s)), start_epoch)
+                                            gpu_work_check.run_graphs(runner, s),
+                                            gpu_work_check.run_module_unload(runner, s)),
+              start_epoch)
         timed(report, titles[2], lambda s: windows_check.run_nosync(runner, s), start_epoch)
         timed(report, titles[3], lambda s: windows_check.run_busy(runner, s), start_epoch)
         timed(report, titles[4], lambda s: windows_check.run_symbol_probe(runner, s), start_epoch)

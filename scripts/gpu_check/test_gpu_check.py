@@ -1017,6 +1017,16 @@ class GpuWorkTest(unittest.TestCase):
         checks = gpu_work_check.judge_graph(1, 3, {1}, {1: 3}, None, 0)
         self.assertEqual(checks[3][0], WARN)
 
+    def test_module_unload_names_must_be_exact(self):
+        good = collections.Counter({"unload_kernel": 10, "after_unload_kernel(float*)": 3})
+        self.assertEqual(gpu_work_check.judge_module_unload(good, 10)[0][0], PASS)
+        bad = collections.Counter({"unload_kernel": 7, "\x90\x13garbage": 3,
+                                   "after_unload_kernel(float*)": 3})
+        st, text = gpu_work_check.judge_module_unload(bad, 10)[0]
+        self.assertEqual(st, FAIL)
+        self.assertIn("unload_kernel x7 (expected 10)", text)
+        self.assertIn("other names:", text)
+
     def test_a_trace_without_device_properties_fails(self):
         self.assertEqual(examples_check.judge_devices({}), (FAIL, "no deviceProperties in the trace"))
         self.assertEqual(examples_check.judge_devices({"deviceProperties": []})[0], FAIL)
