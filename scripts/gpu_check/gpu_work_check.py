@@ -110,7 +110,8 @@ def run_exit_queued(runner, section):
     extra = {"CUDASIM_KERNEL_NS": f"spin={QUEUED['kernel_us'] * 1000}",
              "CUDASIM_LAUNCH_API_NS": "0"} if runner.standin else None
     r = runner.profile("exit_queued", program, extra_env=extra, timeout_s=60)
-    section.add("`gprof-run busy_loop 200 1000 --no-sync` — exits with ~200 ms of kernels queued", "")
+    section.add("`gprof-run busy_loop 200 1000 --no-sync` — exits with ~200 ms of kernels queued",
+                "")
     if not section.check(r.ok() and bool(r.trace), f"exit with kernels queued: gprof-run exited "
                          f"{r.returncode}" + ("" if r.trace else ", no trace")):
         section.add("```", r.tail(), "```", "")

@@ -13,8 +13,8 @@ name cache keyed by the pointer would return another kernel's answer and cut the
 which shows as wrong kernel counts:
   gprof-run --step kernel:matmul --skip-first 1 --wait 0 --warmup 0 --active 2 --repeat 3
             matmul_bias 64 10
-Each step (from one matmul launch to the next) holds one matmul_kernel and one bias_add_kernel,
-so each of the 3 windows holds 2 + 2. On the stand-in the probe runs a second time with
+Each step >= 1 (after one matmul launch, through the next) holds one matmul_kernel and one
+bias_add_kernel, so each of the 3 windows holds 2 + 2. On the stand-in the probe runs a second time with
 CUDASIM_SYMBOL_NAME_REUSE=1 (symbolName storage overwritten after each callback, as CUPTI's header
 allows) to show what the probe sees when the product caches by pointer (a WARN there, reported).
 
