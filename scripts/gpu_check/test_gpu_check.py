@@ -564,6 +564,21 @@ class NewChecksOnStandIn(unittest.TestCase):
         fn(s)
         return s, "\n".join(f"{st} {msg}" for st, msg in s.checks)
 
+    def test_busy_gpu_windows_and_exit_with_kernels_queued_pass_and_graphs_skip(self):
+        with tempfile.TemporaryDirectory() as d:
+            runner = Runner(BUILD, True, d)
+            _, text = self.statuses(lambda s: windows_check.run_busy(runner, s))
+            self.assertIn("PASS busy GPU: kernels per window as launched in its steps "
+                          "(50, 50, 50)", text)
+            self.assertIn("PASS busy GPU: gpu_records_incomplete and cupti_errors 0", text)
+            _, text = self.statuses(lambda s: (gpu_work_check.run_exit_queued(runner, s),
+                                               gpu_work_check.run_graphs(runner, s),
+                                               gpu_work_check.run_module_unload(runner, s)))
+            self.assertIn("PASS exit with kernels queued: all 200 queued kernels recorded", text)
+            self.assertIn("SKIP graphs and stream capture", text)
+            self.assertIn("SKIP cuModuleUnload", text)
+            self.assertNotIn("FAIL", text)
+
     def test_windows_without_synchronization_and_the_symbol_name_probe_pass(self):
         with tempfile.TemporaryDirectory() as d:
             runner = Runner(BUILD, True, d)
@@ -573,7 +588,7 @@ class NewChecksOnStandIn(unittest.TestCase):
                 self.assertIn("losses:", text)  # as below: a late window start, named
             else:
                 self.assertIn("PASS nosync: kernels per window as launched in its steps "
-                              "(99, 100, 100)", text)
+                              "(100, 100, 100)", text)  # each launch ends its step
             s, text = self.statuses(lambda s: windows_check.run_symbol_probe(runner, s))
             self.assertNotIn("crashed", text)
             self.assertIn("PASS symbolName probe: 3 window trace(s), expected 3", text)
