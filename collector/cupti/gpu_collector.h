@@ -55,6 +55,9 @@ bool IsLaunchCall(const ApiCall& c);
 // runs later under the cudaGraphLaunch's correlation id). Launches made into a capturing stream
 // from another thread are not seen (the calls carry no stream). Pure.
 std::vector<bool> CapturedCalls(const Profile& p);
+// cudaGraphLaunch / cuGraphLaunch (and their _ptsz forms): the graph's work carries this call's
+// correlation id, but a graph of host or empty nodes has no GPU record at all.
+bool IsGraphLaunchCall(const ApiCall& c);
 // A successful call that puts work on the GPU and so has GPU records with its correlation id:
 // launches, and every memcpy and memset call (synchronous ones too: their records may sit in a
 // buffer CUPTI holds back). Needs a started session (its callback names); false otherwise. Cold.

@@ -147,6 +147,15 @@ bool EndsCapture(const ApiCall& c) {
 
 }  // namespace
 
+bool IsGraphLaunchCall(const ApiCall& c) {
+  if (c.domain == ApiDomain::kRuntime) {
+    return c.cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000 ||
+           c.cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000;
+  }
+  return c.cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch ||
+         c.cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
+}
+
 std::vector<bool> CapturedCalls(const Profile& p) {
   std::vector<size_t> order(p.api_calls.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;

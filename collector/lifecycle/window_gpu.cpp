@@ -2,8 +2,6 @@
 // HeldWindowsTick, which the window thread calls directly).
 #include "collector/lifecycle/window_gpu.h"
 
-#include <cupti.h>
-
 #include <deque>
 #include <thread>
 #include <type_traits>
@@ -30,15 +28,6 @@ struct HeldWindow {
 std::deque<HeldWindow> g_held;  // flush_mutex held; oldest first
 WindowFileWriter g_write = nullptr;
 std::atomic<size_t> g_held_count{0};
-
-bool IsGraphLaunch(const ApiCall& c) {
-  if (c.domain == ApiDomain::kRuntime) {
-    return c.cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000 ||
-           c.cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000;
-  }
-  return c.cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch ||
-         c.cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
-}
 
 void EraseArrived(const Profile& p, std::unordered_set<uint32_t>* waiting) {
   ForEachGpuKind(p, [&](GpuKind, const auto& records) {
@@ -93,7 +82,9 @@ std::unordered_set<uint32_t> AwaitedGpuCalls(const Profile& p, uint64_t start_ns
   const std::vector<bool> captured = CapturedCalls(p);
   for (size_t i = 0; i < p.api_calls.size(); ++i) {
     const ApiCall& c = p.api_calls[i];
-    if (c.start_ns < start_ns || c.start_ns >= end_ns || captured[i] || IsGraphLaunch(c)) continue;
+    if (c.start_ns < start_ns || c.start_ns >= end_ns || captured[i] || IsGraphLaunchCall(c)) {
+      continue;
+    }
     if (CallMakesGpuWork(c)) waiting.insert(c.correlation_id);
   }
   EraseArrived(p, &waiting);
