@@ -64,9 +64,9 @@ const std::vector<ConfigKey>& KeyTable() {
      "none, or a comma list of sync, alloc, memcpy, launch: the CUDA API calls of those groups "
      "carry the program's native call stack (frame pointers; trace args.stack, `gprof-run stats "
      "--report cuda_api_stack_sum`; docs/STACKS.md)."},
-    {"GPROF_ACTIVITY_BUFFER_KIB", ConfigType::kUint, "8192",
-     "Size of one CUPTI activity buffer in KiB (64..262144)."},
-    {"GPROF_ACTIVITY_POOL", ConfigType::kUint, "64",
+    {"GPROF_ACTIVITY_BUFFER_KIB", ConfigType::kUint, "256",
+     "Size of one CUPTI activity buffer in KiB (64..262144; small ones come back sooner)."},
+    {"GPROF_ACTIVITY_POOL", ConfigType::kUint, "2048",
      "Most CUPTI activity buffers outstanding at once (2..65536). When all are in use, CUPTI "
      "drops records and the drop is counted and reported."},
     {"GPROF_HOST_BUFFER_MIB", ConfigType::kUint, "512",

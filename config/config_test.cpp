@@ -42,7 +42,7 @@ TEST(Config, BadValuesNameKeyValueAndWhatIsAllowedAndKeepDefault) {
   }
   EXPECT_NE(FormatError(r.errors[1]).find("from 2 to 65536"), std::string::npos);
   EXPECT_EQ(r.errors[1].key, "GPROF_ACTIVITY_POOL");
-  EXPECT_EQ(r.config.activity_pool_buffers, 64u);
+  EXPECT_EQ(r.config.activity_pool_buffers, 2048u);  // the default
   EXPECT_TRUE(r.config.cuda);
 }
 

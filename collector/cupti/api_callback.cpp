@@ -41,6 +41,32 @@ size_t DomainIndex(CUpti_CallbackDomain domain) {
   return domain == CUPTI_CB_DOMAIN_RUNTIME_API ? kRuntime : kDriver;
 }
 
+void CallHook(ApiHook hook, bool runtime, CUpti_CallbackId cbid, const CUpti_CallbackData* cb,
+              uint64_t now, bool exit) noexcept {
+  ApiHookEvent event{HostTicksToNsLive(now),
+                     cb->functionName,
+                     cb->symbolName,
+                     cb->correlationId,
+                     static_cast<uint16_t>(cbid),
+                     runtime ? ApiDomain::kRuntime : ApiDomain::kDriver,
+                     runtime ? IsRuntimeLaunchCbid(cbid) : IsDriverLaunchCbid(cbid),
+                     exit};
+  hook(event);
+}
+
+// The hook's EXIT call, made on every way out of the EXIT callback, after the call's record is
+// stored: a window cut at this boundary (the call ends a step and belongs to it) must find it.
+struct HookAtExit {
+  bool runtime;
+  CUpti_CallbackId cbid;
+  const CUpti_CallbackData* cb;
+  ~HookAtExit() {
+    if (ApiHook hook = g_hook.load(std::memory_order_relaxed)) [[unlikely]] {
+      CallHook(hook, runtime, cbid, cb, HostTicks(), /*exit=*/true);
+    }
+  }
+};
+
 }  // namespace
 
 void NoteInjectionThread() {
@@ -64,14 +90,7 @@ void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     const uint64_t now = HostTicks();
     if (cb->correlationData != nullptr) *cb->correlationData = now;
     if (ApiHook hook = g_hook.load(std::memory_order_relaxed)) [[unlikely]] {
-      ApiHookEvent event{HostTicksToNsLive(now),
-                         cb->functionName,
-                         cb->symbolName,
-                         cb->correlationId,
-                         static_cast<uint16_t>(cbid),
-                         runtime ? ApiDomain::kRuntime : ApiDomain::kDriver,
-                         runtime ? IsRuntimeLaunchCbid(cbid) : IsDriverLaunchCbid(cbid)};
-      hook(event);
+      CallHook(hook, runtime, cbid, cb, now, /*exit=*/false);
     }
     return;
   }
@@ -80,6 +99,7 @@ void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   } else if (t_runtime_depth > 0) {
     return;
   }
+  const HookAtExit hook_at_exit{runtime, cbid, cb};
   if (!g_collecting.load(std::memory_order_relaxed) || HostInert()) return;
   Session* s = g_session;
   DomainTables& tables = s->domains[DomainIndex(domain)];

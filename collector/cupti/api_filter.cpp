@@ -110,6 +110,36 @@ std::vector<uint8_t> BuildBacktraceTable(uint8_t groups, const std::vector<std::
   return table;
 }
 
+std::vector<uint8_t> BuildCallbackTable(const std::vector<uint8_t>& record,
+                                        const std::vector<std::string>& names, bool runtime,
+                                        bool driver_records_any, const Config& config) {
+  std::vector<uint8_t> table(names.size(), 0);
+  const bool steps =
+      config.schedule.enabled() || config.capture.kind == CaptureRange::Kind::kControl;
+  const bool kernel_steps = steps && config.step.kind == StepSource::Kind::kKernel;
+  const std::string_view step_api = steps && config.step.kind == StepSource::Kind::kApi
+                                        ? BaseApiName(config.step.pattern)
+                                        : std::string_view();
+  const bool profiler_api = config.capture.kind == CaptureRange::Kind::kCudaProfilerApi;
+  const std::span<const std::string_view> dropped = DefaultDroppedApis();
+  for (size_t cbid = 1; cbid < names.size(); ++cbid) {
+    const std::string_view base = BaseApiName(names[cbid]);
+    const auto id = static_cast<uint32_t>(cbid);
+    bool on = cbid < record.size() && record[cbid] != 0;
+    if (kernel_steps) on = on || (runtime ? IsRuntimeLaunchCbid(id) : IsDriverLaunchCbid(id));
+    if (!step_api.empty()) on = on || (!base.empty() && base == step_api);
+    if (profiler_api) {
+      on = on || base == "cudaProfilerStart" || base == "cudaProfilerStop" ||
+           base == "cuProfilerStart" || base == "cuProfilerStop";
+    }
+    if (runtime && !on && driver_records_any) {
+      on = std::find(dropped.begin(), dropped.end(), base) == dropped.end();
+    }
+    table[cbid] = on ? 1 : 0;
+  }
+  return table;
+}
+
 bool IsRuntimeLaunchCbid(uint32_t cbid) {
   switch (cbid) {
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_v3020:

@@ -51,6 +51,21 @@ std::vector<uint8_t> BuildApiFilterTable(const ApiFilter& filter,
 std::vector<uint8_t> BuildBacktraceTable(uint8_t groups, const std::vector<std::string>& names,
                                          bool runtime);
 
+// Which callback ids of one domain the session enables (cuptiEnableCallback), instead of the
+// whole domain (about 1,300 ids, each call then two callbacks): entry cbid is 1 when `record`
+// (BuildApiFilterTable's table) records it or step detection needs it (`config`: a kernel-regex
+// step source needs the launch ids, `api:NAME` that call's ids, a cudaProfilerApi capture range
+// cudaProfilerStart/Stop and cuProfilerStart/Stop). Runtime ids the filter drops stay enabled
+// unless they are of the default drop list (getters and polls) or no driver id is recorded: the
+// callback learns from a runtime call's ENTER and EXIT that the driver calls in between are the
+// runtime's own, not the user's, and the default list's calls only call driver functions of the
+// same list. Kineto switches cudaGetDevice, cuCtxGetCurrent, cuDevicePrimaryCtxGetState and
+// cuKernelGetAttribute off likewise (pytorch/kineto libkineto/src/CuptiActivityApi.cpp,
+// enableCuptiActivities, for its activity records).
+std::vector<uint8_t> BuildCallbackTable(const std::vector<uint8_t>& record,
+                                        const std::vector<std::string>& names, bool runtime,
+                                        bool driver_records_any, const Config& config);
+
 // Launch-like callback ids (REFERENCE.md §1), for step detection and correlation checks.
 bool IsRuntimeLaunchCbid(uint32_t cbid);
 bool IsDriverLaunchCbid(uint32_t cbid);

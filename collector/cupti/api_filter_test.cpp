@@ -172,5 +172,48 @@ TEST(BacktraceTable, EachGroupMarksItsCallsAndTheDefaultIsSyncAndAlloc) {
   EXPECT_EQ(def[5] + def[6] + def[CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000], 0);
 }
 
+// Callbacks per id (issue 29): names by cbid, counted by hand from Names(): 1 cudaGetLastError
+// and 5 cudaGetDevice are default-dropped getters, 2 a launch, 3 cudaMemcpy, 4 a sync, 6 malloc.
+TEST(CallbackTable, DefaultFilterLeavesTheDroppedGettersOff) {
+  const auto record = BuildApiFilterTable(ApiFilter{}, Names());
+  const auto on = BuildCallbackTable(record, Names(), /*runtime=*/true, /*driver_records_any=*/true,
+                                     Config{});
+  EXPECT_EQ(on, (std::vector<uint8_t>{0, 0, 1, 1, 1, 0, 1}));
+}
+
+TEST(CallbackTable, ARuntimeCallTheUserDropsKeepsItsCallbackForNesting) {
+  // -cudaMemcpy: not recorded, but its ENTER/EXIT mark its driver calls as the runtime's own.
+  ApiFilter f;
+  f.exclude = {"cudaMemcpy"};
+  const auto record = BuildApiFilterTable(f, Names());
+  EXPECT_EQ(record[3], 0);
+  EXPECT_EQ(BuildCallbackTable(record, Names(), true, true, Config{})[3], 1);
+  // With no driver call recorded, nesting does not matter: off.
+  EXPECT_EQ(BuildCallbackTable(record, Names(), true, false, Config{})[3], 0);
+  // Driver ids are on only when recorded.
+  EXPECT_EQ(BuildCallbackTable(record, Names(), false, true, Config{})[3], 0);
+}
+
+TEST(CallbackTable, StepDetectionTurnsOnTheIdsItWatches) {
+  ApiFilter none;
+  none.base = ApiFilter::Base::kNone;
+  const auto record = BuildApiFilterTable(none, Names());
+  Config c;
+  c.schedule.active = 1;
+  c.step.kind = StepSource::Kind::kApi;
+  c.step.pattern = "cudaGetDevice";
+  EXPECT_EQ(BuildCallbackTable(record, Names(), true, false, c),
+            (std::vector<uint8_t>{0, 0, 0, 0, 0, 1, 0}));
+  c.step.kind = StepSource::Kind::kKernel;
+  c.step.pattern = "sgd";
+  std::vector<std::string> names = Names();
+  names.resize(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 + 1);
+  names[CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000] = "cudaLaunchKernel_v7000";
+  const auto kernel = BuildCallbackTable(std::vector<uint8_t>(names.size(), 0), names, true,
+                                         false, c);
+  EXPECT_EQ(kernel[CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000], 1);
+  EXPECT_EQ(kernel[5], 0);
+}
+
 }  // namespace
 }  // namespace gprof::collector

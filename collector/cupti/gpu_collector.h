@@ -9,6 +9,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "config/config.h"
 #include "model/profile.h"
@@ -43,10 +44,20 @@ void DrainGpu(Profile* profile, bool forced);
 uint64_t PendingGpuBytes();
 // Flags the successful launch-like calls of `p` (ApiCall::flags kApiCallLaunch) from the cbid
 // tables, so that model/gpu_checks.h (CheckGpuAgainstCalls, here and in the dump reader) knows
-// them without CUPTI. Call before writing or checking a profile. Pure.
+// them without CUPTI; launches made during a stream capture (CapturedCalls) are not flagged: they
+// make no GPU record. Call before writing or checking a profile. Pure.
 void MarkLaunchCalls(Profile* p);
 // A successful launch-like call (api_filter.h's lists: kernels, cooperative, graphs).
 bool IsLaunchCall(const ApiCall& c);
+// For each call of `p`: whether it was made on a thread while a stream capture that thread began
+// was open (between a successful cu/cudaStreamBeginCapture* and its EndCapture). Work made then
+// is captured into a graph, not run: such a call never gets a GPU record of its own (its work
+// runs later under the cudaGraphLaunch's correlation id). Launches made into a capturing stream
+// from another thread are not seen (the calls carry no stream). Pure.
+std::vector<bool> CapturedCalls(const Profile& p);
+// cudaGraphLaunch / cuGraphLaunch (and their _ptsz forms): the graph's work carries this call's
+// correlation id, but a graph of host or empty nodes has no GPU record at all.
+bool IsGraphLaunchCall(const ApiCall& c);
 // A successful call that puts work on the GPU and so has GPU records with its correlation id:
 // launches, and every memcpy and memset call (synchronous ones too: their records may sit in a
 // buffer CUPTI holds back). Needs a started session (its callback names); false otherwise. Cold.
@@ -94,8 +105,9 @@ bool KeepOwnActivityKind(int kind);
 
 // The one call point from CUPTI's API callback into schedule/step logic (windows, kernel- and
 // API-based step detection, cudaProfilerStart/Stop capture). The schedule code installs a hook;
-// the callback calls it on API entry for every runtime call and every driver call made directly
-// (not from inside a runtime call), whether or not collection is on, before the call runs. The
+// the callback calls it twice for every runtime call and every driver call made directly (not
+// from inside a runtime call), whether or not collection is on: on entry, before the call runs,
+// and on exit, after it returned (`exit`; a call that ends a step belongs to that step). The
 // hook runs on application threads inside a CUPTI callback: it must follow the hot path rules
 // (no allocation, locks, logging, exceptions, I/O). SetApiHook is cold (init).
 struct ApiHookEvent {
@@ -106,6 +118,7 @@ struct ApiHookEvent {
   uint16_t cbid;
   ApiDomain domain;
   bool is_launch;             // launch-like (REFERENCE.md §1 list, graphs included)
+  bool exit = false;          // CUPTI_API_EXIT: the call has returned; ts_ns is its return
 };
 
 using ApiHook = void (*)(const ApiHookEvent& event) noexcept;

@@ -6,6 +6,8 @@
 #include "collector/cupti/session_state.h"
 #include "model/gpu_checks.h"
 
+#include <cupti.h>
+
 #include <algorithm>
 #include <string>
 #include <type_traits>
@@ -107,10 +109,85 @@ bool IsLaunchCall(const ApiCall& c) {
   return launch && c.return_code == 0;
 }
 
+namespace {
+
+// cupti_runtime_cbid.h / cupti_driver_cbid.h: the calls that begin and end a stream capture.
+bool BeginsCapture(const ApiCall& c) {
+  if (c.domain == ApiDomain::kRuntime) {
+    switch (c.cbid) {
+      case CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_ptsz_v10000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_v12030:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_ptsz_v12030:
+        return c.return_code == 0;
+      default:
+        return false;
+    }
+  }
+  switch (c.cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz:
+      return c.return_code == 0;
+    default:
+      return false;
+  }
+}
+
+bool EndsCapture(const ApiCall& c) {
+  if (c.domain == ApiDomain::kRuntime) {
+    return c.cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000 ||
+           c.cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_ptsz_v10000;
+  }
+  return c.cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture ||
+         c.cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz;
+}
+
+}  // namespace
+
+bool IsGraphLaunchCall(const ApiCall& c) {
+  if (c.domain == ApiDomain::kRuntime) {
+    return c.cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000 ||
+           c.cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000;
+  }
+  return c.cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch ||
+         c.cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
+}
+
+std::vector<bool> CapturedCalls(const Profile& p) {
+  std::vector<size_t> order(p.api_calls.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return p.api_calls[a].start_ns < p.api_calls[b].start_ns;
+  });
+  std::vector<bool> captured(p.api_calls.size(), false);
+  std::unordered_map<uint32_t, int> open;  // tid -> captures begun and not yet ended
+  for (size_t i : order) {
+    const ApiCall& c = p.api_calls[i];
+    int& depth = open[c.tid];
+    if (BeginsCapture(c)) {
+      ++depth;
+    } else if (EndsCapture(c)) {
+      if (depth > 0) --depth;
+    } else if (depth > 0) {
+      captured[i] = true;
+    }
+  }
+  return captured;
+}
+
 void MarkLaunchCalls(Profile* p) {
-  for (ApiCall& c : p->api_calls) {
-    // A launch made while the program's own profiler held CUPTI has its records there.
-    if (IsLaunchCall(c) && !session::InHandOver(c.start_ns)) c.flags = static_cast<uint8_t>(c.flags | kApiCallLaunch);
+  const std::vector<bool> captured = CapturedCalls(*p);
+  for (size_t i = 0; i < p->api_calls.size(); ++i) {
+    ApiCall& c = p->api_calls[i];
+    // A launch made while the program's own profiler held CUPTI has its records there; one made
+    // during a stream capture makes none (the graph's replays do).
+    if (IsLaunchCall(c) && !captured[i] && !session::InHandOver(c.start_ns)) {
+      c.flags = static_cast<uint8_t>(c.flags | kApiCallLaunch);
+    }
   }
 }
 

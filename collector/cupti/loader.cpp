@@ -144,6 +144,8 @@ std::string ResolveCuptiApi(void* h, CuptiApi* api, bool* has_v2) {
   }
   Resolve(h, "cuptiUnsubscribe", &api->Unsubscribe, &missing);
   Resolve(h, "cuptiEnableDomain", &api->EnableDomain, &missing);
+  api->EnableCallback =
+      reinterpret_cast<decltype(api->EnableCallback)>(dlsym(h, "cuptiEnableCallback"));
   Resolve(h, "cuptiGetCallbackName", &api->GetCallbackName, &missing);
   Resolve(h, "cuptiActivityEnable", &api->ActivityEnable, &missing);
   Resolve(h, "cuptiActivityEnableAndDump", &api->ActivityEnableAndDump, &missing);

@@ -29,6 +29,7 @@ struct CuptiApi {
   decltype(&cuptiSubscribe_v2) Subscribe = nullptr;
   decltype(&cuptiUnsubscribe) Unsubscribe = nullptr;
   decltype(&cuptiEnableDomain) EnableDomain = nullptr;
+  decltype(&cuptiEnableCallback) EnableCallback = nullptr;  // optional: else EnableDomain
   decltype(&cuptiGetCallbackName) GetCallbackName = nullptr;
   decltype(&cuptiActivityEnable) ActivityEnable = nullptr;
   decltype(&cuptiActivityEnableAndDump) ActivityEnableAndDump = nullptr;  // late attach

@@ -203,13 +203,11 @@ GpuStartResult Start(const Config& config, bool late) {
     return result;
   }
   if (!late) NoteInjectionThread();  // attach: the borrowed thread is in no CUDA call
-  for (CUpti_CallbackDomain domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
-    rc = api.EnableDomain(1, s->subscriber, domain);
-    if (rc != CUPTI_SUCCESS) {
-      result.status = StartFailure(api, "cuptiEnableDomain", rc);
-      ReleaseFailedSession(s);
-      return result;
-    }
+  rc = EnableCallbacks(api, s, config);
+  if (rc != CUPTI_SUCCESS) {
+    result.status = StartFailure(api, "cuptiEnableDomain", rc);
+    ReleaseFailedSession(s);
+    return result;
   }
   rc = api.ActivityEnable(kRequiredKind);
   if (rc != CUPTI_SUCCESS) {

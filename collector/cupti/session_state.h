@@ -148,4 +148,7 @@ void ParserMain(Session* s);
 // session_drain.cpp: flushes and moves every GPU record decoded so far into `profile`.
 void Drain(Profile* profile, bool forced);
 
+// session_callbacks.cpp: enables the API callbacks of s->domains' tables, per id where CUPTI can.
+CUptiResult EnableCallbacks(const CuptiApi& api, Session* s, const Config& config);
+
 }  // namespace gprof::collector::session

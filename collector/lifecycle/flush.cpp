@@ -23,6 +23,7 @@
 #include "collector/lifecycle/runtime.h"
 #include "collector/lifecycle/runtime_state.h"
 #include "collector/lifecycle/spill.h"
+#include "collector/lifecycle/window_gpu.h"
 #include "collector/windows/window_cut.h"
 #include "collector/windows/window_thread.h"
 #include "model/dump.h"
@@ -50,7 +51,7 @@ void BuildProfile(Runtime& rt, Profile* profile, uint64_t end_ns) {
   MarkLaunchCalls(profile);
   if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) {
     SetGpuInfo(rt.gpu, &profile->info);
-    DrainGpuForExit(profile);  // exit: everything CUPTI has, finished or not
+    DrainGpuForExit(profile);  // exit: what finishes within a second, then whatever CUPTI has
     CheckGpuAgainstCalls(profile);
   } else if (!rt.config.cuda) {
     profile->info.gpu_status = "off: GPROF_CUDA=0";
@@ -66,7 +67,7 @@ bool GpuAbandoned() { return g_gpu_abandoned.load(std::memory_order_acquire); }
 bool DrainGpuForExit(Profile* profile) {
   if (!g_signal_flush.load(std::memory_order_acquire)) {
     SetGpuActivityEnabled(false);
-    DrainGpu(profile, /*forced=*/true);
+    DrainGpuAtExit(profile);  // window_gpu.h: the default flush polled, then one forced
     return true;
   }
   struct Try {
@@ -196,61 +197,6 @@ void FlushNow() {
   WriteProfile(profile, WholeRunDumpPath(rt.config.output_dir, rt.info));
 }
 
-// How long a window end waits for the GPU records of the window's calls: at most kWindowGpuWait
-// in all, and no longer than kWindowGpuStall without a new record (a call whose records can never
-// come, e.g. one made while activity was still off, must not hold every window for the full
-// bound; a kernel running longer than the stall bound is taken unfinished). At exit, while a
-// signal may be waiting for the flush (kSignalFlushTimeoutMs), the bound is kExitGpuWait.
-constexpr auto kWindowGpuWait = std::chrono::seconds(10);
-constexpr auto kWindowGpuStall = std::chrono::milliseconds(500);
-constexpr auto kExitGpuWait = std::chrono::seconds(1);
-
-// Window ends use CUPTI's default flush, which hands back only buffers whose records are all
-// complete (cupti_activity.h, cuptiActivityFlushAll: "It doesn't return buffers which have one or
-// more incomplete records"), and wait until every call of the window that put work on the GPU
-// (CallMakesGpuWork: launches, copies, memsets) has a GPU record: at a step boundary the GPU is
-// usually still running that step's work, and a forced flush would hand it back unfinished,
-// never to be delivered again. Any record with a call's correlation id counts as its arrival
-// (graph launches have many; a host-only graph has none and costs one stall bound). When the
-// wait ends unsatisfied, or at exit (after which nothing drains again), a forced flush takes
-// what is left: what is still running then is counted as gpu_records_incomplete.
-void DrainWindowGpu(const Profile& host, const WindowSpan& span, Profile* gpu_pending) {
-  std::unordered_set<uint32_t> waiting;
-  for (const ApiCall& c : host.api_calls) {
-    if (CallMakesGpuWork(c) && c.start_ns >= span.start_ns && c.start_ns < span.end_ns) {
-      waiting.insert(c.correlation_id);
-    }
-  }
-  size_t seen[kGpuKindCount] = {};
-  const auto begin = std::chrono::steady_clock::now();
-  auto last_progress = begin;
-  for (;;) {
-    DrainGpu(gpu_pending, /*forced=*/false);
-    bool progress = false;
-    ForEachGpuKind(*gpu_pending, [&](GpuKind kind, const auto& records) {
-      size_t& from = seen[static_cast<size_t>(kind)];
-      progress = progress || records.size() > from;
-      if constexpr (kGpuRecordHasCorrelation<typename std::decay_t<decltype(records)>::value_type>) {
-        for (size_t i = from; i < records.size(); ++i) waiting.erase(records[i].correlation_id);
-      }
-      from = records.size();
-    });
-    if (waiting.empty()) break;
-    const auto now = std::chrono::steady_clock::now();
-    if (progress) last_progress = now;
-    // The exit flush may start while a window end waits: then the short bound applies.
-    const auto bound = FlushState() > 0 ? kExitGpuWait : kWindowGpuWait;
-    if (now - begin >= bound || now - last_progress >= kWindowGpuStall) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  if (!waiting.empty()) {
-    log::Info(std::to_string(waiting.size()) + " GPU calls of window " + std::to_string(span.cycle) +
-              " had no GPU record yet; taking what CUPTI has (unfinished work is counted as "
-              "incomplete, work that never reached CUPTI as launches without records)");
-  }
-  if (!waiting.empty() || FlushState() > 0) DrainGpu(gpu_pending, /*forced=*/true);
-}
-
 }  // namespace
 
 int FlushState() { return g_flush_state.load(std::memory_order_acquire); }
@@ -266,13 +212,12 @@ std::string WriteWindow(const WindowSpan& span, Profile* gpu_pending) noexcept {
     profile.info = rt.info;
     BuildHostProfile(&profile, span.end_ns);
     MarkLaunchCalls(&profile);
-    if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) {
+    const bool gpu = g_gpu_state.load(std::memory_order_acquire) == kGpuStarted;
+    if (gpu) {
       SetGpuInfo(rt.gpu, &profile.info);
-      DrainWindowGpu(profile, span, gpu_pending);
-      MoveGpuRecords(gpu_pending, &profile);
+      CollectWindowGpu(&profile, gpu_pending);  // window_gpu.h: never a forced flush mid-run
     }
     CutWindow(&profile, span.start_ns, span.end_ns, gpu_pending);
-    CheckGpuAgainstCalls(&profile);
     // NVTX steps named ProfilerStep#N are already ranges in the profile; other sources get
     // ProfilerStep#N spans so that HTA and the table see iterations.
     const StepSource& step = rt.config.step;
@@ -287,10 +232,17 @@ std::string WriteWindow(const WindowSpan& span, Profile* gpu_pending) noexcept {
     profile.info.partial_window = span.partial;
     profile.counters.window_events_lost = span.events_lost;
     profile.counters.window_starts_late = span.starts_late;
-    const std::string path = WindowDumpPath(
-        rt.config.output_dir, profile.info,
-        rt.config.capture.kind == CaptureRange::Kind::kControl);
-    return WriteProfile(profile, path) ? path : std::string();
+    const bool control = rt.config.capture.kind == CaptureRange::Kind::kControl;
+    const std::string path = WindowDumpPath(rt.config.output_dir, profile.info, control);
+    if (!gpu) {
+      CheckGpuAgainstCalls(&profile);
+      return WriteProfile(profile, path) ? path : std::string();
+    }
+    // Written now, or held until its late GPU records arrive (the path is the one it gets).
+    return SaveOrHoldWindow(std::move(profile), path, /*may_hold=*/!control, gpu_pending,
+                            &WriteProfile)
+               ? path
+               : std::string();
   } catch (const std::exception& e) {
     log::Error(std::string("writing a window profile failed: ") + e.what());
     return {};

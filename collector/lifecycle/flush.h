@@ -23,7 +23,8 @@ int CallerTid();
 
 // The exit flush's one GPU drain (whole run, or its last segment), flush_mutex held: our kinds off
 // first, so that nothing arrives after it (the session's stop then hands back nothing unread),
-// then one forced drain into `profile`. After a signal (SignalFlush) the signalled thread may hold
+// then DrainGpuAtExit into `profile` (the default flush polled for up to kExitGpuWait, then one
+// forced drain). After a signal (SignalFlush) the signalled thread may hold
 // a CUPTI lock, and the drain could wait on it until the signal's timeout kills the program with
 // no dump: then it runs on a helper thread for at most kSignalGpuTryMs, and when that runs out
 // the dump is written with its host data and GPU collection is abandoned (GpuAbandoned: nothing

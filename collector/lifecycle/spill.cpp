@@ -17,6 +17,7 @@
 #include "collector/lifecycle/flush.h"
 #include "collector/lifecycle/process_identity.h"
 #include "collector/lifecycle/signals.h"
+#include "collector/lifecycle/window_gpu.h"
 #include "model/dump.h"
 #include "model/gpu_checks.h"
 #include "support/clock.h"
@@ -65,7 +66,8 @@ void WriteSegment(Spill* s, bool last, uint64_t end_ns) {
   MarkLaunchCalls(&run);
   if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) {
     SetGpuInfo(rt.gpu, &run.info);
-    // Mid-run: only buffers whose records are all complete. The last: DrainGpuForExit.
+    // Mid-run: only buffers whose records are all complete. The last polls, then forces
+    // (DrainGpuForExit).
     if (last) {
       DrainGpuForExit(&run);
     } else {

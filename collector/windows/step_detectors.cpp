@@ -151,12 +151,16 @@ void OnApi(const ApiHookEvent& e) noexcept {
       cls = ClassifyApi(c, e.function_name);
       slot.store(cls, std::memory_order_relaxed);
     }
-    if (cls == 1 && StepsWanted(w)) Post(EventKind::kStep, e.ts_ns);
-    if (cls == 2) Post(EventKind::kCaptureStart, e.ts_ns);
-    if (cls == 3) Post(EventKind::kCaptureStop, e.ts_ns);
+    // A call that ends a step belongs to it (torch's prof.step() at the end of an iteration):
+    // the boundary is its return. Capture ranges open and close on entry, as before.
+    if (cls == 1 && e.exit && StepsWanted(w)) Post(EventKind::kStep, e.ts_ns);
+    if (cls == 2 && !e.exit) Post(EventKind::kCaptureStart, e.ts_ns);
+    if (cls == 3 && !e.exit) Post(EventKind::kCaptureStop, e.ts_ns);
   }
-  if (c.step.kind == StepSource::Kind::kKernel && e.is_launch && e.symbol_name != nullptr &&
-      StepsWanted(w)) {
+  // The launch of a matching kernel ends its step: the boundary is the launch call's return, so
+  // the launch and its kernel belong to the step they end.
+  if (c.step.kind == StepSource::Kind::kKernel && e.exit && e.is_launch &&
+      e.symbol_name != nullptr && StepsWanted(w)) {
     const KernelMatchCache::Key key = KernelMatchCache::KeyOf(e.symbol_name);
     int match = w->kernel_cache.Lookup(key);
     if (match < 0) {

@@ -4,8 +4,9 @@
 // acts on what it returns.
 //
 // Steps. A step boundary begins step k (0-based). For end-of-step sources (kernel launch, API
-// call, time slice) the program start is the boundary of step 0 and each event begins the next
-// step, like torch's prof.step(). For NVTX sources each matching range start begins a step and the
+// call, time slice) the program start is the boundary of step 0 and each event ends a step and
+// begins the next, like torch's prof.step(); a launch or call that ends a step belongs to it (its
+// boundary is the call's return). For NVTX sources each matching range start begins a step and the
 // time before the first one belongs to no step.
 //
 // Windows (torch.profiler.schedule semantics, REFERENCE.md §2): warmup collects and is discarded

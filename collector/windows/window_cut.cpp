@@ -87,6 +87,11 @@ void CutWindow(Profile* p, uint64_t start_ns, uint64_t end_ns, Profile* carry) {
         .insert(c.correlation_id);
   }
   std::erase_if(p->api_calls, [&](const ApiCall& c) { return !inside(c.start_ns); });
+  // CUPTI numbers calls in the order they begin, process-wide: a record whose call is not in the
+  // profile any more (its host records were trimmed with a wait or warmup step) but whose id is
+  // below every call of the window was launched before the window, whenever it ran.
+  uint32_t first_kept = UINT32_MAX;
+  for (const ApiCall& c : p->api_calls) first_kept = std::min(first_kept, c.correlation_id);
 
   auto fate_by_time = [&](uint64_t ts) {
     return inside(ts) ? Fate::kKeep : ts >= end_ns ? Fate::kCarry : Fate::kDrop;
@@ -100,6 +105,7 @@ void CutWindow(Profile* p, uint64_t start_ns, uint64_t end_ns, Profile* carry) {
         if (kept_calls.count(corr)) return Fate::kKeep;
         if (later_calls.count(corr)) return Fate::kCarry;
         if (earlier_calls.count(corr)) return Fate::kDrop;
+        if (first_kept != UINT32_MAX && corr < first_kept) return Fate::kDrop;
       }
     }
     return fate_by_time(GpuRecordStartNs(r));
@@ -109,6 +115,25 @@ void CutWindow(Profile* p, uint64_t start_ns, uint64_t end_ns, Profile* carry) {
     using T = typename std::decay_t<decltype(records)>::value_type;
     Partition(&records, fate, &to_carry, &RecordsOf<T>(*carry));
   });
+}
+
+std::unordered_set<uint32_t> MoveGpuRecordsOf(const std::unordered_set<uint32_t>& calls,
+                                              Profile* from, Profile* into) {
+  std::unordered_set<uint32_t> moved;
+  if (calls.empty()) return moved;
+  Transfer transfer(*from, into);
+  ForEachGpuKind(*from, [&](GpuKind, auto& records) {
+    using T = typename std::decay_t<decltype(records)>::value_type;
+    if constexpr (kGpuRecordHasCorrelation<T>) {
+      auto fate = [&](const T& r) {
+        if (calls.count(r.correlation_id) == 0) return Fate::kKeep;
+        moved.insert(r.correlation_id);
+        return Fate::kCarry;
+      };
+      Partition(&records, fate, &transfer, &RecordsOf<T>(*into));
+    }
+  });
+  return moved;
 }
 
 void MoveGpuRecords(Profile* from, Profile* into) {

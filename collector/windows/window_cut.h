@@ -5,12 +5,15 @@
 // - host events (ranges, marks, API calls) that start inside it; a range still open at `end` is
 //   clipped there and flagged kRangeOpenAtEnd;
 // - GPU records launched by an API call that belongs to the window, whenever they ran;
-// - GPU records whose launching call is unknown (not recorded) that start inside it.
+// - GPU records whose launching call is unknown (not recorded) that start inside it, unless their
+//   correlation id is below every call of the window (CUPTI numbers calls in the order they
+//   begin): those were launched before it.
 // GPU records that start at or after `end` and were not launched inside the window are handed to
 // the next window (`carry`); everything else is dropped (it belonged to wait or warmup steps).
 #pragma once
 
 #include <cstdint>
+#include <unordered_set>
 
 #include "model/profile.h"
 
@@ -24,5 +27,11 @@ void CutWindow(Profile* profile, uint64_t start_ns, uint64_t end_ns, Profile* ca
 // configs, devices, api names) from `from` into `into`, re-interning strings. `from` is left
 // without GPU records; its counters are added to `into`'s.
 void MoveGpuRecords(Profile* from, Profile* into);
+
+// Moves the GPU records of `from` whose correlation id is in `calls` into `into` (appended,
+// re-interned): the late records of a window that is held until they arrive. Returns the ids
+// that had at least one record moved. Counters and devices stay where they are.
+std::unordered_set<uint32_t> MoveGpuRecordsOf(const std::unordered_set<uint32_t>& calls,
+                                              Profile* from, Profile* into);
 
 }  // namespace gprof::collector

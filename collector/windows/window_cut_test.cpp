@@ -65,6 +65,20 @@ TEST(CutWindow, GpuWorkFollowsItsLaunch) {
   EXPECT_EQ(carry.launch_configs.at(carry.kernels[0].launch_config).grid[0], 2600u);
 }
 
+TEST(CutWindow, UnknownCallWithAnIdBelowTheWindowsCallsWasLaunchedBefore) {
+  // Call 5's host record was trimmed with a wait step; its kernel started inside the window
+  // (the GPU ran behind). Ids count up in call order, so 5 < 7 (the window's first call): earlier.
+  Profile p;
+  p.api_calls = {Call(1200, 7), Call(1400, 8)};
+  p.kernels.push_back(MakeKernel(&p, "wait_step_kernel", 1300, 5));
+  p.kernels.push_back(MakeKernel(&p, "own_kernel", 1500, 7));
+  Profile carry;
+  CutWindow(&p, kS, kE, &carry);
+  ASSERT_EQ(p.kernels.size(), 1u);
+  EXPECT_EQ(p.strings.Get(p.kernels[0].name), "own_kernel");
+  EXPECT_TRUE(carry.kernels.empty());
+}
+
 TEST(MoveGpuRecords, ReinternsAndMergesDevicesAndNames) {
   Profile from;
   from.kernels.push_back(MakeKernel(&from, "k", 10, 1));
@@ -85,6 +99,25 @@ TEST(MoveGpuRecords, ReinternsAndMergesDevicesAndNames) {
   EXPECT_EQ(into.strings.Get(into.api_names[0].name), "cudaLaunchKernel");
   EXPECT_EQ(into.counters.cupti_dropped_records, 5u);
   EXPECT_EQ(from.counters.cupti_dropped_records, 0u);
+}
+
+TEST(MoveGpuRecordsOf, MovesOnlyTheRecordsOfTheGivenCalls) {
+  Profile pending;
+  pending.kernels.push_back(MakeKernel(&pending, "held_a", 3000, 4));
+  pending.kernels.push_back(MakeKernel(&pending, "other", 3010, 9));
+  pending.kernels.push_back(MakeKernel(&pending, "held_b", 3020, 5));
+  pending.counters.gpu_records_incomplete = 2;
+  Profile held;
+  const auto moved = MoveGpuRecordsOf({4, 5, 6}, &pending, &held);
+  EXPECT_EQ(moved, (std::unordered_set<uint32_t>{4, 5}));
+  ASSERT_EQ(held.kernels.size(), 2u);
+  EXPECT_EQ(held.strings.Get(held.kernels[0].name), "held_a");
+  EXPECT_EQ(held.strings.Get(held.kernels[1].name), "held_b");
+  EXPECT_EQ(held.launch_configs.at(held.kernels[1].launch_config).grid[0], 3020u);
+  ASSERT_EQ(pending.kernels.size(), 1u);
+  EXPECT_EQ(pending.kernels[0].correlation_id, 9u);
+  EXPECT_EQ(pending.counters.gpu_records_incomplete, 2u);  // counters stay
+  EXPECT_EQ(held.counters.gpu_records_incomplete, 0u);
 }
 
 }  // namespace

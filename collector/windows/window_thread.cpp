@@ -34,6 +34,13 @@ std::atomic<Windows*> g_windows{nullptr};
 namespace {
 
 std::atomic<bool> g_finished{false};
+std::atomic<HeldWindowsHook> g_held_hook{nullptr};
+
+void TickHeldWindows(Windows* w, bool exiting) {
+  if (HeldWindowsHook hook = g_held_hook.load(std::memory_order_acquire)) {
+    hook(&w->gpu_pending, exiting);
+  }
+}
 
 // ---- Window thread --------------------------------------------------------------------------
 
@@ -92,6 +99,7 @@ void Act(Windows* w, TrackerOutput out, uint64_t ts) {
   if (out.discard) {
     ResetHostRecordsBefore(out.discard_before_ns);
     DrainGpu(&w->gpu_pending, /*forced=*/false);
+    TickHeldWindows(w, /*exiting=*/false);  // late records of held windows first
     Profile none;
     CutWindow(&w->gpu_pending, out.discard_before_ns, UINT64_MAX, &none);
   }
@@ -158,6 +166,7 @@ void ThreadMain(Windows* w) {
     const uint64_t now = NowNs();
     if (now >= w->tracker.NextDeadline()) Act(w, w->tracker.OnTime(now), now);
     UpdateGpuActivity(w);  // GPU collection may have started since the last decision
+    TickHeldWindows(w, /*exiting=*/false);
     if (w->stop.load(std::memory_order_acquire)) return;
     // Sleep until woken, or until the next deadline (at most 100 ms, to notice `stop`).
     const uint64_t deadline = w->tracker.NextDeadline();
@@ -221,6 +230,7 @@ void FinishWindows(uint64_t exit_ns) noexcept {
     while (w->queue.Pop(&e)) Apply(w, e);
     Act(w, w->tracker.OnTime(exit_ns), exit_ns);
     Act(w, w->tracker.OnExit(exit_ns), exit_ns);
+    TickHeldWindows(w, /*exiting=*/true);  // windows still waiting for GPU records
     if (const uint64_t late = w->late_starts.load(std::memory_order_relaxed)) {
       log::Warn(std::to_string(late) + " window starts found the window thread more than " +
                 std::to_string(kCatchUpWaitNs / 1'000'000) +
@@ -255,6 +265,10 @@ void SetWindowSavedObserver(WindowSavedObserver observer) noexcept {
   if (Windows* w = g_windows.load(std::memory_order_acquire)) {
     w->saved_observer.store(observer, std::memory_order_release);
   }
+}
+
+void SetHeldWindowsHook(HeldWindowsHook hook) noexcept {
+  g_held_hook.store(hook, std::memory_order_release);
 }
 
 uint64_t WindowEventsLost() noexcept {

@@ -41,6 +41,12 @@ bool StartWindows(const Config& config, uint64_t start_ns, WindowWriter writer) 
 // window. Idempotent.
 void FinishWindows(uint64_t exit_ns) noexcept;
 
+// Windows held until their late GPU records arrive (lifecycle/window_gpu.h) are finished by a
+// hook the runtime installs at the first hold: the window thread calls it on each wake and
+// before it drops old GPU records, and FinishWindows once more at the end with `exiting`. Cold.
+using HeldWindowsHook = void (*)(Profile* gpu_pending, bool exiting) noexcept;
+void SetHeldWindowsHook(HeldWindowsHook hook) noexcept;
+
 // Step-boundary events that could not be queued (queue full): reported as a warning at exit.
 uint64_t WindowEventsLost() noexcept;
 

@@ -10,7 +10,7 @@ record correlates with exactly one API call and every launch/copy/memset call wi
 import os
 import re
 
-from report import FAIL, WARN
+from report import FAIL, PASS, SKIP, WARN
 from kineto_trace import Trace
 
 # name, argv (program first), the name the example prints in GPROF_EXAMPLE_DONE
@@ -20,7 +20,12 @@ CASES = [
     ("launch_loop 20000", ["launch_loop", "20000"], "launch_loop"),
     ("multistream", ["multistream"], "multistream"),
     ("multithread", ["multithread"], "multithread"),
+    ("driver_launch 3", ["driver_launch", "3"], "driver_launch"),
+    ("eager_ops 2000", ["eager_ops", "2000"], "eager_ops"),
+    # nvcc's default static cudart, as most shipped binaries (skipped on the stand-in)
+    ("launch_loop_static 20000", ["launch_loop_static", "20000"], "launch_loop"),
 ]
+STANDIN_SKIP = {"launch_loop_static": "a static cudart cannot be replaced by the stand-in's"}
 
 _COUNT_RE = {k: re.compile(rf"\b{k}=(\d+)\b") for k in ("kernels", "copies", "memsets")}
 
@@ -58,7 +63,19 @@ def derive_counts(argv):
     return {}
 
 
+def judge_devices(doc):
+    """(status, text): a trace without deviceProperties has no GPU names, SM counts or clocks for
+    HTA and the table's device rows: a FAIL, not a detail."""
+    devices = doc.get("deviceProperties") if isinstance(doc, dict) else None
+    if not devices:
+        return FAIL, "no deviceProperties in the trace"
+    return PASS, "deviceProperties: " + ", ".join(str(d.get("name", "?")) for d in devices)
+
+
 def check_example(runner, section, label, argv, done_name):
+    if runner.standin and argv[0] in STANDIN_SKIP:
+        section.status(SKIP, f"`{label}`: {STANDIN_SKIP[argv[0]]}")
+        return None
     program = [runner.bin(argv[0])] + argv[1:]
     if not os.path.exists(program[0]):
         section.status(FAIL, f"`{label}`: {program[0]} was not built")
@@ -94,6 +111,8 @@ def check_example(runner, section, label, argv, done_name):
         section.check(not lost, f"`{label}`: no records dropped or lost"
                       + (f": {lost}" if lost else f" ({len(losses)} loss counters, all 0)"))
     section.check(row["kernels"] > 0, f"`{label}`: {row['kernels']} kernels recorded")
+    st, text = judge_devices(t.doc)
+    section.status(st, f"`{label}`: {text}")
 
     expected, source = expected_counts(r.stdout, argv)
     if expected:

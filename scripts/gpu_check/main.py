@@ -24,6 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import clock_skew  # noqa: E402
 import cupti_life_check  # noqa: E402
 import examples_check  # noqa: E402
+import gpu_work_check  # noqa: E402
 import launch_overhead  # noqa: E402
 import torch_compare  # noqa: E402
 import torch_inside_check  # noqa: E402
@@ -211,7 +212,10 @@ def main(argv):
         pre = f"{runner.launcher} does not exist (build failed or wrong --build-dir)"
     elif args.standin and not os.path.exists(os.path.join(runner.standin_lib, "libcupti.so.13")):
         pre = f"the stand-in is not built ({runner.standin_lib})"
-    titles = ["2. CUDA examples under gprof-run", "3. Windows without per-step synchronization",
+    titles = ["2. CUDA examples under gprof-run",
+              "2b. GPU work at the edges: exit with kernels queued, graphs, cuModuleUnload",
+              "3. Windows without per-step synchronization",
+              "3b. Busy GPU across windows (1 ms kernels, host far ahead, --wait 1)",
               "4. symbolName probe (kernel-regex steps)",
               "5. Clock skew: GPU record start vs its launch call",
               "6. gprof-run vs torch.profiler", "7. torch.profiler inside gprof-run",
@@ -227,23 +231,28 @@ def main(argv):
         rows = []
         timed(report, titles[0], lambda s: rows.extend(examples_check.run(runner, s) or []),
               start_epoch)
-        timed(report, titles[1], lambda s: windows_check.run_nosync(runner, s), start_epoch)
-        timed(report, titles[2], lambda s: windows_check.run_symbol_probe(runner, s), start_epoch)
-        timed(report, titles[3], lambda s: clock_skew.run(
+        timed(report, titles[1], lambda s: (gpu_work_check.run_exit_queued(runner, s),
+                                            gpu_work_check.run_graphs(runner, s),
+                                            gpu_work_check.run_module_unload(runner, s)),
+              start_epoch)
+        timed(report, titles[2], lambda s: windows_check.run_nosync(runner, s), start_epoch)
+        timed(report, titles[3], lambda s: windows_check.run_busy(runner, s), start_epoch)
+        timed(report, titles[4], lambda s: windows_check.run_symbol_probe(runner, s), start_epoch)
+        timed(report, titles[5], lambda s: clock_skew.run(
             s, [(r["case"], r.get("trace", "")) for r in rows]), start_epoch)
-        timed(report, titles[4], lambda s: torch_compare.run(runner, s, args.python,
+        timed(report, titles[6], lambda s: torch_compare.run(runner, s, args.python,
                                                              steps=args.steps), start_epoch)
         inside = {}
-        timed(report, titles[5], lambda s: inside.setdefault(
+        timed(report, titles[7], lambda s: inside.setdefault(
             "run", torch_inside_check.run(runner, s, args.python)), start_epoch)
-        timed(report, titles[6], lambda s: launch_overhead.run(runner, s, args.python),
+        timed(report, titles[8], lambda s: launch_overhead.run(runner, s, args.python),
               start_epoch)
-        timed(report, titles[7], lambda s: torch_ops_check.run(runner, s, args.python),
+        timed(report, titles[9], lambda s: torch_ops_check.run(runner, s, args.python),
               start_epoch)
-        timed(report, titles[8], lambda s: torch_memory_check.run(runner, s, args.python),
+        timed(report, titles[10], lambda s: torch_memory_check.run(runner, s, args.python),
               start_epoch)
-        timed(report, titles[9], lambda s: cupti_life_check.run(runner, s, args.python,
-                                                                inside.get("run")), start_epoch)
+        timed(report, titles[11], lambda s: cupti_life_check.run(runner, s, args.python,
+                                                                 inside.get("run")), start_epoch)
 
     s = report.section("10. Report")
     total = time.time() - start_epoch

@@ -64,6 +64,9 @@ class Runner:
         paths = [p for p in env.get("LD_LIBRARY_PATH", "").split(":")
                  if p and "cudasim" not in p]
         if self.standin:
+            # The stand-in's libcuda.so.1 has a folder of its own (tests/cudasim/CMakeLists.txt):
+            # driver_launch links it.
+            paths.insert(0, self.standin_lib + "-driver")
             paths.insert(0, self.standin_lib)
             env["GPROF_CUPTI_LIB"] = os.path.join(self.standin_lib, "libcupti.so.13")
         if paths:

@@ -20,6 +20,7 @@ import time  # noqa: E402
 import clock_skew  # noqa: E402
 import cupti_life_check  # noqa: E402
 import examples_check  # noqa: E402
+import gpu_work_check  # noqa: E402
 import launch_overhead  # noqa: E402
 import torch_compare  # noqa: E402
 import torch_inside_check  # noqa: E402
@@ -339,27 +340,29 @@ def window(cycle, first, last, kernels, incomplete=0, errors=0, partial=False):
 class WindowsTest(TraceFiles):
     TINY = C(tiny=1)
 
-    def test_kernels_in_steps_leaves_step_zero_empty(self):
-        self.assertEqual(windows_check.kernels_in_steps(0, 99, self.TINY), C(tiny=99))
+    def test_kernels_in_steps_counts_step_zero_like_the_others(self):
+        # A matching launch ends its step and belongs to it: step 0 holds the first launch.
+        self.assertEqual(windows_check.kernels_in_steps(0, 99, self.TINY), C(tiny=100))
+        self.assertEqual(windows_check.kernels_in_steps(0, 99, self.TINY, C()), C(tiny=99))
         self.assertEqual(windows_check.kernels_in_steps(100, 199, self.TINY), C(tiny=100))
         self.assertEqual(windows_check.kernels_in_steps(1, 2, C(a=1, b=1)), C(a=2, b=2))
 
     def test_three_right_windows_pass(self):
-        ws = [window(0, 0, 99, C(tiny=99)), window(1, 100, 199, C(tiny=100)),
+        ws = [window(0, 0, 99, C(tiny=100)), window(1, 100, 199, C(tiny=100)),
               window(2, 200, 299, C(tiny=100))]
         checks, rows = windows_check.judge_windows(ws, 3, self.TINY)
         self.assertEqual([c for c, _ in checks], [PASS, PASS, PASS, PASS])
-        self.assertIn("(99, 100, 100)", checks[1][1])
+        self.assertIn("(100, 100, 100)", checks[1][1])
         self.assertIn("gpu_records_incomplete and cupti_errors 0 in every window", checks[2][1])
         self.assertEqual(rows[1], [1, "100-199", 100, 100, 0, 0, "-", "no", "ok"])
 
     def test_a_kernel_in_the_wrong_window_fails(self):
         # The last kernel of window 0 was still queued when it was cut and went to window 1.
-        ws = [window(0, 0, 99, C(tiny=98)), window(1, 100, 199, C(tiny=101)),
+        ws = [window(0, 0, 99, C(tiny=99)), window(1, 100, 199, C(tiny=101)),
               window(2, 200, 299, C(tiny=100))]
         checks, _ = windows_check.judge_windows(ws, 3, self.TINY)
         self.assertEqual(checks[1][0], FAIL)
-        self.assertIn("cycle 0 steps 0-99: {tiny: 98} (expected {tiny: 99})", checks[1][1])
+        self.assertIn("cycle 0 steps 0-99: {tiny: 99} (expected {tiny: 100})", checks[1][1])
 
     def test_wrong_counts_name_the_window_losses_and_other_losses_warn(self):
         w = window(0, 1, 2, C(a=1, b=2))
@@ -373,7 +376,7 @@ class WindowsTest(TraceFiles):
         self.assertEqual(rows[0][6], "gpu_launches_without_records=1, window_starts_late=1")
 
     def test_nonzero_counters_and_missing_windows_fail(self):
-        ws = [window(0, 0, 99, C(tiny=99), incomplete=2), window(1, 100, 199, C(tiny=100))]
+        ws = [window(0, 0, 99, C(tiny=100), incomplete=2), window(1, 100, 199, C(tiny=100))]
         checks, _ = windows_check.judge_windows(ws, 3, self.TINY)
         self.assertEqual(checks[0], (FAIL, "2 window trace(s), expected 3"))
         self.assertEqual(checks[2][0], FAIL)
@@ -562,6 +565,21 @@ class NewChecksOnStandIn(unittest.TestCase):
         fn(s)
         return s, "\n".join(f"{st} {msg}" for st, msg in s.checks)
 
+    def test_busy_gpu_windows_and_exit_with_kernels_queued_pass_and_graphs_skip(self):
+        with tempfile.TemporaryDirectory() as d:
+            runner = Runner(BUILD, True, d)
+            _, text = self.statuses(lambda s: windows_check.run_busy(runner, s))
+            self.assertIn("PASS busy GPU: kernels per window as launched in its steps "
+                          "(50, 50, 50)", text)
+            self.assertIn("PASS busy GPU: gpu_records_incomplete and cupti_errors 0", text)
+            _, text = self.statuses(lambda s: (gpu_work_check.run_exit_queued(runner, s),
+                                               gpu_work_check.run_graphs(runner, s),
+                                               gpu_work_check.run_module_unload(runner, s)))
+            self.assertIn("PASS exit with kernels queued: all 200 queued kernels recorded", text)
+            self.assertIn("SKIP graphs and stream capture", text)
+            self.assertIn("SKIP cuModuleUnload", text)
+            self.assertNotIn("FAIL", text)
+
     def test_windows_without_synchronization_and_the_symbol_name_probe_pass(self):
         with tempfile.TemporaryDirectory() as d:
             runner = Runner(BUILD, True, d)
@@ -571,7 +589,7 @@ class NewChecksOnStandIn(unittest.TestCase):
                 self.assertIn("losses:", text)  # as below: a late window start, named
             else:
                 self.assertIn("PASS nosync: kernels per window as launched in its steps "
-                              "(99, 100, 100)", text)
+                              "(100, 100, 100)", text)  # each launch ends its step
             s, text = self.statuses(lambda s: windows_check.run_symbol_probe(runner, s))
             self.assertNotIn("crashed", text)
             self.assertIn("PASS symbolName probe: 3 window trace(s), expected 3", text)
@@ -1006,6 +1024,78 @@ class CuptiLifeVerdictTest(unittest.TestCase):
         self.assertEqual(self.statuses(cupti_life_check.judge_fork(0, True, 4, 3)), [FAIL])
         self.assertEqual(self.statuses(cupti_life_check.judge_fork(0, True, 0, 1)), [FAIL])
         self.assertEqual(self.statuses(cupti_life_check.judge_fork(-11, False, 4, 1)), [FAIL])
+
+
+class EagerOverheadTest(unittest.TestCase):
+    def test_at_most_torch_profilers_cost_passes_and_more_warns_then_fails(self):
+        self.assertEqual(launch_overhead.judge_eager_overhead(5.0, 7.0, 6.0)[0], PASS)
+        self.assertEqual(launch_overhead.judge_eager_overhead(5.0, 7.0, 7.0)[0], PASS)
+        self.assertEqual(launch_overhead.judge_eager_overhead(5.0, 7.0, 8.0)[0], WARN)
+        st, text = launch_overhead.judge_eager_overhead(5.0, 7.0, 9.0)
+        self.assertEqual(st, FAIL)
+        self.assertIn("gprof-run adds 4.00 us per op, torch.profiler 2.00 us", text)
+        self.assertIn("2.00x torch.profiler", text)
+
+    def test_an_unmeasurable_torch_profiler_cost_warns(self):
+        self.assertEqual(launch_overhead.judge_eager_overhead(5.0, 5.01, 9.0)[0], WARN)
+
+
+class GpuWorkTest(unittest.TestCase):
+    """The verdicts of step 2b and of the deviceProperties check, on hand-made figures."""
+
+    def test_exit_with_everything_recorded_passes(self):
+        checks = gpu_work_check.judge_exit_queued(
+            200, 200, {"cupti_errors": 0, "gpu_records_incomplete": 0})
+        self.assertEqual([c for c, _ in checks], [PASS, PASS])
+
+    def test_exit_with_incomplete_records_warns_and_unaccounted_ones_fail(self):
+        warn = gpu_work_check.judge_exit_queued(
+            200, 150, {"cupti_errors": 0, "gpu_records_incomplete": 50})
+        self.assertEqual(warn[1][0], WARN)
+        self.assertIn("50 of 200 kernels came back incomplete", warn[1][1])
+        lost = gpu_work_check.judge_exit_queued(
+            200, 150, {"cupti_errors": 0, "gpu_records_incomplete": 10})
+        self.assertEqual(lost[1][0], FAIL)
+        self.assertIn("40 of 200 queued kernels neither recorded nor counted", lost[1][1])
+
+    def test_exit_with_cupti_errors_fails(self):
+        checks = gpu_work_check.judge_exit_queued(
+            200, 200, {"cupti_errors": 3, "gpu_records_incomplete": 0})
+        self.assertEqual(checks[0], (FAIL, "cupti_errors=3 at the exit flush"))
+
+    def test_five_replays_of_three_kernels_pass(self):
+        checks = gpu_work_check.judge_graph(5, 3, {10, 11, 12, 13, 14},
+                                            {c: 3 for c in range(10, 15)}, [7] * 15, 0)
+        self.assertEqual([c for c, _ in checks], [PASS] * 5)
+
+    def test_graph_kernels_on_other_calls_or_missing_nodes_or_counted_captures_fail(self):
+        by_corr = {c: 3 for c in range(10, 14)}
+        by_corr[3] = 3  # the captured launches' own ids: they should have made no record
+        checks = gpu_work_check.judge_graph(5, 3, {10, 11, 12, 13, 14}, by_corr, [7] * 14 + [0],
+                                            3)
+        self.assertEqual([c for c, _ in checks], [PASS, FAIL, FAIL, FAIL, FAIL])
+        self.assertIn("kernels per cudaGraphLaunch: [3, 3, 3, 3, 0]", checks[2][1])
+        self.assertIn("graphNodeId on 14 of 15 kernels", checks[3][1])
+
+    def test_graph_without_sqlite_export_warns(self):
+        checks = gpu_work_check.judge_graph(1, 3, {1}, {1: 3}, None, 0)
+        self.assertEqual(checks[3][0], WARN)
+
+    def test_module_unload_names_must_be_exact(self):
+        good = collections.Counter({"unload_kernel": 10, "after_unload_kernel(float*)": 3})
+        self.assertEqual(gpu_work_check.judge_module_unload(good, 10)[0][0], PASS)
+        bad = collections.Counter({"unload_kernel": 7, "\x90\x13garbage": 3,
+                                   "after_unload_kernel(float*)": 3})
+        st, text = gpu_work_check.judge_module_unload(bad, 10)[0]
+        self.assertEqual(st, FAIL)
+        self.assertIn("unload_kernel x7 (expected 10)", text)
+        self.assertIn("other names:", text)
+
+    def test_a_trace_without_device_properties_fails(self):
+        self.assertEqual(examples_check.judge_devices({}), (FAIL, "no deviceProperties in the trace"))
+        self.assertEqual(examples_check.judge_devices({"deviceProperties": []})[0], FAIL)
+        self.assertEqual(examples_check.judge_devices({"deviceProperties": [{"name": "H200"}]}),
+                         (PASS, "deviceProperties: H200"))
 
 
 if __name__ == "__main__":

@@ -13,14 +13,21 @@ name cache keyed by the pointer would return another kernel's answer and cut the
 which shows as wrong kernel counts:
   gprof-run --step kernel:matmul --skip-first 1 --wait 0 --warmup 0 --active 2 --repeat 3
             matmul_bias 64 10
-Each step (from one matmul launch to the next) holds one matmul_kernel and one bias_add_kernel,
-so each of the 3 windows holds 2 + 2. On the stand-in the probe runs a second time with
+Each step >= 1 (after one matmul launch, through the next) holds one matmul_kernel and one
+bias_add_kernel, so each of the 3 windows holds 2 + 2. On the stand-in the probe runs a second time with
 CUDASIM_SYMBOL_NAME_REUSE=1 (symbolName storage overwritten after each callback, as CUPTI's header
 allows) to show what the probe sees when the product caches by pointer (a WARN there, reported).
 
-Which step a kernel belongs to (docs/SCHEDULE.md): with `kernel:REGEX`, step 0 runs from program
-start to the first matching launch and step s >= 1 begins at the s-th matching launch, so the
-s-th matching kernel (counting from 1) is in step s.
+Step 3b, a busy GPU across windows:
+  gprof-run --step kernel:spin --wait 1 --warmup 0 --active 50 --repeat 3 busy_loop 200 1000
+launches 200 kernels of 1 ms each with no synchronization, so the host is through every launch
+while the GPU runs the first and CUPTI's current activity buffer always holds queued work.
+Checked: each window holds exactly its 50 launches, none incomplete (a window end that forced a
+CUPTI flush would get the queued kernels back unfinished, never to be delivered again).
+
+Which step a kernel belongs to (docs/SCHEDULE.md): with `kernel:REGEX`, a matching launch ends
+its step and belongs to it: step 0 runs from program start through the first matching launch,
+step s through the (s+1)-th, so the (s+1)-th matching kernel (counting from 1) is in step s.
 """
 
 import collections
@@ -36,6 +43,7 @@ ZERO_COUNTERS = ("gpu_records_incomplete", "cupti_errors")
 
 NOSYNC_LAUNCHES = 1000
 NOSYNC = dict(active=100, repeat=3)
+BUSY = dict(launches=200, kernel_us=1000, wait=1, active=50, repeat=3)
 PROBE = dict(skip_first=1, active=2, repeat=3, steps=10)
 
 
@@ -51,10 +59,12 @@ def window_traces(out_dir):
 
 def kernels_in_steps(first, last, kernels_per_step, step0_kernels=None):
     """Counter of the kernels that steps first..last launched: each step >= 1 launches
-    kernels_per_step (a Counter), step 0 launches step0_kernels (default none)."""
+    kernels_per_step (a Counter), step 0 launches step0_kernels (default: kernels_per_step too,
+    as when the step's last launch is the matching kernel)."""
     total = collections.Counter()
+    step0 = kernels_per_step if step0_kernels is None else step0_kernels
     for s in range(first, last + 1):
-        total.update(kernels_per_step if s >= 1 else (step0_kernels or collections.Counter()))
+        total.update(kernels_per_step if s >= 1 else step0)
     return total
 
 
@@ -189,8 +199,22 @@ def run_nosync(runner, section):
     _windowed_run(runner, section, "nosync", opts,
                   [runner.bin("launch_loop"), str(NOSYNC_LAUNCHES)], NOSYNC["repeat"],
                   collections.Counter({"tiny_kernel(int*)": 1}),
-                  note=" — step 0 (program start to the first launch) holds no kernel, so "
-                       "window 0 (steps 0-99) holds 99 and the others 100")
+                  note=" — each launch ends its step and belongs to it, so every window "
+                       "(steps 0-99, 100-199, 200-299) holds 100")
+
+
+def run_busy(runner, section):
+    """Step 3b (see the module doc)."""
+    opts = ["--step", "kernel:spin", "--wait", str(BUSY["wait"]), "--warmup", "0",
+            "--active", str(BUSY["active"]), "--repeat", str(BUSY["repeat"])]
+    extra = {"CUDASIM_KERNEL_NS": f"spin={BUSY['kernel_us'] * 1000}",
+             "CUDASIM_LAUNCH_API_NS": "0"} if runner.standin else None
+    _windowed_run(runner, section, "busy GPU", opts,
+                  [runner.bin("busy_loop"), str(BUSY["launches"]), str(BUSY["kernel_us"])],
+                  BUSY["repeat"], collections.Counter({"spin_kernel(long long)": 1}),
+                  extra_env=extra,
+                  note=f" — {BUSY['launches']} kernels of {BUSY['kernel_us']} us, no "
+                       "synchronization: every window holds its 50 launches, none incomplete")
 
 
 MATMUL_STEP = collections.Counter({"matmul_kernel(float const*, float const*, float*, int)": 1,

@@ -141,9 +141,9 @@ TEST_F(CuptiContract, WindowEndsUseTheDefaultFlushAndExitTheForcedOne) {
   const std::string forced =
       "cuptiActivityFlushAll:" + std::to_string(static_cast<int>(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
   ASSERT_GE(CountOf(calls, "cuptiActivityFlushAll:0"), 3u) << run.process.err;
-  // Forced flushes only at exit: the stop sequence's, and the one that ends a window still being
-  // saved when the exit flush starts (the third window's save may still wait for its GPU work
-  // when the program, 700 launches later, exits). Forcing at every window end made it 4.
+  // Forced flushes only at exit: the stop sequence's, and the one after the exit's 1 s poll when
+  // a held window still waits for GPU work (lifecycle/window_gpu.h). Mid-run none: forcing at
+  // every window end made it 4.
   EXPECT_LE(CountOf(calls, forced), 2u) << run.process.err;
   EXPECT_GT(IndexOf(calls, forced), IndexOf(calls, "cuptiActivityFlushAll:0"));
 }

@@ -77,6 +77,22 @@ std::vector<std::string> KernelNames(const Profile& p) {
   return names;
 }
 
+// The window's CUDA calls in start order, by base name (no CUPTI version suffix).
+std::vector<std::string> CallNames(const Profile& p) {
+  std::vector<ApiCall> calls = p.api_calls;
+  std::sort(calls.begin(), calls.end(),
+            [](const ApiCall& a, const ApiCall& b) { return a.start_ns < b.start_ns; });
+  std::vector<std::string> names;
+  for (const ApiCall& c : calls) {
+    std::string name = "?";
+    for (const ApiName& n : p.api_names) {
+      if (n.cbid == c.cbid && n.domain == c.domain) name = std::string(p.strings.Get(n.name));
+    }
+    names.push_back(name.substr(0, name.find("_v")));
+  }
+  return names;
+}
+
 void ExpectFinished(const ScheduledRun& r) {
   EXPECT_EQ(r.process.exit_code, 0) << r.process.err;
   EXPECT_NE(r.process.out.find("GPROF_EXAMPLE_DONE"), std::string::npos);
@@ -167,7 +183,9 @@ TEST(Schedule, RunWithNoStepsSavesNothing) {
 }
 
 TEST(Schedule, KernelLaunchesAsSteps) {
-  // Each step_kernel launch begins a step; step 0 runs from program start to the first launch.
+  // Each step_kernel launch ends a step and belongs to it (docs/SCHEDULE.md): step 0 runs from
+  // program start through iteration 0's step_kernel launch, step k from iteration k-1's tail
+  // kernel through iteration k's step_kernel.
   const ScheduledRun r = RunScheduled(Prog(6), {{"GPROF_SCHEDULE", "skip_first=2,active=2,repeat=1"},
                                        {"GPROF_STEP", "kernel:step_kern.l"}},
                              "kernel_steps");
@@ -176,8 +194,9 @@ TEST(Schedule, KernelLaunchesAsSteps) {
   const Profile& p = r.windows[0].profile;
   EXPECT_EQ(p.info.first_step, 2u);
   EXPECT_EQ(p.info.last_step, 3u);
-  // From iteration 1's step_kernel launch to iteration 3's (excluded).
-  EXPECT_EQ(KernelNames(p), (std::vector<std::string>{"step", "tail", "step", "tail"}));
+  // Steps 2-3: iteration 1's tail, iteration 2's step and tail, iteration 3's step (its launch
+  // ends step 3).
+  EXPECT_EQ(KernelNames(p), (std::vector<std::string>{"tail", "step", "tail", "step"}));
   ASSERT_EQ(p.steps.size(), 2u);  // ProfilerStep#2, #3 spans for HTA
   EXPECT_EQ(p.steps[0].number, 2u);
   EXPECT_EQ(p.steps[1].number, 3u);
@@ -198,9 +217,9 @@ TEST(Schedule, KernelStepWindowsWithoutSyncHoldEveryKernelTheyLaunched) {
                                       "tiny_windows");
   ExpectFinished(r);
   ASSERT_EQ(r.windows.size(), 3u);
-  // Each launch of `tiny` ends a step (docs/SCHEDULE.md): step 0 runs from the program's start to
-  // the first launch, so window 0 (steps 0-99) holds launches 1-99 and the next two 100 each.
-  const size_t want[] = {99, 100, 100};
+  // Each launch of `tiny` ends a step and belongs to it (docs/SCHEDULE.md): step k holds launch
+  // k+1, so window 0 (steps 0-99) holds launches 1-100 and the next two 100 each.
+  const size_t want[] = {100, 100, 100};
   for (size_t i = 0; i < r.windows.size(); ++i) {
     const Window& w = r.windows[i];
     const Profile& p = w.profile;
@@ -213,6 +232,92 @@ TEST(Schedule, KernelStepWindowsWithoutSyncHoldEveryKernelTheyLaunched) {
   }
 }
 
+// The window dumps of a launcher run's output directory, by cycle.
+std::vector<Window> WindowDumps(const std::string& dir) {
+  std::vector<Window> windows;
+  for (const std::string& name : ListDir(dir)) {
+    if (name.find(".cycle") == std::string::npos || name.size() < 7 ||
+        name.substr(name.size() - 7) != ".gpdump") {
+      continue;
+    }
+    Window w;
+    w.file = name;
+    std::string error;
+    EXPECT_TRUE(ReadDump(dir + "/" + name, &w.profile, &error)) << error;
+    windows.push_back(std::move(w));
+  }
+  std::sort(windows.begin(), windows.end(), [](const Window& a, const Window& b) {
+    return a.profile.info.cycle < b.profile.info.cycle;
+  });
+  return windows;
+}
+
+void ExpectNoLossCounters(const Profile& p) {
+  ForEachCounter(p.counters, [](const char* name, uint64_t value, const char*) {
+    // nvtx_ranges_open_at_end is not a loss; launch_loop makes no NVTX ranges anyway.
+    EXPECT_EQ(value, 0u) << name;
+  });
+}
+
+// Issue 29's acceptance run, through the launcher: every launch of `tiny` ends a step and
+// belongs to it, so steps 0-99 hold launches 1-100, and so on: 3 windows of exactly 100 kernels,
+// and not one loss or error counter set (each counted by hand: 100 `tiny` launches per window,
+// no other kernels in launch_loop).
+TEST(Schedule, LauncherKernelStepWindowsHoldExactly100KernelsEach) {
+  const std::string out = MakeTempDir("launcher_kernel_steps");
+  ProcessOptions o;
+  o.set_env["LD_LIBRARY_PATH"] = StandInLibDir();
+  const ProcessResult r = RunProcess(
+      {LauncherPath(), "-q", "-o", out + "/prof", "--cupti-lib", StandInLibDir() + "/libcupti.so.13",
+       "--step", "kernel:tiny", "--wait", "0", "--warmup", "0", "--active", "100", "--repeat", "3",
+       "--", ExamplePath("launch_loop"), "1000"},
+      o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<Window> windows = WindowDumps(out + "/prof");
+  ASSERT_EQ(windows.size(), 3u) << r.err;
+  for (size_t i = 0; i < windows.size(); ++i) {
+    const Profile& p = windows[i].profile;
+    SCOPED_TRACE(windows[i].file);
+    EXPECT_EQ(p.info.cycle, i);
+    EXPECT_EQ(p.info.first_step, 100 * i);
+    EXPECT_EQ(p.info.last_step, 100 * i + 99);
+    EXPECT_FALSE(p.info.partial_window);
+    EXPECT_EQ(p.kernels.size(), 100u);
+    ExpectNoLossCounters(p);
+  }
+}
+
+// A GPU that never idles (issue 29): 5 ms kernels launched with no launch cost, so the program
+// is through all 320 launches while the GPU runs the first; the collector's one shared activity
+// buffer (PER_THREAD_ACTIVITY_BUFFER 0) then always holds queued work, and CUPTI's default flush
+// does not return it until the GPU has finished all of it, 1.6 s later. A forced flush at a
+// window end would hand those kernels back unfinished (end 0) and never again, and a window end
+// that waits blocks the window thread (late window starts). --wait 1,
+// --active 100: windows hold steps 1-100, 102-201, 203-302, i.e. launches 2-101, 103-202, 204-303
+// (each launch ends its step): 100 kernels each, all finished, none incomplete.
+TEST(Schedule, BusyGpuWindowsGetEveryKernelFinished) {
+  const ScheduledRun r = RunScheduled({ExamplePath("launch_loop"), "320"},
+                                      {{"CUDASIM_KERNEL_NS", "tiny=5000000"},
+                                       {"CUDASIM_LAUNCH_API_NS", "0"},
+                                       {"GPROF_STEP", "kernel:tiny"},
+                                       {"GPROF_SCHEDULE", "wait=1,warmup=0,active=100,repeat=3"}},
+                                      "busy_gpu_windows");
+  ExpectFinished(r);
+  ASSERT_EQ(r.windows.size(), 3u) << r.process.err;
+  for (size_t i = 0; i < r.windows.size(); ++i) {
+    const Profile& p = r.windows[i].profile;
+    SCOPED_TRACE(r.windows[i].file);
+    EXPECT_EQ(p.info.first_step, 1 + 101 * i);
+    EXPECT_EQ(p.kernels.size(), 100u);
+    for (const Kernel& k : p.kernels) EXPECT_GT(k.end_ns, k.start_ns);
+    EXPECT_EQ(p.counters.gpu_records_incomplete, 0u);
+    EXPECT_EQ(p.counters.gpu_launches_without_records, 0u);
+    EXPECT_EQ(p.counters.cupti_errors, 0u);
+    EXPECT_EQ(p.counters.window_starts_late, 0u);
+    ExpectInsideWindow(p);
+  }
+}
+
 TEST(Schedule, ApiCallsAsSteps) {
   const ScheduledRun r = RunScheduled(Prog(5), {{"GPROF_SCHEDULE", "skip_first=1,active=1,repeat=1"},
                                        {"GPROF_STEP", "api:cudaStreamSynchronize"}},
@@ -220,10 +325,14 @@ TEST(Schedule, ApiCallsAsSteps) {
   ExpectFinished(r);
   ASSERT_EQ(r.windows.size(), 1u);
   const Profile& p = r.windows[0].profile;
-  // Step 1: from iteration 0's synchronize to iteration 1's: iteration 1's two kernels.
+  // Step 1: after iteration 0's synchronize returned, through iteration 1's synchronize (the call
+  // that ends a step belongs to it): iteration 1's two kernels, then its synchronize.
   EXPECT_EQ(KernelNames(p), (std::vector<std::string>{"step", "tail"}));
   EXPECT_EQ(RangeNames(p).count("work#1"), 1u);
   EXPECT_EQ(RangeNames(p).count("work#0"), 0u);
+  // CUDA 13's nvcc launches <<<>>> through __cudaLaunchKernel.
+  EXPECT_EQ(CallNames(p), (std::vector<std::string>{"__cudaLaunchKernel", "__cudaLaunchKernel",
+                                                    "cudaStreamSynchronize"}));
   ExpectInsideWindow(p);
 }
 

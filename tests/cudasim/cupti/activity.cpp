@@ -16,7 +16,9 @@
 //   - cuptiActivityFlushAll(0) "returns all the activity buffers which have all the activity records
 //     completed ... It doesn't return buffers which have one or more incomplete records";
 //     CUPTI_ACTIVITY_FLAG_FLUSH_FORCED "returns all the activity buffers including the ones which
-//     have one or more incomplete activity records". An incomplete record is one whose GPU work
+//     have one or more incomplete activity records" (CUDA 13.0 cupti_activity.h:7724-7732). With
+//     shared buffers and the GPU behind, the current buffer always holds such work: only the
+//     forced flush returns it, and it loses that work. An incomplete record is one whose GPU work
 //     has not ended ("Activity record is considered as completed if it has all the information
 //     filled up including the timestamps"); it comes back with end = 0 (and start = 0 when the work
 //     had not started; CUpti_ActivityKernel10::start/end: "A value of 0 for both the start and end

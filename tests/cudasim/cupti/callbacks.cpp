@@ -26,7 +26,9 @@ bool CallbackEnabled(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
 void Callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* cbdata) {
   CuptiState& c = Cupti();
   CUpti_CallbackFunc fn = c.callback.load(std::memory_order_acquire);
-  if (fn != nullptr) fn(c.userdata.load(std::memory_order_relaxed), domain, cbid, cbdata);
+  if (fn == nullptr) return;
+  CountCallback(domain, cbid);  // callback_report.cpp (CUDASIM_CALLBACK_REPORT)
+  fn(c.userdata.load(std::memory_order_relaxed), domain, cbid, cbdata);
 }
 
 bool KindEnabledHook(CUpti_ActivityKind kind) {

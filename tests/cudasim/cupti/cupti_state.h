@@ -139,5 +139,7 @@ void EmitExternalCorrelations(uint32_t correlation_id);
 uint32_t CurrentThreadId();
 // A CLOCK_REALTIME time in the clock records report (a registered timestamp callback's clock).
 uint64_t ToRecordClock(uint64_t realtime_ns);
+// Counts one delivered API callback for CUDASIM_CALLBACK_REPORT (callback_report.cpp).
+void CountCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 
 }  // namespace gprof::cudasim
