@@ -4,6 +4,8 @@
 #   process  runs gprof-run / the injection library as real processes
 #   standin  needs the CUDA/CUPTI stand-in (tests/cudasim)
 #   gpu      needs a real GPU; skips cleanly elsewhere
+#   torch    needs PyPI's torch (GPROF_TORCH_PYTHON)
+#   wheel    builds the wheel and tests the installed one (tests/wheel)
 include(GoogleTest)
 function(gprof_add_test name)
   cmake_parse_arguments(T "" "" "SOURCES;LIBS;LABELS" ${ARGN})

@@ -28,6 +28,7 @@
 #include "launcher/python_program.h"
 #include "launcher/recover_dumps.h"
 #include "launcher/report.h"
+#include "launcher/version_text.h"
 #include "support/clock.h"
 #include "support/log.h"
 
@@ -96,7 +97,7 @@ int RunCommand(const std::vector<std::string>& args) {
     return 0;
   }
   if (o.version) {
-    std::printf("gprof-run %s\n", GPROF_VERSION);
+    std::fputs(VersionText(GPROF_VERSION, BuildToolkitCuptiDirs()).c_str(), stdout);
     return 0;
   }
   if (o.program.empty()) {

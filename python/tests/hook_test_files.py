@@ -39,7 +39,7 @@ def torch_test_main(test_file):
         torch_python = sys.argv[1][len("--torch-python="):]
         if not torch_python or not os.path.isfile(torch_python) or \
                 not os.access(torch_python, os.X_OK):
-            print("SKIPPED: no Python with torch (GPROF_TORCH_PYTHON=%s); scripts/setup installs "
+            print("SKIPPED: no Python with torch (GPROF_TORCH_PYTHON=%s); scripts/test installs "
                   "one when the disk has 12 GB free" % torch_python)
             sys.exit(77)
         sys.exit(subprocess.call([torch_python, os.path.abspath(test_file), "-v"]))

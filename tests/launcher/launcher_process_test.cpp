@@ -539,6 +539,28 @@ TEST_F(LauncherTest, HelpEnvListsEveryKeyAndVersionPrints) {
   EXPECT_THAT(r.out, HasSubstr("gprof-run 0."));
 }
 
+// What a user checks before profiling on their stack: the version (CMake's project version), the
+// CUPTI it decodes (CUDA 13.0's layouts: API 130000, checked up to 13.0 Update 1's 130001,
+// collector/cupti/record_structs.h) and where libcupti is looked for, in the order
+// collector/cupti/loader.cpp tries: GPROF_CUPTI_LIB, the process's own, the build's toolkit,
+// CUDA_HOME, the pip wheels (nvidia/cu13, nvidia/cuda_cupti), the linker path.
+TEST_F(LauncherTest, VersionNamesTheCuptiItDecodesAndWhereItLooksForLibcuptiInOrder) {
+  ProcessResult r = Launch({"--version"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "gprof-run " GPROF_TEST_VERSION);
+  EXPECT_THAT(r.out, HasSubstr("libcupti.so.13, CUPTI API 130000 (13.0.0)"));
+  EXPECT_THAT(r.out, HasSubstr("tested up to 130001 (13.0.1)"));
+  size_t at = 0;
+  for (const char* where : {"$GPROF_CUPTI_LIB", "already loaded", "toolkit gprof-run was built with",
+                            "$CUDA_HOME", "nvidia/cu13/lib and nvidia/cuda_cupti/lib",
+                            "$VIRTUAL_ENV", "~/.local", "dynamic linker"}) {
+    const size_t found = r.out.find(where, at);
+    ASSERT_NE(found, std::string::npos) << "'" << where << "' missing or out of order in\n" << r.out;
+    at = found;
+  }
+  EXPECT_THAT(r.out, HasSubstr("\nbuilt with"));  // the toolkit and its folders, or "without" it
+}
+
 // ---- Python programs: the start-up hook first on PYTHONPATH ---------------------------------------
 
 // The Python CMake found (tests/launcher/CMakeLists.txt); its basename is python3 or python3.X.
