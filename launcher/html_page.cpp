@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <system_error>
 
-#include "exporters/native_symbols.h"
+#include "analysis/samples/native_symbols.h"
 #include "launcher/progress.h"
 #include "launcher/python_stacks.h"
 #include "launcher/torch_memory_file.h"

@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "exporters/op_stacks.h"
-#include "exporters/python_samples.h"
-#include "exporters/python_sync.h"
+#include "analysis/samples/python_samples.h"
+#include "analysis/samples/python_sync.h"
+#include "analysis/tables/op_stacks.h"
 #include "model/dump.h"
 #include "model/output_file.h"
 

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "exporters/python_samples.h"
-#include "exporters/python_slices.h"
-#include "exporters/python_sync.h"
+#include "analysis/samples/python_samples.h"
+#include "analysis/samples/python_slices.h"
+#include "analysis/samples/python_sync.h"
 #include "launcher/report.h"
 #include "model/profile.h"
 

@@ -14,12 +14,9 @@
 #include <system_error>
 #include <utility>
 
-#include "exporters/findings.h"
-#include "exporters/gzip_file.h"
-#include "exporters/native_symbols.h"
-#include "exporters/op_stacks.h"
-#include "exporters/trace_split.h"
-#include "exporters/sqlite_export.h"
+#include "analysis/findings/findings.h"
+#include "analysis/samples/native_symbols.h"
+#include "analysis/tables/op_stacks.h"
 #include "launcher/html_page.h"
 #include "launcher/manifest.h"
 #include "launcher/progress.h"
@@ -28,6 +25,10 @@
 #include "launcher/torch_memory_file.h"
 #include "model/dump.h"
 #include "model/output_file.h"
+#include "outputs/perfetto/perfetto_trace.h"
+#include "outputs/sqlite/sqlite_export.h"
+#include "outputs/trace/gzip_file.h"
+#include "outputs/trace/trace_split.h"
 
 namespace gprof::launcher {
 namespace {

@@ -13,7 +13,7 @@
 // <dir>/findings.json / findings.txt and <dir>/report.html (launcher/html_page.h); every other
 // dump <stem>.gpdump gets <stem>.table.txt, <stem>.trace.json, <stem>.pftrace,
 // <stem>.findings.json / .txt and <stem>.report.html. With --export sqlite every dump also gets
-// <stem>.sqlite (exporters/sqlite_export.h), as `gprof-run export DIR` writes it.
+// <stem>.sqlite (outputs/sqlite/sqlite_export.h), as `gprof-run export DIR` writes it.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "exporters/exporters.h"
+#include "outputs/table/table.h"
 
 namespace gprof::launcher {
 
@@ -65,7 +65,7 @@ struct RenderSummary {
 
 // Which traces each dump gets (--trace-format): trace.json, trace.json.gz (gzip, for TensorBoard
 // and HTA), trace.pftrace (Perfetto protobuf); and the cap on a JSON trace (--max-trace-mb; 0 =
-// none) above which it is written as time-cut parts (exporters/trace_split.h).
+// none) above which it is written as time-cut parts (outputs/trace/trace_split.h).
 struct TraceOptions {
   bool json = true;
   bool json_gz = false;

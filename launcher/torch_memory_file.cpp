@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "exporters/torch_memory.h"
+#include "analysis/samples/torch_memory.h"
 
 namespace gprof::launcher {
 

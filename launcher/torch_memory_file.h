@@ -1,4 +1,4 @@
-// The torch caching allocator events beside a dump (exporters/torch_memory.h): reads
+// The torch caching allocator events beside a dump (analysis/samples/torch_memory.h): reads
 // <dir>/<program>.<pid>.torchmem, written by the Python hook with --profile-memory, and attaches
 // the events of the dump's window to its Profile, for every command that shows the table's
 // memory columns (report, stats, diff, the merged view, report.html). Launcher process only.
