@@ -85,4 +85,10 @@ std::string FormatMemory(int64_t bytes) {
   return buf;
 }
 
+std::string FormatFixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
 }  // namespace gprof

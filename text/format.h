@@ -25,4 +25,7 @@ std::string FormatPercent(uint64_t part, uint64_t total);
 // Writes into `out` (at least 24 bytes) and returns the number of characters written.
 size_t FormatMicros(uint64_t ns, char* out);
 
+// `v` with `decimals` decimals, as printf's "%.*f".
+std::string FormatFixed(double v, int decimals);
+
 }  // namespace gprof
