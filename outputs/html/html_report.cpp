@@ -1,6 +1,6 @@
 // The HTML report pages (html_report.h): the page frame, the headline and the first screen, the
-// findings, the files; the drawn sections are html_report_sections.cpp, the numbers
-// html_report_model.cpp. Launcher process only.
+// findings, the files; the merged page is html_merged_report.cpp, the drawn sections
+// html_report_sections.cpp, the numbers html_report_model.cpp. Launcher process only.
 #include "outputs/html/html_report.h"
 
 #include <algorithm>
@@ -14,27 +14,17 @@
 #include "text/format.h"
 
 namespace gprof {
-namespace {
-
-using namespace html_internal;  // NOLINT: the report's own helpers
-
-std::string U(uint64_t v) { return std::to_string(v); }
-
-std::string Num(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
+namespace html_internal {
 
 // No script may run: the page has none, and the policy stops any that a name could smuggle in.
-constexpr const char* kHead = R"(<!DOCTYPE html>
+const char* const kHead = R"(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="gprof-run">
 )";
 
-constexpr const char* kStyle = R"(<style>
+const char* const kStyle = R"(<style>
 :root{--fg:#1a202c;--muted:#5a6473;--line:#d8dee6;--panel:#f5f7fa;--gpu:#2b6cb0;--gpu2:#90b4de;
 --host:#2f855a;--idle:#e5e9ef;--mem:#6b46c1;--high:#c53030;--warn:#c05621;--info:#2c7a7b}
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;
@@ -95,6 +85,8 @@ const Finding* FindId(const std::vector<Finding>& findings, std::string_view id)
   return nullptr;
 }
 
+namespace {
+
 std::string EvidenceValue(const Evidence& e) {
   switch (e.kind) {
     case Evidence::Kind::kCount: return Thousands(e.n);
@@ -146,6 +138,8 @@ void AppendFinding(const Finding& f, std::string* out) {
   }
   *out += "<p class=\"advice\">" + Html(f.advice, kMaxAdviceChars) + "</p></article>";
 }
+
+}  // namespace
 
 void AppendFindings(const std::vector<Finding>& findings, std::string* out) {
   *out += "<section id=\"findings\"><h2>Findings</h2>";
@@ -201,6 +195,12 @@ void AppendFooter(const std::string& version, std::string* out) {
           " from the profile's dump; no scripts, no network: everything on this page is in this "
           "file.</footer></main></body></html>\n";
 }
+
+}  // namespace html_internal
+
+namespace {
+
+using namespace html_internal;  // NOLINT: the report's own helpers
 
 // ---- The single-profile page ----
 
@@ -396,146 +396,6 @@ std::string FormatHtmlReport(const HtmlReportInput& in) {
   AppendTopRowsSection(*in.table, m.kernels, &out);
   AppendMemorySection(m, in.context->origin_ns, &out);
   AppendStacksSection(m.stacks, &out);
-  AppendFiles(in.links, &out);
-  AppendFooter(in.version, &out);
-  return out;
-}
-
-// ---- The merged page ----
-
-std::string FormatMergedHtmlReport(const MergedHtmlReportInput& in) {
-  const std::vector<MergeInput>& inputs = *in.inputs;
-  std::string out = kHead;
-  out += "<title>gprof-run merged: " + U(inputs.size()) + " processes, " + Html(in.title, 80) +
-         "</title>";
-  out += kStyle;
-  out += "<h1>gprof-run merged report <span class=\"muted\">" + U(inputs.size()) +
-         " processes, " + Html(in.title, 80) + "</span></h1>";
-  out += "<nav><a href=\"#findings\">Findings</a><a href=\"#ranks\">Ranks</a>"
-         "<a href=\"#top\">Top rows</a><a href=\"#files\">Files</a></nav>";
-  if (const Finding* f = FindId(*in.findings, "straggler")) {
-    out += "<div class=\"verdict " + std::string(SeverityName(f->severity)) +
-           "\"><b>Straggler</b>: " + Html(f->title, kMaxTextChars) + "</div>";
-  } else {
-    out += "<div class=\"verdict info\"><b>No straggler</b>: no rank is slow in a quarter of the "
-           "compared steps or more.</div>";
-  }
-  AppendFindings(*in.findings, &out);
-
-  // Per rank: identity, window, GPU busy share, steps, and the steps as bars on one scale.
-  out += "<section id=\"ranks\"><h2>Ranks</h2>";
-  uint64_t max_wall = 1;
-  std::set<uint32_t> numbers;
-  for (const MergeInput& r : inputs) {
-    for (const MergeStep& s : r.dist.steps) {
-      max_wall = std::max(max_wall, s.wall_ns);
-      numbers.insert(s.number);
-    }
-  }
-  std::vector<uint32_t> columns(numbers.begin(), numbers.end());
-  const size_t per_bar = (columns.size() + kMaxStepBars - 1) / std::max<size_t>(kMaxStepBars, 1);
-  std::map<uint32_t, size_t> column_of;
-  for (size_t c = 0; c < columns.size(); ++c) column_of[columns[c]] = c / std::max<size_t>(per_bar, 1);
-  const size_t bars = per_bar == 0 ? 0 : (columns.size() + per_bar - 1) / per_bar;
-  out += "<p>One row per process in rank order. Step bars share one scale (the tallest is " +
-         FormatDuration(max_wall) + ")" +
-         (per_bar > 1 ? "; each bar is the slowest of " + U(per_bar) + " consecutive step numbers"
-                      : std::string()) +
-         ": <span class=\"key busy\"></span> GPU busy, <span class=\"key idle\"></span> idle.</p>";
-  // Which ranks had sampled Python stacks (--python-sampling): their slices are in the merged
-  // trace, on a sampled track per thread of that rank's process.
-  const std::string sampled = MergeInputsWithPythonSamples(inputs);
-  bool any_sampled = false;
-  for (const MergeInput& r : inputs) any_sampled |= r.python_samples > 0;
-  if (any_sampled) {
-    size_t with = 0;
-    for (const MergeInput& r : inputs) with += r.python_samples > 0 ? 1 : 0;
-    out += "<p id=\"python-stacks\">Python stacks (sampled): " + U(with) + " of " +
-           U(inputs.size()) + " processes had samples (" + Html(sampled, kMaxTextChars) +
-           "); the merged trace has them on a sampled track per thread of each.</p>";
-  }
-  out += "<table class=\"rows\"><tr><th class=\"name\">Process</th><th>Window</th>"
-         "<th>GPU busy</th><th>Steps</th><th>Median step</th>" +
-         std::string(any_sampled ? "<th>Python samples</th>" : "") +
-         "<th class=\"name\">Step times</th></tr>";
-  for (size_t k = 0; k < inputs.size() && k < kMaxMergedRanks; ++k) {
-    const MergeInput& r = inputs[k];
-    std::vector<uint64_t> walls;
-    for (const MergeStep& s : r.dist.steps) walls.push_back(s.wall_ns);
-    const uint64_t median =
-        walls.empty() ? 0 : static_cast<uint64_t>(SummarizeSamples(&walls).median + 0.5);
-    out += "<tr><td class=\"name\">" + Html(MergeInputLabel(r), 120) + "</td><td>" +
-           FormatDuration(r.dist.window_ns) + "</td><td>" +
-           (r.dist.gpu_work ? PercentOf(r.dist.gpu_busy_ns, r.dist.window_ns) +
-                                  " (GPU " + U(r.dist.busiest_device) + ")"
-                            : std::string("no GPU work")) +
-           "</td><td>" + U(r.dist.steps.size()) + "</td><td>" +
-           (walls.empty() ? std::string("-") : FormatDuration(median)) + "</td>" +
-           (any_sampled ? "<td>" + (r.python_samples > 0 ? Thousands(r.python_samples) + " at " +
-                                                               U(r.python_hz) + " Hz"
-                                                         : std::string("-")) +
-                              "</td>"
-                        : std::string()) +
-           "<td class=\"name\">";
-    if (bars > 0) {
-      constexpr int kW = 420, kH = 28;
-      out += "<svg width=\"" + U(kW) + "\" height=\"" + U(kH) + "\" viewBox=\"0 0 " + U(kW) + " " +
-             U(kH) + "\">";
-      std::vector<const MergeStep*> slowest(bars, nullptr);
-      for (const MergeStep& s : r.dist.steps) {
-        const size_t c = column_of[s.number];
-        if (slowest[c] == nullptr || s.wall_ns > slowest[c]->wall_ns) slowest[c] = &s;
-      }
-      const double slot = static_cast<double>(kW) / static_cast<double>(bars);
-      for (size_t c = 0; c < bars; ++c) {
-        const MergeStep* s = slowest[c];
-        if (s == nullptr) continue;
-        const double h = std::max(1.0, kH * static_cast<double>(s->wall_ns) / static_cast<double>(max_wall));
-        const double b = std::min(h, kH * static_cast<double>(s->gpu_busy_ns) / static_cast<double>(max_wall));
-        const double x = slot * static_cast<double>(c), w = std::max(0.6, slot * 0.8);
-        out += "<g><title>ProfilerStep#" + U(s->number) + ": " + FormatDuration(s->wall_ns) +
-               ", GPU busy " + FormatDuration(s->gpu_busy_ns) + "</title><rect class=\"idle\" x=\"" +
-               Num(x, 2) + "\" y=\"" + Num(kH - h, 2) + "\" width=\"" + Num(w, 2) + "\" height=\"" +
-               Num(h - b, 2) + "\"/><rect class=\"busy\" x=\"" + Num(x, 2) + "\" y=\"" +
-               Num(kH - b, 2) + "\" width=\"" + Num(w, 2) + "\" height=\"" + Num(b, 2) +
-               "\"/></g>";
-      }
-      out += "</svg>";
-    }
-    out += "</td></tr>";
-  }
-  out += "</table>";
-  if (inputs.size() > kMaxMergedRanks) {
-    out += "<p class=\"muted\">" + U(inputs.size() - kMaxMergedRanks) +
-           " more processes are in the merged table and trace.</p>";
-  }
-  out += "</section>";
-
-  // The merged table's top rows.
-  const std::vector<MergedRow> rows = MergeRows(inputs);
-  bool gpu = false;
-  for (const MergeInput& r : inputs) gpu |= r.gpu;
-  out += "<section id=\"top\"><h2>Top rows across ranks</h2><p>The merged table's top " +
-         U(std::min(kTopRows, rows.size())) + " of " + U(rows.size()) +
-         " rows: each value as min / median / max across the processes, and where the max is."
-         "</p><table class=\"rows\"><tr><th class=\"name\">Name</th><th>Ranks</th>" +
-         std::string(gpu ? "<th>Self CUDA min / median / max</th>" : "") +
-         "<th>Self CPU min / median / max</th><th class=\"name\">max at</th></tr>";
-  for (size_t k = 0; k < rows.size() && k < kTopRows; ++k) {
-    const MergedRow& r = rows[k];
-    const AcrossInputs& key = gpu && r.device ? r.self_cuda : r.self_cpu;
-    const auto triple = [](const AcrossInputs& a) {
-      return FormatDuration(a.min) + " / " + FormatDuration(static_cast<uint64_t>(a.median + 0.5)) +
-             " / " + FormatDuration(a.max);
-    };
-    out += "<tr><td class=\"name\">" + (r.device ? std::string("<span class=\"tag gpu\">GPU</span> ") : "") +
-           Html(r.name, 90) + "</td><td>" + U(r.inputs) + "</td>" +
-           (gpu ? "<td>" + triple(r.self_cuda) + "</td>" : "") + "<td>" + triple(r.self_cpu) +
-           "</td><td class=\"name\">" +
-           (key.max_input < inputs.size() ? Html(MergeInputLabel(inputs[key.max_input]), 80) : "") +
-           "</td></tr>";
-  }
-  out += "</table></section>";
   AppendFiles(in.links, &out);
   AppendFooter(in.version, &out);
   return out;

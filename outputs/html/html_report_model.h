@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/samples/python_sync.h"
@@ -192,6 +193,9 @@ struct Model {
   StacksModel stacks;
 };
 
+// The timeline's bins (html_timeline.cpp).
+void BuildTimeline(const HtmlReportInput& in, Timeline* tl);
+
 // The stacks section's numbers (html_report_stacks.cpp); any pointer may be nullptr.
 StacksModel BuildStacksModel(const Profile& p, const PythonSamples* samples,
                              const PythonSyncs* syncs, const SymbolizedStacks* native);
@@ -216,6 +220,9 @@ namespace gprof::html_internal {
 
 // ---- Text helpers and sections (html_report_sections.cpp), shared by the pages ----
 
+// `v` with `decimals` decimals ("%.*f"); `v` in decimal digits.
+std::string Num(double v, int decimals);
+std::string U(uint64_t v);
 // "45.2%" of `whole` (1 decimal); "-" when whole is 0.
 std::string PercentOf(uint64_t part, uint64_t whole);
 // "80.0 MiB" (binary units, 1 decimal; bytes below 1 KiB as "512 B").
@@ -239,5 +246,17 @@ void AppendTopRowsSection(const TableRows& table, const std::vector<KernelDistri
 void AppendMemorySection(const Model& model, uint64_t origin_ns, std::string* out);
 // "Python stacks (sampled)" (html_report_stacks.cpp); nothing when the model has no stacks.
 void AppendStacksSection(const StacksModel& stacks, std::string* out);
+
+// ---- The page frame and the parts both pages share (html_report.cpp) ----
+
+// The page's start (no script may run: the page has none, and the policy stops any that a name
+// could smuggle in) and its one style sheet.
+extern const char* const kHead;
+extern const char* const kStyle;
+const Finding* FindId(const std::vector<Finding>& findings, std::string_view id);
+void AppendFindings(const std::vector<Finding>& findings, std::string* out);
+std::string FileHref(const std::string& name);
+void AppendFiles(const HtmlReportLinks& links, std::string* out);
+void AppendFooter(const std::string& version, std::string* out);
 
 }  // namespace gprof::html_internal

@@ -21,8 +21,6 @@
 namespace gprof::html_internal {
 namespace {
 
-std::string U(uint64_t v) { return std::to_string(v); }
-
 void AddPython(const Profile& p, const PythonSamples& s, StacksModel* m) {
   m->sampled = true;
   m->hz = s.hz;
