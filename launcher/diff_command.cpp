@@ -8,9 +8,9 @@
 
 #include "analysis/tables/diff.h"
 #include "launcher/commands.h"
+#include "launcher/python/torch_memory_file.h"
 #include "launcher/report.h"
 #include "launcher/subcommand_args.h"
-#include "launcher/torch_memory_file.h"
 #include "model/dump.h"
 
 namespace gprof::launcher {

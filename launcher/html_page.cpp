@@ -9,8 +9,8 @@
 
 #include "analysis/samples/native_symbols.h"
 #include "launcher/progress.h"
-#include "launcher/python_stacks.h"
-#include "launcher/torch_memory_file.h"
+#include "launcher/python/python_stacks.h"
+#include "launcher/python/torch_memory_file.h"
 #include "model/dump.h"
 #include "model/output_file.h"
 

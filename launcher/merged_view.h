@@ -3,7 +3,7 @@
 // a run whose directory holds dumps of several ranks. Launcher process only.
 //
 // Sampled Python stacks: a dump <dir>/<program>.<pid>[...].gpdump has those of
-// <dir>/<program>.<pid>.pysamples (launcher/python_stacks.h), the samples inside its time range;
+// <dir>/<program>.<pid>.pysamples (launcher/python/python_stacks.h), the samples inside its time range;
 // they go on that process's sampled tracks in the merged trace, and the trace's metadata, the
 // merged page and MergedViewText say which processes had them.
 //

@@ -85,6 +85,13 @@ inline constexpr uint64_t kJsonTraceComfortBytes = 1ull << 30;
 // The main process's pid: gprof-run.json's, else that of the only whole-run dump; -1 when neither.
 long MainPid(const std::string& dir, const std::vector<DumpName>& dumps);
 
+// "1 dump", "3 dumps": `n` and the word for one or for many.
+std::string Plural(uint64_t n, const char* one, const char* many);
+
+// "" or "2 forked processes did not exec and were not profiled (pids 5, 6)": the fork markers
+// (model/dump.h) in `dir` of processes without a dump of their own among `dumps`.
+std::string ForkedWithoutExecText(const std::string& dir, const std::vector<DumpName>& dumps);
+
 struct HtmlOptions;  // html_page.h
 
 // Renders every dump in `dir`; writes messages and the main table (unless `quiet`) to `err`,

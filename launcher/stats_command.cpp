@@ -9,10 +9,10 @@
 
 #include "analysis/tables/stats.h"
 #include "launcher/commands.h"
+#include "launcher/python/torch_memory_file.h"
 #include "launcher/recover_dumps.h"
 #include "launcher/report.h"
 #include "launcher/subcommand_args.h"
-#include "launcher/torch_memory_file.h"
 #include "model/dump.h"
 
 namespace gprof::launcher {

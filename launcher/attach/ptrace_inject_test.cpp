@@ -4,7 +4,7 @@
 // whole transcript (stdout, stderr, exit status) is compared with a run without an injection. What
 // the call did is read from the probe's file and the target's own output, not taken from the
 // injector's answer. Every test skips when this environment does not allow ptrace.
-#include "launcher/ptrace_inject.h"
+#include "launcher/attach/ptrace_inject.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 // Finding sessions and talking to them (see control_client.h).
-#include "launcher/control_client.h"
+#include "launcher/control/control_client.h"
 
 #include <poll.h>
 #include <signal.h>

@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "config/config.h"
+#include "launcher/attach/ptrace_inject.h"
 #include "launcher/commands.h"
-#include "launcher/control_client.h"
+#include "launcher/control/control_client.h"
 #include "launcher/html_page.h"
 #include "launcher/inject_lib.h"
-#include "launcher/ptrace_inject.h"
 #include "launcher/report.h"
 #include "launcher/subcommand_args.h"
 #include "model/dump.h"

@@ -1,5 +1,5 @@
 // Which commands are Python programs (see python_program.h). Launcher process only.
-#include "launcher/python_program.h"
+#include "launcher/python/python_program.h"
 
 #include <fstream>
 

@@ -2,7 +2,7 @@
 // (python/gprof_run_hook/, found by FindPythonHookDir) first on PYTHONPATH. Launcher process only.
 //
 // IsPythonProgram is pure: the caller reads the program file's first bytes (ReadProgramHead), so
-// the rules are unit-tested without files (launcher/python_program_test.cpp). The rules, in
+// the rules are unit-tested without files (launcher/python/python_program_test.cpp). The rules, in
 // docs/LAUNCHER.md "Python programs":
 //   - the program's basename is a Python interpreter: python, python3, python3.12, python3.13t
 //     ("python", then digits and dots, then at most one ABI letter d, m, t or w); this covers

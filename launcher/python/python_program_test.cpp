@@ -1,6 +1,6 @@
 // Unit tests for the "is this a Python program" rules and the PYTHONPATH the hook gets
 // (python_program.h).
-#include "launcher/python_program.h"
+#include "launcher/python/python_program.h"
 
 #include <gtest/gtest.h>
 

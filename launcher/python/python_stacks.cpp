@@ -1,5 +1,5 @@
 // Sampled Python stacks of a dump (python_stacks.h). Launcher process only.
-#include "launcher/python_stacks.h"
+#include "launcher/python/python_stacks.h"
 
 #include <cstdio>
 #include <exception>

@@ -1,5 +1,5 @@
 // The torch caching allocator events beside a dump (torch_memory_file.h). Launcher process only.
-#include "launcher/torch_memory_file.h"
+#include "launcher/python/torch_memory_file.h"
 
 #include <exception>
 #include <filesystem>
