@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Checks the include rules of docs/ARCHITECTURE.md by reading every #include line.
+"""Checks the include rules of docs/ARCHITECTURE.md by reading every #include line, and the
+size rule: no product source over MAX_LINES lines.
 
 The build enforces the module level already (a module's headers are on the include path only of
 targets that link it, cmake/GprofModules.cmake); this checker also covers what the compiler
@@ -7,7 +8,8 @@ cannot see: the collector's and the outputs' subfolders, CUDA/CUPTI/NVTX headers
 folders allowed to use them, and modules that reach a header through a link they should not have.
 
   check_layering.py SOURCE_ROOT          exit 0 when every rule holds, 1 with one line per breach
-  check_layering.py --self-test          plants bad includes in a temporary tree, expects failures
+  check_layering.py --self-test          plants bad includes and a long file in a temporary tree,
+                                         expects failures
 """
 import os
 import re
@@ -60,6 +62,18 @@ QUOTED = {
 TEST_EXTRA = ["tests/support/"]
 TEST_EXTRA_LAYER = {"analysis": ["outputs/"], "outputs": ["outputs/"]}
 
+# The size rule: no product source over MAX_LINES lines. Product: every source under these
+# folders but tests (*_test.cpp, *_test*.h, tests/ folders, test_*.py); fuzz targets, benchmarks,
+# examples and tests/ are not product. C++ only for now: Python sources join once
+# python/gprof_run_hook/_gprof_run_torch.py (481 lines) is split.
+MAX_LINES = 450
+# And no product folder holds more than MAX_FLAT_SOURCES product .cpp files flat (subfolders
+# count on their own): past that a folder needs subfolders that say what they hold.
+MAX_FLAT_SOURCES = 20
+PRODUCT_FOLDERS = ("collector", "analysis", "outputs", "text", "launcher", "model", "config",
+                   "support", "inject", "python")
+PRODUCT_EXT = (".h", ".hpp", ".cpp", ".cc", ".cu")
+
 # Angle-bracket headers from the CUDA toolkit, and the folders that may include them.
 CUDA_HEADER = re.compile(r"^(cupti[^/]*\.h|cuda[^/]*\.h|cuda\.h|nvtx3/.*|nvToolsExt.*|generated_.*|"
                          r"driver_types\.h|vector_types\.h|crt/.*)$")
@@ -108,8 +122,41 @@ def check_file(root, rel):
     return errors
 
 
-def check_tree(root):
+def is_product(rel):
+    parts = rel.split("/")
+    name = parts[-1]
+    if parts[0] not in PRODUCT_FOLDERS or not name.endswith(PRODUCT_EXT):
+        return False
+    if "tests" in parts[:-1] or name.startswith("test_"):
+        return False
+    stem = name.rsplit(".", 1)[0]
+    return not (stem.endswith("_test") or "_test_" in stem)
+
+
+def check_sizes(root):
     errors = []
+    for folder in PRODUCT_FOLDERS:
+        for dirpath, _, files in os.walk(os.path.join(root, folder)):
+            flat = [n for n in files if n.endswith(".cpp")
+                    and is_product(os.path.relpath(os.path.join(dirpath, n), root))]
+            if len(flat) > MAX_FLAT_SOURCES:
+                rel = os.path.relpath(dirpath, root)
+                errors.append(f"{rel}/: {len(flat)} product .cpp files in one folder (at most "
+                              f"{MAX_FLAT_SOURCES}): give it subfolders that say what they hold")
+            for name in sorted(files):
+                rel = os.path.relpath(os.path.join(dirpath, name), root)
+                if not is_product(rel):
+                    continue
+                with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+                    lines = sum(1 for _ in f)
+                if lines > MAX_LINES:
+                    errors.append(f"{rel}:{lines}: a product file of {lines} lines "
+                                  f"(at most {MAX_LINES}): split it by what its parts do")
+    return errors
+
+
+def check_tree(root):
+    errors = check_sizes(root)
     for folder in sorted({f.split("/")[0] for f in QUOTED}):
         base = os.path.join(root, folder)
         for dirpath, _, files in os.walk(base):
@@ -127,6 +174,9 @@ def self_test():
         "outputs/table/bad.cpp": '#include "collector/host/thread_buffer.h"\n',
         "outputs/sqlite/bad.cpp": '#include "outputs/html/html_report.h"\n',
         "text/bad.cpp": '#include "analysis/tables/stats.h"\n',
+        "outputs/trace/long.cpp": "// one line too many\n" * (MAX_LINES + 1),
+        "launcher/long.h": "// one line too many\n" * (MAX_LINES + 1),
+        **{f"model/heap/f{i}.cpp": "" for i in range(MAX_FLAT_SOURCES + 1)},
         "model/bad.h": "#include <cupti.h>\n",
         "collector/host/bad.cpp": '#include "collector/cupti/session_state.h"\n',
         "collector/windows/bad.cpp": '#include "collector/lifecycle/flush.h"\n',
@@ -140,6 +190,10 @@ def self_test():
         "analysis/tables/good_test.cpp": '#include "outputs/table/table.h"\n',
         "outputs/perfetto/good.cpp": '#include "outputs/trace/trace_json.h"\n',
         "outputs/html/good.cpp": '#include "outputs/table/table.h"\n',
+        "outputs/trace/fits.cpp": "// just fits\n" * MAX_LINES,
+        "launcher/long_test.cpp": "// tests are not product\n" * (MAX_LINES + 100),
+        **{f"config/full/f{i}.cpp": "" for i in range(MAX_FLAT_SOURCES)},
+        **{f"config/full/f{i}_test.cpp": "" for i in range(5)},
         "collector/cupti/good.cpp": '#include <cupti.h>\n#include "collector/host/api_records.h"\n',
         "collector/windows/good.cpp": '#include "collector/cupti/gpu_collector.h"\n',
         "fuzz/good.cpp": ('#include <nvtx3/nvToolsExt.h>\n'
@@ -155,7 +209,10 @@ def self_test():
         errors = check_tree(root)
     failed = False
     for rel in planted:
-        hits = [e for e in errors if e.startswith(rel + ":")]
+        if rel.startswith("model/heap/") and rel != "model/heap/f0.cpp":
+            continue  # one breach for the whole folder
+        key = "model/heap/:" if rel.startswith("model/heap/") else rel + ":"
+        hits = [e for e in errors if e.startswith(key)]
         print(("caught  " if hits else "MISSED  ") + rel + (": " + hits[0] if hits else ""))
         failed |= not hits
     for rel in clean:
