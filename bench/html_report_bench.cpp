@@ -1,4 +1,4 @@
-// Figure 11: report.html (exporters/html_report.h) of a profile with N launches (default 1 M):
+// Figure 11: report.html (outputs/html/html_report.h) of a profile with N launches (default 1 M):
 // the page's size and the time to make and write it, beyond what the run computes anyway for the
 // other outputs (the table's rows and the findings, whose times are printed for reference). The
 // page's own work is a few linear passes over the records; its size is bounded whatever N
@@ -14,12 +14,12 @@
 #include <cstring>
 #include <string>
 
+#include "analysis/findings/findings.h"
 #include "bench/bench_profile.h"
 #include "bench/workload.h"
-#include "exporters/exporters.h"
-#include "exporters/findings.h"
-#include "exporters/html_report.h"
 #include "model/output_file.h"
+#include "outputs/html/html_report.h"
+#include "outputs/table/table.h"
 
 using namespace gprof;
 

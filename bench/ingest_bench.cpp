@@ -4,7 +4,7 @@
 // and launch configurations interned), which is what the parser thread does per buffer. The
 // walker stands in for cuptiActivityGetNextRecord (records are packed; CUPTI's walker is the
 // same pointer arithmetic). Correlation with API calls is not done here: it is a lookup by id
-// at export time (exporters/correlation_index.h). One core (this thread).
+// at export time (analysis/attribution/correlation_index.h). One core (this thread).
 // Figure 3 is the best case: 4 kernel names (every name lookup hits the decoder's cache), 3
 // launch configurations, 2 streams. Figure 3-mixed decodes the realistic workload of
 // bench/workload.h instead: 300 long mangled names (more than the 64 slots of the name cache),

@@ -1,4 +1,4 @@
-// Figure 10: the SQLite export (exporters/sqlite_export.h, `gprof-run export --type sqlite`) of a
+// Figure 10: the SQLite export (outputs/sqlite/sqlite_export.h, `gprof-run export --type sqlite`) of a
 // profile with about 1 M kernels and their runtime calls, through the real code path: the
 // database written to a file in DIR (temporary file, one transaction, prepared statements,
 // renamed into place), then removed.
@@ -18,7 +18,7 @@
 
 #include "bench/bench_profile.h"
 #include "bench/workload.h"
-#include "exporters/sqlite_export.h"
+#include "outputs/sqlite/sqlite_export.h"
 
 using namespace gprof;
 

@@ -14,12 +14,11 @@
 #include <cstring>
 #include <string>
 
+#include "analysis/attribution/names.h"
 #include "bench/bench_profile.h"
 #include "bench/workload.h"
-#include "exporters/exporters.h"
-#include "exporters/names.h"
-#include "exporters/perfetto_trace.h"
-#include "exporters/trace_json.h"
+#include "outputs/perfetto/perfetto_trace.h"
+#include "outputs/trace/trace_json.h"
 
 using namespace gprof;
 

@@ -1,6 +1,6 @@
 # gprof_add_test(NAME SOURCES a.cpp ... LIBS lib ... LABELS unit|process|standin|gpu ...)
 # Builds one GoogleTest binary and registers its tests with ctest. Labels:
-#   unit     pure, in-process (model, config, exporters, decoders)
+#   unit     pure, in-process (model, config, analysis, outputs, decoders)
 #   process  runs gprof-run / the injection library as real processes
 #   standin  needs the CUDA/CUPTI stand-in (tests/cudasim)
 #   gpu      needs a real GPU; skips cleanly elsewhere

@@ -3,7 +3,7 @@
 // program (so a bad value fails before the program starts, exit 2); the injection library runs
 // the same function inside the program and, on errors, warns and keeps the defaults.
 //
-// The key table (KeyTable() in config.cpp) is the single list of keys, defaults and help text;
+// The key table (ConfigKeys(), config_keys.cpp) is the single list of keys, defaults and help text;
 // `gprof-run --help-env` prints it.
 #pragma once
 

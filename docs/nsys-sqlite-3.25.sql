@@ -1,5 +1,5 @@
 -- A verbatim copy of the team's shared reference formats/nsys-sqlite-3.25.sql (below this note), kept
--- here so that the SQLite export's tests (exporters/sqlite_export_test.cpp) check the export against
+-- here so that the SQLite export's tests (outputs/sqlite/sqlite_export_test.cpp) check the export against
 -- it without reading anything outside the repository. docs/EXPORT.md says which of these tables and
 -- columns gprof-run fills. Do not edit the statements: replace the whole file from a newer export.
 

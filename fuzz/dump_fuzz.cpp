@@ -12,10 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "exporters/exporters.h"
-#include "exporters/findings.h"
-#include "exporters/html_report.h"
+#include "analysis/findings/findings.h"
 #include "model/dump.h"
+#include "outputs/html/html_report.h"
+#include "outputs/table/table.h"
+#include "outputs/trace/trace_json.h"
 
 namespace {
 

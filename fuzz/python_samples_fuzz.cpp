@@ -1,4 +1,4 @@
-// libFuzzer target: the .pysamples reader (exporters/python_samples.h ParsePythonSamples) and,
+// libFuzzer target: the .pysamples reader (analysis/samples/python_samples.h ParsePythonSamples) and,
 // for every file it accepts, what the report makes of it: the folded stacks and the
 // python_function slices in a trace. A samples file is written inside the profiled program, so
 // anyone can hand gprof-run a hostile one. Invariants, not only "no crash": every slice lies in
@@ -8,11 +8,11 @@
 #include <cstdint>
 #include <string>
 
-#include "exporters/exporters.h"
-#include "exporters/python_samples.h"
-#include "exporters/python_slices.h"
-#include "exporters/trace_json.h"
+#include "analysis/samples/python_samples.h"
+#include "analysis/samples/python_slices.h"
 #include "fuzz/fuzz_check.h"
+#include "outputs/trace/trace_check.h"
+#include "outputs/trace/trace_json.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -1,4 +1,4 @@
-// libFuzzer target: the .torchmem reader (exporters/torch_memory.h ParseTorchMemory) and, for
+// libFuzzer target: the .torchmem reader (analysis/samples/torch_memory.h ParseTorchMemory) and, for
 // every file it accepts, its attachment to a profile and the table's memory columns. The file is
 // written inside the profiled program, so anyone can hand gprof-run a hostile one. Invariants,
 // not only "no crash": every attached event lies in the profile's window and in time order, and
@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <string>
 
-#include "exporters/key_averages.h"
-#include "exporters/torch_memory.h"
+#include "analysis/samples/torch_memory.h"
+#include "analysis/tables/key_averages.h"
 #include "fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

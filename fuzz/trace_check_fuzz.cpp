@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "exporters/exporters.h"
+#include "outputs/trace/trace_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)gprof::CheckTraceText(std::string(reinterpret_cast<const char*>(data), size));

@@ -3,7 +3,7 @@
 //   InitializeInjectionNvtx2  called by each NVTX client at its first NVTX call
 //                             (NVTX_INJECTION64_PATH)
 //   gprof_run_attach          called by `gprof-run attach` in a running process it injected the
-//                             library into (launcher/ptrace_inject.h; docs/ATTACH.md)
+//                             library into (launcher/attach/ptrace_inject.h; docs/ATTACH.md)
 //   gprof_run_python_attach   called through ctypes by the Python hook's sampler at interpreter
 //                             start-up, only with GPROF_PYTHON_SAMPLING on (docs/PYTHON_SAMPLING.md)
 //   gprof_run_cupti_*, and the --preload interposition of three CUPTI functions:

@@ -1,4 +1,4 @@
-// `gprof-run diff A B`: compares two profiles (exporters/diff.h), each an output directory or one
+// `gprof-run diff A B`: compares two profiles (analysis/tables/diff.h), each an output directory or one
 // dump (a whole run or a window). Launcher process only.
 #include <cstdio>
 #include <filesystem>
@@ -6,11 +6,11 @@
 #include <system_error>
 #include <vector>
 
-#include "exporters/diff.h"
+#include "analysis/tables/diff.h"
 #include "launcher/commands.h"
+#include "launcher/python/torch_memory_file.h"
 #include "launcher/report.h"
 #include "launcher/subcommand_args.h"
-#include "launcher/torch_memory_file.h"
 #include "model/dump.h"
 
 namespace gprof::launcher {

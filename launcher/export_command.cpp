@@ -1,5 +1,5 @@
 // `gprof-run export [--type sqlite] PATH [-o FILE]`: the dumps of an output directory (or one
-// dump) as SQLite databases with Nsight Systems' table names (exporters/sqlite_export.h,
+// dump) as SQLite databases with Nsight Systems' table names (outputs/sqlite/sqlite_export.h,
 // docs/EXPORT.md). Launcher process only.
 #include <algorithm>
 #include <cstdio>
@@ -9,11 +9,11 @@
 #include <system_error>
 #include <vector>
 
-#include "exporters/sqlite_export.h"
 #include "launcher/commands.h"
 #include "launcher/report.h"
 #include "launcher/subcommand_args.h"
 #include "model/dump.h"
+#include "outputs/sqlite/sqlite_export.h"
 
 namespace gprof::launcher {
 namespace {

@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <charconv>
 
+#include "analysis/tables/op_stacks.h"
 #include "config/config.h"
-#include "exporters/exporters.h"
-#include "exporters/op_stacks.h"
 #include "launcher/commands.h"
+#include "outputs/table/table.h"
 
 namespace gprof::launcher {
 namespace {

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "exporters/exporters.h"
 #include "launcher/report.h"
+#include "outputs/table/table.h"
 
 namespace gprof::launcher {
 
@@ -35,7 +35,7 @@ struct LaunchOptions {
   TraceOptions traces;
   bool profile_memory = false;  // the table's memory columns
   // --with-stack (torch.profiler's name) / --group-by-stack N: the table's rows per Python
-  // source location (exporters/op_stacks.h), N frames (kDefaultGroupByStack with --with-stack
+  // source location (analysis/tables/op_stacks.h), N frames (kDefaultGroupByStack with --with-stack
   // alone); 0 = not grouped. Either turns Python sampling on (TurnOnSamplingForStacks).
   bool with_stack = false;
   uint32_t group_by_stack = 0;

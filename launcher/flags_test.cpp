@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "config/config.h"
-#include "exporters/sqlite_export.h"
+#include "outputs/sqlite/sqlite_export.h"
 
 namespace gprof::launcher {
 namespace {

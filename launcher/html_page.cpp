@@ -7,10 +7,10 @@
 #include <stdexcept>
 #include <system_error>
 
-#include "exporters/native_symbols.h"
+#include "analysis/samples/native_symbols.h"
 #include "launcher/progress.h"
-#include "launcher/python_stacks.h"
-#include "launcher/torch_memory_file.h"
+#include "launcher/python/python_stacks.h"
+#include "launcher/python/torch_memory_file.h"
 #include "model/dump.h"
 #include "model/output_file.h"
 

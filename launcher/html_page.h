@@ -1,4 +1,4 @@
-// report.html (exporters/html_report.h) for the dumps of an output directory: written by
+// report.html (outputs/html/html_report.h) for the dumps of an output directory: written by
 // RenderDirectory after each dump's table, traces and findings, or alone by
 // `gprof-run report DIR --html` from the dumps and the files already there. Launcher process only.
 //
@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "exporters/exporters.h"
-#include "exporters/findings.h"
-#include "exporters/html_report.h"
+#include "analysis/findings/findings.h"
 #include "launcher/report.h"
+#include "outputs/html/html_report.h"
+#include "outputs/table/table.h"
 
 namespace gprof::launcher {
 

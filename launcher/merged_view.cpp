@@ -1,5 +1,5 @@
 // The merged view's groups and files (see merged_view.h). Launcher process only. This is where the
-// merge touches files: it reads the dumps for exporters/merge.h (twice: the survey, then the
+// merge touches files: it reads the dumps for analysis/ranks/merge.h (twice: the survey, then the
 // trace) and writes the outputs through temporary files.
 #include "launcher/merged_view.h"
 
@@ -15,15 +15,17 @@
 #include <system_error>
 #include <utility>
 
-#include "exporters/findings.h"
-#include "exporters/html_report.h"
-#include "exporters/merge.h"
-#include "exporters/merge_findings.h"
-#include "launcher/python_stacks.h"
+#include "analysis/findings/findings.h"
+#include "analysis/ranks/merge.h"
+#include "analysis/ranks/merge_findings.h"
+#include "launcher/python/python_stacks.h"
+#include "launcher/python/torch_memory_file.h"
 #include "launcher/report.h"
-#include "launcher/torch_memory_file.h"
 #include "model/dump.h"
 #include "model/output_file.h"
+#include "outputs/html/html_report.h"
+#include "outputs/table/merge_table.h"
+#include "outputs/trace/merged_trace.h"
 
 namespace gprof::launcher {
 namespace {

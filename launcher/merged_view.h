@@ -1,16 +1,16 @@
-// The merged view of the dumps in one or more output directories (exporters/merge.h): which dumps
+// The merged view of the dumps in one or more output directories (analysis/ranks/merge.h): which dumps
 // are merged together, and the files it writes. Shared by `gprof-run merge DIR...` and the end of
 // a run whose directory holds dumps of several ranks. Launcher process only.
 //
 // Sampled Python stacks: a dump <dir>/<program>.<pid>[...].gpdump has those of
-// <dir>/<program>.<pid>.pysamples (launcher/python_stacks.h), the samples inside its time range;
+// <dir>/<program>.<pid>.pysamples (launcher/python/python_stacks.h), the samples inside its time range;
 // they go on that process's sampled tracks in the merged trace, and the trace's metadata, the
 // merged page and MergedViewText say which processes had them.
 //
 // Groups: the whole-run dumps (<program>.<pid>.gpdump) of all the directories form one group;
 // window dumps (<program>.<pid>.cycle<C>.steps<A>-<B>.gpdump) form one group per cycle C. Each
 // group gives <out>/<prefix>trace.json, <out>/<prefix>table.txt and the distributed findings
-// (exporters/merge_findings.h) as <out>/<prefix>findings.json and <out>/<prefix>findings.txt,
+// (analysis/ranks/merge_findings.h) as <out>/<prefix>findings.json and <out>/<prefix>findings.txt,
 // and the merged page <out>/<prefix>report.html, prefix "" for the whole run and "cycle<C>." for
 // a cycle.
 //
@@ -62,7 +62,7 @@ struct MergeResult {
 };
 
 // Merges every group into `out_dir` (created when missing); tables show at most `row_limit`
-// rows (-1 = all); `html`: also <prefix>report.html (exporters/html_report.h), the merged page.
+// rows (-1 = all); `html`: also <prefix>report.html (outputs/html/html_report.h), the merged page.
 MergeResult WriteMergedView(const std::vector<MergeGroup>& groups, const std::string& out_dir,
                             int row_limit, bool html = true);
 

@@ -13,7 +13,7 @@
 // <dir>/findings.json / findings.txt and <dir>/report.html (launcher/html_page.h); every other
 // dump <stem>.gpdump gets <stem>.table.txt, <stem>.trace.json, <stem>.pftrace,
 // <stem>.findings.json / .txt and <stem>.report.html. With --export sqlite every dump also gets
-// <stem>.sqlite (exporters/sqlite_export.h), as `gprof-run export DIR` writes it.
+// <stem>.sqlite (outputs/sqlite/sqlite_export.h), as `gprof-run export DIR` writes it.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "exporters/exporters.h"
+#include "outputs/table/table.h"
 
 namespace gprof::launcher {
 
@@ -65,7 +65,7 @@ struct RenderSummary {
 
 // Which traces each dump gets (--trace-format): trace.json, trace.json.gz (gzip, for TensorBoard
 // and HTA), trace.pftrace (Perfetto protobuf); and the cap on a JSON trace (--max-trace-mb; 0 =
-// none) above which it is written as time-cut parts (exporters/trace_split.h).
+// none) above which it is written as time-cut parts (outputs/trace/trace_split.h).
 struct TraceOptions {
   bool json = true;
   bool json_gz = false;
@@ -84,6 +84,13 @@ inline constexpr uint64_t kJsonTraceComfortBytes = 1ull << 30;
 
 // The main process's pid: gprof-run.json's, else that of the only whole-run dump; -1 when neither.
 long MainPid(const std::string& dir, const std::vector<DumpName>& dumps);
+
+// "1 dump", "3 dumps": `n` and the word for one or for many.
+std::string Plural(uint64_t n, const char* one, const char* many);
+
+// "" or "2 forked processes did not exec and were not profiled (pids 5, 6)": the fork markers
+// (model/dump.h) in `dir` of processes without a dump of their own among `dumps`.
+std::string ForkedWithoutExecText(const std::string& dir, const std::vector<DumpName>& dumps);
 
 struct HtmlOptions;  // html_page.h
 

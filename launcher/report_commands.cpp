@@ -3,13 +3,14 @@
 #include <filesystem>
 #include <system_error>
 
-#include "exporters/exporters.h"
-#include "exporters/op_stacks.h"
+#include "analysis/tables/op_stacks.h"
 #include "launcher/commands.h"
 #include "launcher/flags.h"
 #include "launcher/html_page.h"
 #include "launcher/report.h"
 #include "launcher/subcommand_args.h"
+#include "outputs/table/table.h"
+#include "outputs/trace/trace_check.h"
 
 namespace gprof::launcher {
 namespace {

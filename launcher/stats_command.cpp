@@ -1,4 +1,4 @@
-// `gprof-run stats PATH`: nsys-style summary reports (exporters/stats.h) from an output directory
+// `gprof-run stats PATH`: nsys-style summary reports (analysis/tables/stats.h) from an output directory
 // or one dump. Launcher process only.
 #include <algorithm>
 #include <cstdio>
@@ -7,12 +7,12 @@
 #include <system_error>
 #include <vector>
 
-#include "exporters/stats.h"
+#include "analysis/tables/stats.h"
 #include "launcher/commands.h"
+#include "launcher/python/torch_memory_file.h"
 #include "launcher/recover_dumps.h"
 #include "launcher/report.h"
 #include "launcher/subcommand_args.h"
-#include "launcher/torch_memory_file.h"
 #include "model/dump.h"
 
 namespace gprof::launcher {

@@ -160,7 +160,7 @@ inline bool CuptiClockAgrees(const ProfileInfo& i) {
 inline constexpr uint64_t kLaunchSkewSlackNs = 5000;
 
 // One allocator event of PyTorch's CUDA caching allocator (the Python hook's .torchmem file,
-// exporters/torch_memory.h): a tensor's block handed out or given back, or a segment the
+// analysis/samples/torch_memory.h): a tensor's block handed out or given back, or a segment the
 // allocator took from or returned to CUDA (which CUPTI also records, as a cudaMalloc/cudaFree).
 enum class TorchMemAction : uint8_t { kAlloc = 1, kFree = 2, kSegmentAlloc = 3, kSegmentFree = 4 };
 struct TorchMemoryEvent {
@@ -198,7 +198,7 @@ struct Profile : GpuRecords {
   std::vector<ModuleInfo> modules;
   StackCounters stack_counters;
   // PyTorch's caching allocator, by time: attached by the launcher after reading the dump
-  // (exporters/torch_memory.h, from the Python hook's side file); never stored in a dump.
+  // (analysis/samples/torch_memory.h, from the Python hook's side file); never stored in a dump.
   std::vector<TorchMemoryEvent> torch_memory;
 
   Profile();
@@ -226,7 +226,7 @@ inline uint32_t KernelDeviceId(const Profile& p, const Kernel& k) {
 // their tables or overflow their time and byte arithmetic.
 inline constexpr uint64_t kMaxProfileTimeNs = uint64_t{1} << 62;  // CLOCK_REALTIME in year 2116
 // 256 TiB: above any one device's or host's memory (an H200 has 141 GB), so above any one copy,
-// set or allocation; sums of many such sizes still saturate (exporters/memory_timeline.h).
+// set or allocation; sums of many such sizes still saturate (analysis/timeline/memory_timeline.h).
 inline constexpr uint64_t kMaxRecordBytes = uint64_t{1} << 48;
 std::string CheckProfile(const Profile& p);
 

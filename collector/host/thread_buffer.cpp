@@ -33,12 +33,19 @@
 #include <string>
 
 #include "collector/host/host_clock.h"
+#include "collector/host/thread_buffer_slots.h"
 #include "support/log.h"
 
 namespace gprof::collector {
 
 namespace thread_buffer_internal {
 __thread Chunk* tls_chunk __attribute__((tls_model("initial-exec"))) = nullptr;
+// Published last by InitThreadBuffers (release): who loads it non-null (acquire) also sees the
+// rest of init. The program's first records may come through a client's own publication of our
+// hooks (NVTX's init state, plain loads and fences), which orders nothing of ours.
+std::atomic<ThreadState*> g_slots{nullptr};
+uint32_t g_max_threads = 0;                 // written at init only, before g_slots
+std::atomic<uint32_t> g_slot_cursor{0};     // next never-used slot
 }  // namespace thread_buffer_internal
 
 namespace {
@@ -47,38 +54,22 @@ using thread_buffer_internal::Chunk;
 using thread_buffer_internal::kChunkHeaderSize;
 using thread_buffer_internal::kChunkSize;
 using thread_buffer_internal::tls_chunk;
-
-constexpr uint32_t kHeaderSize = sizeof(HostRecordHeader);
-constexpr uint32_t kTimestampOffset = 8;  // record offset of every record's u64 timestamp
+using thread_buffer_internal::ThreadState;
+using thread_buffer_internal::g_slots;
+using thread_buffer_internal::g_max_threads;
+using thread_buffer_internal::g_slot_cursor;
+using thread_buffer_internal::kHeaderSize;
 constexpr uint32_t kHandoverBytes = HostRecordBytes(sizeof(uint32_t));
 // glibc keeps the values of keys below PTHREAD_KEY_2NDLEVEL_SIZE (32, nptl/descr.h) in the thread
 // descriptor; pthread_setspecific on a later key callocs a block in each thread that uses it.
 constexpr pthread_key_t kKeysWithoutAllocation = 32;
 
-struct alignas(64) ThreadState {
-  // Owner only (handed to the next owner with the slot): the chain's last chunk (= tls_chunk).
-  Chunk* tail;
-  std::atomic<uint32_t> free_next;  // free-slot stack link: index + 1 of the next free slot
-  // Published by the owner that takes the slot's first chunk (set once per slot).
-  std::atomic<Chunk*> head;
-  std::atomic<bool> ready;  // set once, when the slot is first claimed
-  // Visitor-only: where the unvisited/unreset records start, and the tid they were written by.
-  Chunk* first;
-  uint32_t first_pos;
-  uint32_t first_tid;
-};
 
 // All constant-initialized: no global constructor (the library may be preloaded).
 std::atomic<char*> g_arena{nullptr};
 uint32_t g_chunk_count = 0;                 // written at init only
 std::atomic<uint32_t> g_chunk_cursor{0};    // next never-used chunk
 std::atomic<uint64_t> g_free_head{0};       // free chunks: (tag << 32) | (index + 1); 0 = empty
-// Published last by InitThreadBuffers (release): who loads it non-null (acquire) also sees the
-// rest of init. The program's first records may come through a client's own publication of our
-// hooks (NVTX's init state, plain loads and fences), which orders nothing of ours.
-std::atomic<ThreadState*> g_slots{nullptr};
-uint32_t g_max_threads = 0;                 // written at init only, before g_slots
-std::atomic<uint32_t> g_slot_cursor{0};     // next never-used slot
 std::atomic<uint64_t> g_free_slots{0};      // slots of ended threads: (tag << 32) | (index + 1)
 pthread_key_t g_exit_key;                   // written at init only, before g_slots
 bool g_exit_key_ok = false;                 // written at init only, before g_slots
@@ -145,12 +136,6 @@ Chunk* AllocChunk() {
   c->used.store(kChunkHeaderSize, std::memory_order_relaxed);
   g_chunks_in_use.fetch_add(1, std::memory_order_relaxed);
   return c;
-}
-
-void FreeChunk(Chunk* c) {
-  char* arena = g_arena.load(std::memory_order_acquire);
-  g_chunks_in_use.fetch_sub(1, std::memory_order_relaxed);
-  PushTagged(g_free_head, c, ChunkIndex(arena, c));
 }
 
 // A pthread key destructor, on an ending thread (see InitThreadBuffers). glibc runs key
@@ -229,30 +214,15 @@ inline char* Drop() {
   return nullptr;
 }
 
-inline HostRecordHeader HeaderAt(const char* at) {
-  HostRecordHeader h;
-  std::memcpy(&h, at, sizeof h);
-  return h;
-}
-
-inline uint32_t HandoverTid(const char* record) {
-  uint32_t tid;
-  std::memcpy(&tid, record + kHeaderSize, sizeof tid);
-  return tid;
-}
-
-// Visitor side: the slot's unvisited records start at (first, first_pos), written by first_tid.
-inline void StartCursor(ThreadState* t) {
-  if (t->first == nullptr) {
-    t->first = t->head.load(std::memory_order_acquire);
-    t->first_pos = kChunkHeaderSize;
-    if (t->first != nullptr) t->first_tid = t->first->tid;
-  }
-}
-
 }  // namespace
 
 namespace thread_buffer_internal {
+
+void FreeChunk(Chunk* c) {
+  char* arena = g_arena.load(std::memory_order_acquire);
+  g_chunks_in_use.fetch_sub(1, std::memory_order_relaxed);
+  PushTagged(g_free_head, c, ChunkIndex(arena, c));
+}
 
 char* ReserveSlow(uint32_t bytes) noexcept {
   if (bytes > kMaxHostRecordBytes) return Drop();
@@ -354,113 +324,6 @@ bool AppendHostRecord(HostRecordType type, uint8_t flags, const void* a, uint32_
   if (b_size != 0) std::memcpy(at + kHeaderSize + a_size, b, b_size);
   PublishHostRecord(at, bytes);
   return true;
-}
-
-void VisitHostRecords(HostRecordVisitor visitor, void* ctx) {
-  ThreadState* const slots = g_slots.load(std::memory_order_acquire);
-  if (slots == nullptr) return;
-  const uint32_t threads = std::min(g_slot_cursor.load(std::memory_order_acquire), g_max_threads);
-  for (uint32_t i = 0; i < threads; ++i) {
-    ThreadState* t = &slots[i];
-    if (!t->ready.load(std::memory_order_acquire)) continue;
-    StartCursor(t);
-    Chunk* c = t->first;
-    uint32_t pos = t->first_pos;
-    uint32_t tid = t->first_tid;
-    while (c != nullptr) {
-      // Read `next` before `used`: if a successor exists, `used` is final.
-      Chunk* next = c->next.load(std::memory_order_acquire);
-      const uint32_t used = c->used.load(std::memory_order_acquire);
-      const char* base = reinterpret_cast<const char*>(c);
-      while (pos + kHeaderSize <= used) {
-        const HostRecordHeader h = HeaderAt(base + pos);
-        if (h.type == HostRecordType::kThreadHandover) {
-          tid = HandoverTid(base + pos);
-        } else {
-          visitor(ctx, tid, h.type, h.flags, base + pos + kHeaderSize, h.size);
-        }
-        pos += HostRecordBytes(h.size);
-      }
-      c = next;
-      pos = kChunkHeaderSize;
-      if (c != nullptr) tid = c->tid;
-    }
-  }
-}
-
-void ConsumeHostRecords(HostRecordVisitor visitor, void* ctx) {
-  ThreadState* const slots = g_slots.load(std::memory_order_acquire);
-  if (slots == nullptr) return;
-  const uint32_t threads = std::min(g_slot_cursor.load(std::memory_order_acquire), g_max_threads);
-  for (uint32_t i = 0; i < threads; ++i) {
-    ThreadState* t = &slots[i];
-    if (!t->ready.load(std::memory_order_acquire)) continue;
-    StartCursor(t);
-    while (t->first != nullptr) {
-      Chunk* c = t->first;
-      // Read `next` before `used`: if a successor exists, `used` is final.
-      Chunk* next = c->next.load(std::memory_order_acquire);
-      const uint32_t used = c->used.load(std::memory_order_acquire);
-      const char* base = reinterpret_cast<const char*>(c);
-      uint32_t pos = t->first_pos;
-      while (pos + kHeaderSize <= used) {
-        const HostRecordHeader h = HeaderAt(base + pos);
-        if (h.type == HostRecordType::kThreadHandover) {
-          t->first_tid = HandoverTid(base + pos);
-        } else if (visitor != nullptr) {
-          visitor(ctx, t->first_tid, h.type, h.flags, base + pos + kHeaderSize, h.size);
-        }
-        pos += HostRecordBytes(h.size);
-      }
-      t->first_pos = pos;
-      if (next == nullptr) break;  // the last chunk stays (its owner writes on)
-      t->first = next;
-      t->first_pos = kChunkHeaderSize;
-      t->first_tid = next->tid;
-      FreeChunk(c);
-    }
-  }
-}
-
-void ResetHostRecords() { ConsumeHostRecords(nullptr, nullptr); }
-
-void ResetHostRecordsBefore(uint64_t ts_ns) {
-  ThreadState* const slots = g_slots.load(std::memory_order_acquire);
-  if (slots == nullptr) return;
-  const uint32_t threads = std::min(g_slot_cursor.load(std::memory_order_acquire), g_max_threads);
-  for (uint32_t i = 0; i < threads; ++i) {
-    ThreadState* t = &slots[i];
-    if (!t->ready.load(std::memory_order_acquire)) continue;
-    StartCursor(t);
-    bool stop = false;
-    while (t->first != nullptr && !stop) {
-      Chunk* c = t->first;
-      Chunk* next = c->next.load(std::memory_order_acquire);
-      const uint32_t used = c->used.load(std::memory_order_acquire);
-      const char* base = reinterpret_cast<const char*>(c);
-      uint32_t pos = t->first_pos;
-      while (pos + kHeaderSize <= used) {
-        const HostRecordHeader h = HeaderAt(base + pos);
-        if (h.type == HostRecordType::kThreadHandover) {
-          t->first_tid = HandoverTid(base + pos);
-        } else if (h.size >= kTimestampOffset + sizeof(uint64_t) - kHeaderSize) {
-          uint64_t ticks;
-          std::memcpy(&ticks, base + pos + kTimestampOffset, sizeof ticks);
-          if (HostTicksToNs(ticks) >= ts_ns) {
-            stop = true;
-            break;
-          }
-        }
-        pos += HostRecordBytes(h.size);
-      }
-      t->first_pos = pos;
-      if (stop || next == nullptr) break;
-      t->first = next;
-      t->first_pos = kChunkHeaderSize;
-      t->first_tid = next->tid;
-      FreeChunk(c);
-    }
-  }
 }
 
 uint64_t HostRecordsDropped() { return g_dropped.load(std::memory_order_relaxed); }

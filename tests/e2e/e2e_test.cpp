@@ -180,7 +180,7 @@ TEST(MainJob, PythonSamplingOfAPurePythonProgram) {
 }
 
 // The same kind of program: the sampled slices are in the Perfetto trace too (decoded with protoc
-// against the test proto of exporters/, when protoc is installed) on the thread's sampled track,
+// against the test proto of outputs/perfetto/, when protoc is installed) on the thread's sampled track,
 // and report.html has the "Python stacks (sampled)" section naming the function the program
 // spends its time in.
 TEST(MainJob, PythonSamplingReachesThePftraceAndReportHtml) {
@@ -209,7 +209,7 @@ TEST(MainJob, PythonSamplingReachesThePftraceAndReportHtml) {
   if (RunProcess({"/bin/sh", "-c", "command -v protoc"}).exit_code != 0) {
     GTEST_SKIP() << "protoc not installed: the .pftrace was not decoded";
   }
-  const std::string proto_dir = std::string(GPROF_SOURCE_DIR) + "/exporters";
+  const std::string proto_dir = std::string(GPROF_SOURCE_DIR) + "/outputs/perfetto";
   ProcessOptions o;
   o.stdin_data = ReadFile(r.dir + "/trace.pftrace");
   ASSERT_FALSE(o.stdin_data.empty());

@@ -194,7 +194,7 @@ TEST(Multiprocess, OneGprofRunPerRankSharesTheRunDirectoryAndMerges) {
 // --python-sampling over a process tree: a Python launcher starts two Python workers with RANK 0
 // and 1 (each samples itself into its own .pysamples, beside its own dump); the run's merged view
 // has each worker's python_function slices on that rank's process (rank k's host pid is 1000 *
-// (k + 1), exporters/merge.h; the launcher, without a rank, comes third: 3000), passes `gprof-run
+// (k + 1), analysis/ranks/merge.h; the launcher, without a rank, comes third: 3000), passes `gprof-run
 // check`, and the merged page and the closing line say which processes had samples.
 TEST(Multiprocess, SampledPythonStacksOfEachRankAreInTheMergedView) {
   const std::string dir = MakeTempDir("mp_pysamples");

@@ -4,7 +4,7 @@
 
 #include <sstream>
 
-#include "exporters/exporters.h"
+#include "outputs/table/table.h"
 #include "tests/golden/golden_util.h"
 #include "tests/golden/profile_loader.h"
 

@@ -12,7 +12,9 @@
 #include <numeric>
 #include <random>
 
-#include "exporters/exporters.h"
+#include "outputs/table/table.h"
+#include "outputs/trace/trace_check.h"
+#include "outputs/trace/trace_json.h"
 #include "tests/golden/golden_util.h"
 #include "tests/golden/profile_loader.h"
 

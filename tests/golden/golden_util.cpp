@@ -7,7 +7,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "exporters/exporters.h"
+#include "outputs/table/table.h"
+#include "outputs/trace/trace_json.h"
 #include "tests/golden/profile_loader.h"
 
 namespace gprof::golden {

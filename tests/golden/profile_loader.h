@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "exporters/exporters.h"
 #include "model/profile.h"
+#include "outputs/table/table.h"
 
 namespace gprof::golden {
 

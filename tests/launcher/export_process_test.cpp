@@ -1,6 +1,6 @@
 // `gprof-run export` and `gprof-run --export sqlite` as real processes, on dumps written with
 // model/WriteDump and by the probe: where the files go, the exit codes, and that the run's file
-// is the one `export` writes. The rows themselves: exporters/sqlite_export_test.cpp; on a real
+// is the one `export` writes. The rows themselves: outputs/sqlite/sqlite_export_test.cpp; on a real
 // program's run: sqlite_standin_test.cpp.
 #include <filesystem>
 #include <fstream>

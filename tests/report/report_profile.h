@@ -1,7 +1,7 @@
 // A profile for the report.html process and browser tests, written with model/dump.h WriteDump
 // (no injection library, no CUDA): three steps on one thread and one stream, a load_batch range,
 // allocations, and names that the caller picks (hostile ones for the escaping tests). Times in
-// us after t0, as exporters/html_report_test.cpp's ThreeSteps (its numbers are derived there):
+// us after t0, as outputs/html/html_report_test.cpp's ThreeSteps (its numbers are derived there):
 //   ProfilerStep#0 [0, 10000): load_batch [100, 900), gemm [1000, 3000), bias [3010, 3110)
 //   ProfilerStep#1 [10000, 14000): gemm [11000, 12500)
 //   ProfilerStep#2 [14000, 18000): gemm [15000, 17500)

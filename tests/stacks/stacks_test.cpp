@@ -134,7 +134,7 @@ TEST(NativeStacks, PftraceAndReportHtmlCarryTheStacks) {
   if (RunProcess({"/bin/sh", "-c", "command -v protoc"}).exit_code != 0) {
     GTEST_SKIP() << "protoc not installed: the .pftrace was not decoded";
   }
-  const std::string proto_dir = std::string(GPROF_SOURCE_DIR) + "/exporters";
+  const std::string proto_dir = std::string(GPROF_SOURCE_DIR) + "/outputs/perfetto";
   ProcessOptions o;
   o.stdin_data = ReadFile(r.dir + "/trace.pftrace");
   const ProcessResult decoded =

@@ -1,0 +1,39 @@
+// The Perfetto output: the trace output's trace (its TracePlan) as Perfetto protobuf (.pftrace,
+// REFERENCE.md §5). WritePerfettoTrace streams to a file (the product path); FormatPerfettoTrace
+// is its in-memory form (tests and benchmarks), same bytes as WritePerfettoTrace. May throw;
+// callers (the launcher) catch in main.
+#pragma once
+
+#include <string>
+
+#include "model/profile.h"
+#include "outputs/trace/trace_json.h"
+#include "text/json_writer.h"
+
+namespace gprof {
+
+struct PythonSliceSet;
+// The same trace (same plan: tracks, lanes, flows, counters) as a Perfetto protobuf file with
+// interned names, about a quarter of the JSON's size; Perfetto opens it natively. Streamed and
+// deterministic like WriteTraceJson; TraceStats::events counts TracePackets. Throws
+// std::runtime_error on I/O errors.
+TraceStats WritePerfettoTrace(const Profile& profile, const std::string& path);
+// The same with sampled Python stacks as python_function slices on tracks of their own (the JSON
+// trace's, python_slices.h) and, for the API calls with a native stack (--backtrace), the stack
+// as the slice's "stack" debug annotation. `python` may be nullptr; `stacks`: the profile's
+// stacks symbolized (native_symbols.h SymbolizeStacks) by the caller, or nullptr to symbolize
+// them here when the profile has any.
+struct SymbolizedStacks;
+TraceStats WritePerfettoTrace(const Profile& profile, const std::string& path,
+                              const PythonSliceSet* python, const SymbolizedStacks* stacks);
+
+// Encodes the trace into `sink` in chunks of at most 1 MiB (TraceStats::bytes counts them all).
+TraceStats FormatPerfettoTrace(const Profile& profile, JsonSink sink);
+
+// The whole trace as one byte string (tests, small profiles).
+std::string FormatPerfettoTrace(const Profile& profile);
+// With sampled Python stacks and symbolized native stacks (WritePerfettoTrace).
+std::string FormatPerfettoTrace(const Profile& profile, const PythonSliceSet* python,
+                                const SymbolizedStacks* stacks = nullptr);
+
+}  // namespace gprof

@@ -1,0 +1,118 @@
+// The merged trace (see merged_trace.h). The trace's events are written by trace_json_events'
+// TraceEventWriter (the same formatting as a one-profile trace.json), placed with
+// TracePlacement.
+#include "outputs/trace/merged_trace.h"
+
+#include <memory>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "analysis/timeline/trace_plan.h"
+#include "outputs/trace/python_slice_events.h"
+#include "outputs/trace/trace_json_events.h"
+
+namespace gprof {
+namespace {
+
+void WriteInputMetadata(JsonWriter& o, const MergeInput& in, uint64_t origin, size_t k) {
+  const ProfileInfo& i = in.info;
+  o.Raw("\n    {\"label\": ").String(MergeInputLabel(in));
+  o.Raw(", \"rank\": ").Int(i.rank).Raw(", \"world_size\": ").Int(i.world_size);
+  o.Raw(", \"hostname\": ").String(i.hostname).Raw(", \"pid\": ").Uint(i.pid);
+  o.Raw(", \"program\": ").String(i.program).Raw(", \"file\": ").String(in.file);
+  o.Raw(", \"start_ns\": ").Uint(i.start_ns).Raw(", \"base_ns\": ").Uint(in.origin_ns);
+  o.Raw(", \"offset_ns\": ").Uint(in.origin_ns - origin);
+  o.Raw(", \"trace_pid\": ").Uint(kMergePidStride * (k + 1));
+  o.Raw(", \"cycle\": ").Uint(i.cycle).Raw(", \"first_step\": ").Uint(i.first_step);
+  o.Raw(", \"last_step\": ").Uint(i.last_step);
+  o.Raw(", \"partial\": ").Raw(i.partial_window ? "true" : "false");
+  o.Raw(", \"python_samples\": ").Uint(in.python_samples);
+  if (in.python_samples > 0) o.Raw(", \"python_hz\": ").Uint(in.python_hz);
+  o.Raw(", \"counters\": {");
+  const char* sep = "";
+  ForEachCounter(in.counters, [&](const char* name, uint64_t value, const char*) {
+    o.Raw(sep).Raw("\"").Raw(name).Raw("\": ").Uint(value);
+    sep = ", ";
+  });
+  o.Raw("}}");
+}
+
+void WriteHeader(JsonWriter& o, const std::vector<MergeInput>& inputs, uint64_t origin) {
+  o.Raw("{\n  \"schemaVersion\": 1,\n  \"displayTimeUnit\": \"ms\",\n");
+  o.Raw("  \"baseTimeNanoseconds\": ").Uint(origin).Raw(",\n");
+  o.Raw("  \"gprof\": {\"merged\": true, \"clock\": ").String(kMergeClockNote);
+  std::set<std::string> hosts;
+  for (const MergeInput& in : inputs) hosts.insert(in.info.hostname);
+  o.Raw(", \"hosts\": [");
+  const char* sep = "";
+  for (const std::string& h : hosts) {
+    o.Raw(sep).String(h);
+    sep = ", ";
+  }
+  o.Raw("],\n   \"inputs\": [");
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (k) o.Char(',');
+    WriteInputMetadata(o, inputs[k], origin, k);
+  }
+  o.Raw("]},\n");
+}
+
+}  // namespace
+
+const char* const kMergeClockNote =
+    "Each input's times are its host's CLOCK_REALTIME, placed on the earliest input's start "
+    "(baseTimeNanoseconds). Processes on one host share that clock: their relative times are "
+    "exact. Across hosts the times are only as aligned as the hosts' clock synchronization "
+    "(NTP: typically within a few milliseconds, PTP: within microseconds); gprof-run does not "
+    "correct for it.";
+
+TraceStats WriteMergedTrace(const std::vector<MergeInput>& inputs, const MergeLoader& load,
+                            const std::string& trace_name, JsonSink sink,
+                            const MergePythonLoader& python) {
+  JsonWriter out(sink);
+  const uint64_t origin = MergedOriginNs(inputs);
+  WriteHeader(out, inputs, origin);
+  out.Raw("  \"traceEvents\": [\n");
+  uint64_t entries = 0;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const MergeInput& in = inputs[k];
+    Profile profile;
+    load(k, &profile);
+    const TracePlan plan(profile);
+    // The survey placed the origin: a dump that changed since would write negative times.
+    if (plan.base_ns() != in.origin_ns || profile.info.pid != in.info.pid) {
+      throw std::runtime_error(in.file + " changed while it was being merged");
+    }
+    const uint32_t base = kMergePidStride * static_cast<uint32_t>(k + 1);
+    const TracePlacement placement{origin, base, uint64_t{k} << 32};
+    TraceEventWriter events(plan, &out, placement, entries);
+    const std::unique_ptr<PythonSliceSet> slices = python ? python(k, profile) : nullptr;
+    const std::string label = MergeInputLabel(in);
+    for (TraceProcess proc : plan.Processes()) {
+      if (!proc.host && proc.pid + 1 >= kMergePidStride) {
+        throw std::runtime_error(in.file + ": device " + std::to_string(proc.pid) +
+                                 " is beyond what a merged trace numbers (device ids below " +
+                                 std::to_string(kMergePidStride - 1) + ")");
+      }
+      proc.name = proc.host ? label : label + " " + proc.name;
+      proc.sort_index += base;
+      events.WriteProcess(proc);
+    }
+    for (const TraceTrack& track : plan.Tracks()) events.WriteTrack(track);
+    const uint32_t python_tid = slices ? PythonFirstTid(plan) : 0;
+    if (slices) WritePythonTracks(*slices, plan, python_tid, &events);
+    for (const PlannedEvent& e : plan.events()) events.Write(e);
+    if (slices) WritePythonSlices(*slices, plan, python_tid, placement, &events, &out);
+    entries = events.count();
+  }
+  out.Raw("\n  ],\n  \"traceName\": ");
+  out.String(trace_name);
+  out.Raw("\n}\n");
+  TraceStats stats;
+  stats.events = entries;
+  stats.bytes = out.Close();
+  return stats;
+}
+
+}  // namespace gprof
