@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 
 #include "config/config.h"
 #include "exporters/exporters.h"
 #include "exporters/op_stacks.h"
 #include "launcher/commands.h"
+#include "launcher/flag_suggest.h"
 
 namespace gprof::launcher {
 namespace {
@@ -260,6 +262,14 @@ std::string ParseFlags(const std::vector<std::string>& args, LaunchOptions* o) {
       if (has_value) return "flag " + shown + " takes no value";
     } else if (optional_value) {
       if (!has_value) value = std::string(spec->switch_value);
+      const char* path_env = std::getenv("PATH");
+      if (std::string e = !has_value && i + 1 < args.size()
+                              ? BareOptionalValueHint(shown, spec->value_name, args[i + 1],
+                                                      path_env != nullptr ? path_env : "")
+                              : "";
+          !e.empty()) {
+        return e;
+      }
     } else if (!has_value) {
       if (i + 1 >= args.size()) return "flag " + shown + " needs a value: " +
                                         std::string(spec->value_name);
