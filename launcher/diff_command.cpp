@@ -8,6 +8,7 @@
 
 #include "exporters/diff.h"
 #include "launcher/commands.h"
+#include "launcher/flag_suggest.h"
 #include "launcher/report.h"
 #include "launcher/subcommand_args.h"
 #include "launcher/torch_memory_file.h"
@@ -79,7 +80,8 @@ int DiffCommand(const std::vector<std::string>& args) {
       }
       by = value;
     } else if (!arg.empty() && arg[0] == '-') {
-      return Usage("unknown flag " + arg + (a.has_inline_value() ? "=" + value : ""));
+      return Usage("unknown flag " + arg + (a.has_inline_value() ? "=" + value : "") +
+                   DidYouMean(arg, FlagsInUsage(kDiffUsage)));
     } else if (paths.size() < 2) {
       paths.push_back(arg);
     } else {

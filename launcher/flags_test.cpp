@@ -204,3 +204,20 @@ TEST(Flags, OptionalValueAsASeparateWordIsRefusedWithTheEqualsForm) {
 
 }  // namespace
 }  // namespace gprof::launcher
+
+namespace gprof::launcher {
+namespace {
+
+TEST(Flags, MisspelledFlagGetsDidYouMean) {
+  std::string error;
+  Parse({"--row-limt", "5", "prog"}, &error);
+  EXPECT_NE(error.find("unknown flag --row-limt (did you mean --row-limit?)"), std::string::npos)
+      << error;
+  Parse({"--pyhton-sampling=10", "prog"}, &error);  // two letters swapped: one slip
+  EXPECT_NE(error.find("did you mean --python-sampling?"), std::string::npos) << error;
+  Parse({"--zzzz", "prog"}, &error);  // nothing close: no guess
+  EXPECT_EQ(error.find("did you mean"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace gprof::launcher

@@ -636,3 +636,24 @@ TEST_F(LauncherTest, HelpListsNoPythonHook) {
 
 }  // namespace
 }  // namespace gprof::testing
+
+namespace gprof::testing {
+namespace {
+
+// A misspelled flag of the launcher or of a subcommand names the closest real one.
+TEST_F(LauncherTest, MisspelledFlagsGetDidYouMeanFromTheLauncherAndTheSubcommands) {
+  ProcessResult r = Launch({"--recrod-shapes", kProbe, "exit", "0"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown flag --recrod-shapes (did you mean --record-shapes?)"));
+  r = RunProcess({LauncherPath(), "report", dir_, "--sort-bi", "count"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown flag --sort-bi (did you mean --sort-by?)"));
+  r = RunProcess({LauncherPath(), "stats", dir_, "--fromat=csv"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown flag --fromat=csv (did you mean --format?)"));
+  r = RunProcess({LauncherPath(), "merge", dir_, "--row-limt", "3"});
+  EXPECT_THAT(r.err, HasSubstr("(did you mean --row-limit?)"));
+}
+
+}  // namespace
+}  // namespace gprof::testing
