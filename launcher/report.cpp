@@ -1,6 +1,8 @@
 // Rendering an output directory (see report.h). Launcher process only.
 #include "launcher/report.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <exception>
@@ -503,10 +505,11 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
   progress.Done();
   if (dumps.empty()) {
     std::fprintf(err,
-                 "gprof-run: no profile in %s: the program wrote no dump (it never used CUDA or "
-                 "NVTX, or it ended without running exit handlers, e.g. killed by SIGKILL or "
-                 "_exit)\n",
-                 dir.c_str());
+                 "gprof-run: no profile in %s: no dump was written there (the program never used "
+                 "CUDA or NVTX, or ended without running exit handlers, e.g. SIGKILL or _exit, or "
+                 "gprof-run could not write the dump: %s)\n",
+                 dir.c_str(), std::filesystem::exists(dir) && ::access(dir.c_str(), W_OK) != 0
+                                  ? "this directory is not writable" : "see any warning above");
     return summary;
   }
   if (!large_trace_notes.empty()) std::fputs(large_trace_notes.c_str(), err);

@@ -655,5 +655,15 @@ TEST_F(LauncherTest, MisspelledFlagsGetDidYouMeanFromTheLauncherAndTheSubcommand
   EXPECT_THAT(r.err, HasSubstr("(did you mean --row-limit?)"));
 }
 
+// No dump: the closing line lists gprof-run's own failure to write among the causes instead of
+// blaming the program alone ("the program wrote no dump" was the old wording).
+TEST_F(LauncherTest, NoDumpLineDoesNotBlameTheProgramAlone) {
+  const ProcessResult r = Launch({"-o", "out", kProbe, "exit", "0"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("no dump was written"));
+  EXPECT_THAT(r.err, HasSubstr("gprof-run could not write the dump"));
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("the program wrote no dump")));
+}
+
 }  // namespace
 }  // namespace gprof::testing
