@@ -103,7 +103,9 @@ const std::vector<FlagSpec> kFlags = {
     {"max-trace-mb", 0, "", "N", "",
      "Cap a JSON trace at N MiB: a larger one is written as parts cut by time "
      "(trace.part1.json, ...), each a complete trace."},
-    {"row-limit", 0, "", "N", "", "Most rows in the table (-1 = all; default: all up to 2000, else the top 2000 and a line counting the rest)."},
+    {"row-limit", 0, "", "N", "",
+     "Rows of the table printed on stderr (-1 = all; default 20). table.txt always keeps the "
+     "whole table: all rows up to 2000, else the top 2000 and a line counting the rest."},
     {"export", 0, "", "TYPE", "",
      "After the run, also write <outdir>/<dump>.sqlite for every dump: an SQLite database with "
      "Nsight Systems' table names, as gprof-run export writes it (sqlite is the only TYPE)."},
@@ -361,7 +363,7 @@ std::string HelpText() {
       "       gprof-run export [--type sqlite] PATH [-o FILE] [--quiet]\n"
       "\n"
       "Runs program with the gprof injection library (CUDA_INJECTION64_PATH and\n"
-      "NVTX_INJECTION64_PATH), then writes <outdir>/table.txt (also printed on stderr),\n"
+      "NVTX_INJECTION64_PATH), then writes <outdir>/table.txt (its top rows printed on stderr),\n"
       "<outdir>/trace.json (Chrome/Kineto trace for Perfetto), <outdir>/report.html (a page for\n"
       "a browser) and keeps the raw dumps.\n"
       "Exits with the program's status (128+N when it died of signal N).\n"

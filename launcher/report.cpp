@@ -27,6 +27,7 @@
 #include "launcher/progress.h"
 #include "launcher/python_stacks.h"
 #include "launcher/recover_dumps.h"
+#include "launcher/row_limit.h"
 #include "launcher/torch_memory_file.h"
 #include "model/dump.h"
 #include "model/output_file.h"
@@ -395,7 +396,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
         }
       }
       const TableRows rows = SortedTableRows(profile, table_options, stacks.get());
-      const std::string table = RenderTable(profile, table_options, rows);
+      const std::string table = RenderTable(profile, FileTableOptions(table_options), rows);
       if (!WriteText(table_path, table)) throw std::runtime_error("cannot write " + table_path);
       summary.outputs.push_back(table_path);
       HtmlReportLinks links;  // report.html's, relative to the directory
@@ -483,7 +484,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
       // The table shown on stderr: the main whole run, else the main process's latest window
       // (windows sort after the whole run, by cycle).
       if (is_main || (d.pid == main_pid && main_table_source != "whole-run")) {
-        main_table = table;
+        main_table = PrintedTable(profile, table_options, rows, table_path);
         main_table_source = is_main ? "whole-run" : path;
         main_table_path = table_path;
         main_trace_path = shown_trace;

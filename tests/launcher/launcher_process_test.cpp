@@ -665,5 +665,46 @@ TEST_F(LauncherTest, NoDumpLineDoesNotBlameTheProgramAlone) {
   EXPECT_THAT(r.err, ::testing::Not(HasSubstr("the program wrote no dump")));
 }
 
+// A quiet terminal: stderr gets the top 20 rows (torch's row_limit) or --row-limit N, and a line
+// pointing at table.txt, which always keeps every row: `report DIR --row-limit 10` no longer
+// shortens it. The profile has 40 ranges range_00..range_39 besides the sample's rows.
+size_t CountOf(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
+  return n;
+}
+
+TEST_F(LauncherTest, StderrShowsTheTopRowsAndTableTxtKeepsThemAll) {
+  const std::string out = dir_ + "/profile";
+  fs::create_directories(out);
+  Profile p = SampleProfile(77, "app");
+  const uint32_t tid = 77;
+  for (int i = 0; i < 40; ++i) {
+    const uint64_t start = p.info.start_ns + 6'000'000 + static_cast<uint64_t>(i) * 100'000;
+    const std::string name = std::string("range_") + (i < 10 ? "0" : "") + std::to_string(i);
+    p.ranges.push_back({start, start + static_cast<uint64_t>(i + 1) * 1000,
+                        p.strings.Intern(name), tid, 0, 0, 0});
+  }
+  ASSERT_EQ(WriteDump(p, out + "/app.77.gpdump"), "");
+
+  ProcessResult r = RunProcess({LauncherPath(), "report", out});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(CountOf(ReadFile(out + "/table.txt"), "range_"), 40u);
+  EXPECT_LE(CountOf(r.err, "range_"), 20u) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("gprof-run: the top 20 of "));
+  EXPECT_THAT(r.err, HasSubstr(out + "/table.txt has all of them"));
+
+  r = RunProcess({LauncherPath(), "report", out, "--row-limit", "10"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_LE(CountOf(r.err, "range_"), 10u) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("gprof-run: the top 10 of "));
+  EXPECT_EQ(CountOf(ReadFile(out + "/table.txt"), "range_"), 40u);  // not shortened
+
+  r = RunProcess({LauncherPath(), "report", out, "--row-limit", "-1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(CountOf(r.err, "range_"), 40u);
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("rows are printed")));
+}
+
 }  // namespace
 }  // namespace gprof::testing
