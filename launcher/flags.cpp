@@ -260,7 +260,8 @@ std::string ParseFlags(const std::vector<std::string>& args, LaunchOptions* o) {
       std::vector<std::string_view> names;
       for (const FlagSpec& f : kFlags) names.push_back(f.long_name);
       const std::string guess = DidYouMean(shown, names);
-      return "unknown flag " + shown + (guess.empty() ? " (gprof-run --help lists the flags)" : guess);
+      return "unknown flag " + shown +
+             (guess.empty() ? " (gprof-run --help lists the flags)" : guess);
     }
     const bool optional_value = !spec->value_name.empty() && spec->value_name[0] == '[';
     if (spec->value_name.empty()) {
