@@ -8,6 +8,7 @@
 
 #include "analysis/tables/diff.h"
 #include "launcher/commands.h"
+#include "launcher/flag_suggest.h"
 #include "launcher/python/torch_memory_file.h"
 #include "launcher/report.h"
 #include "launcher/subcommand_args.h"
@@ -31,8 +32,10 @@ int Usage(const std::string& message) {
   return kExitUsage;
 }
 
-// Reads side `label` (A or B) from `path` into `input`; "" on success, else the error message.
-std::string Load(const std::string& label, const std::string& path, DiffInput* input) {
+// Reads side `label` (A or B) from `path` into `input`, counting its schedule-window (and
+// capture) dumps in `*windows`; "" on success, else the error message.
+std::string Load(const std::string& label, const std::string& path, DiffInput* input,
+                 size_t* windows) {
   std::error_code ec;
   std::vector<std::string> dumps;
   if (std::filesystem::is_directory(path, ec)) {
@@ -50,6 +53,9 @@ std::string Load(const std::string& label, const std::string& path, DiffInput* i
     if (!ReadDump(dump, &profile, &error)) return label + ": " + error;
     std::fputs(AttachTorchMemoryBeside(dump, &profile).c_str(), stderr);
     input->Add(profile);
+    DumpName name;
+    const std::string file = std::filesystem::path(dump).filename().string();
+    if (ParseDumpName(file, &name) && name.window) ++*windows;
   }
   return "";
 }
@@ -79,7 +85,8 @@ int DiffCommand(const std::vector<std::string>& args) {
       }
       by = value;
     } else if (!arg.empty() && arg[0] == '-') {
-      return Usage("unknown flag " + arg + (a.has_inline_value() ? "=" + value : ""));
+      return Usage("unknown flag " + arg + (a.has_inline_value() ? "=" + value : "") +
+                   DidYouMean(arg, FlagsInUsage(kDiffUsage)));
     } else if (paths.size() < 2) {
       paths.push_back(arg);
     } else {
@@ -90,11 +97,24 @@ int DiffCommand(const std::vector<std::string>& args) {
   if (paths.size() < 2) return Usage("diff needs two profiles, A and B");
 
   DiffInput in_a, in_b;
-  for (const std::string& error : {Load("A", paths[0], &in_a), Load("B", paths[1], &in_b)}) {
+  size_t windows_a = 0, windows_b = 0;
+  for (const std::string& error : {Load("A", paths[0], &in_a, &windows_a),
+                                   Load("B", paths[1], &in_b, &windows_b)}) {
     if (!error.empty()) {
       std::fprintf(stderr, "gprof-run: error: %s\n", error.c_str());
       return kExitUsage;
     }
+  }
+  // Summed windows cover only some steps of their run: against a whole run every count and total
+  // differs for that reason alone.
+  if ((windows_a > 0) != (windows_b > 0)) {
+    const bool a_windowed = windows_a > 0;
+    std::fprintf(stderr,
+                 "gprof-run: warning: %s is %zu schedule window(s) summed, %s is a whole run: the "
+                 "two cover different parts of the program and are not comparable (diff the same "
+                 "window of each run, or two whole runs)\n",
+                 a_windowed ? "A" : "B", a_windowed ? windows_a : windows_b,
+                 a_windowed ? "B" : "A");
   }
   ProfileDiff diff = DiffProfiles(in_a, in_b);
   diff.label_a = paths[0];

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "launcher/commands.h"
+#include "launcher/flag_suggest.h"
 #include "launcher/report.h"
 #include "launcher/subcommand_args.h"
 #include "model/dump.h"
@@ -64,7 +65,8 @@ int ExportCommand(const std::vector<std::string>& args) {
     } else if ((arg == "--quiet" || arg == "-q") && !a.has_inline_value()) {
       quiet = true;
     } else if (!arg.empty() && arg[0] == '-') {
-      return Usage("unknown flag " + arg + (a.has_inline_value() ? "=" + value : ""));
+      return Usage("unknown flag " + arg + (a.has_inline_value() ? "=" + value : "") +
+                   DidYouMean(arg, FlagsInUsage(kExportUsage)));
     } else if (path.empty()) {
       path = arg;
     } else {

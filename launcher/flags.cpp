@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 
 #include "analysis/tables/op_stacks.h"
 #include "config/config.h"
 #include "launcher/commands.h"
+#include "launcher/flag_suggest.h"
 #include "outputs/table/table.h"
 
 namespace gprof::launcher {
@@ -101,7 +103,9 @@ const std::vector<FlagSpec> kFlags = {
     {"max-trace-mb", 0, "", "N", "",
      "Cap a JSON trace at N MiB: a larger one is written as parts cut by time "
      "(trace.part1.json, ...), each a complete trace."},
-    {"row-limit", 0, "", "N", "", "Most rows in the table (-1 = all; default: all up to 2000, else the top 2000 and a line counting the rest)."},
+    {"row-limit", 0, "", "N", "",
+     "Rows of the table printed on stderr (-1 = all; default 20). table.txt always keeps the "
+     "whole table: all rows up to 2000, else the top 2000 and a line counting the rest."},
     {"export", 0, "", "TYPE", "",
      "After the run, also write <outdir>/<dump>.sqlite for every dump: an SQLite database with "
      "Nsight Systems' table names, as gprof-run export writes it (sqlite is the only TYPE)."},
@@ -253,13 +257,25 @@ std::string ParseFlags(const std::vector<std::string>& args, LaunchOptions* o) {
       }
     }
     if (spec == nullptr) {
-      return "unknown flag " + shown + " (gprof-run --help lists the flags)";
+      std::vector<std::string_view> names;
+      for (const FlagSpec& f : kFlags) names.push_back(f.long_name);
+      const std::string guess = DidYouMean(shown, names);
+      return "unknown flag " + shown +
+             (guess.empty() ? " (gprof-run --help lists the flags)" : guess);
     }
     const bool optional_value = !spec->value_name.empty() && spec->value_name[0] == '[';
     if (spec->value_name.empty()) {
       if (has_value) return "flag " + shown + " takes no value";
     } else if (optional_value) {
       if (!has_value) value = std::string(spec->switch_value);
+      const char* path_env = std::getenv("PATH");
+      if (std::string e = !has_value && i + 1 < args.size()
+                              ? BareOptionalValueHint(shown, spec->value_name, args[i + 1],
+                                                      path_env != nullptr ? path_env : "")
+                              : "";
+          !e.empty()) {
+        return e;
+      }
     } else if (!has_value) {
       if (i + 1 >= args.size()) return "flag " + shown + " needs a value: " +
                                         std::string(spec->value_name);
@@ -348,7 +364,7 @@ std::string HelpText() {
       "       gprof-run export [--type sqlite] PATH [-o FILE] [--quiet]\n"
       "\n"
       "Runs program with the gprof injection library (CUDA_INJECTION64_PATH and\n"
-      "NVTX_INJECTION64_PATH), then writes <outdir>/table.txt (also printed on stderr),\n"
+      "NVTX_INJECTION64_PATH), then writes <outdir>/table.txt (its top rows printed on stderr),\n"
       "<outdir>/trace.json (Chrome/Kineto trace for Perfetto), <outdir>/report.html (a page for\n"
       "a browser) and keeps the raw dumps.\n"
       "Exits with the program's status (128+N when it died of signal N).\n"

@@ -182,3 +182,42 @@ TEST(Flags, WithStackGroupsByFiveFramesAndTurnsSamplingOnUnlessItIsSet) {
 
 }  // namespace
 }  // namespace gprof::launcher
+
+namespace gprof::launcher {
+namespace {
+
+// `--python-sampling 100 python3 x.py`: the rate as a separate word would be run as the program
+// "100"; the parser stops with the flag's =VALUE form instead.
+TEST(Flags, OptionalValueAsASeparateWordIsRefusedWithTheEqualsForm) {
+  std::string error;
+  Parse({"--python-sampling", "100", "python3", "x.py"}, &error);
+  EXPECT_NE(error.find("--python-sampling takes its rate as --python-sampling=100"),
+            std::string::npos)
+      << error;
+  // The bare flag before a program stays valid, and so does the =VALUE form.
+  LaunchOptions o = Parse({"--python-sampling", "python3", "x.py"});
+  EXPECT_EQ(o.gprof_env.at("GPROF_PYTHON_SAMPLING"), "1000");
+  EXPECT_EQ(o.program, (std::vector<std::string>{"python3", "x.py"}));
+  o = Parse({"--python-sampling=100", "python3"});
+  EXPECT_EQ(o.gprof_env.at("GPROF_PYTHON_SAMPLING"), "100");
+}
+
+}  // namespace
+}  // namespace gprof::launcher
+
+namespace gprof::launcher {
+namespace {
+
+TEST(Flags, MisspelledFlagGetsDidYouMean) {
+  std::string error;
+  Parse({"--row-limt", "5", "prog"}, &error);
+  EXPECT_NE(error.find("unknown flag --row-limt (did you mean --row-limit?)"), std::string::npos)
+      << error;
+  Parse({"--pyhton-sampling=10", "prog"}, &error);  // two letters swapped: one slip
+  EXPECT_NE(error.find("did you mean --python-sampling?"), std::string::npos) << error;
+  Parse({"--zzzz", "prog"}, &error);  // nothing close: no guess
+  EXPECT_EQ(error.find("did you mean"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace gprof::launcher

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "launcher/commands.h"
+#include "launcher/flag_suggest.h"
 #include "launcher/flags.h"
 #include "launcher/merged_view.h"
 #include "launcher/subcommand_args.h"
@@ -80,7 +81,8 @@ int MergeCommand(const std::vector<std::string>& args) {
     } else if ((arg == "--quiet" || arg == "-q") && !a.has_inline_value()) {
       quiet = true;
     } else if (!arg.empty() && arg[0] == '-') {
-      return Usage("unknown flag " + arg + (a.has_inline_value() ? "=" + value : ""));
+      return Usage("unknown flag " + arg + (a.has_inline_value() ? "=" + value : "") +
+                   DidYouMean(arg, FlagsInUsage(kMergeUsage)));
     } else {
       dirs.push_back(arg);
     }

@@ -1,6 +1,7 @@
 // Output template expansion and the never-overwrite rule (see output_dir.h). Launcher only.
 #include "launcher/output_dir.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -96,7 +97,16 @@ std::string ClaimOutputDir(const std::string& dir, std::string* chosen) {
     const bool existed = std::filesystem::exists(std::filesystem::symlink_status(candidate, ec));
     int fd = -1;
     if (std::string e = OpenOutputDir(candidate, /*create=*/true, &fd); !e.empty()) return e;
+    // An existing directory may refuse our files (its mode, a read-only mount): say so now, not
+    // after the run, when the profile would be lost.
+    const bool writable = ::faccessat(fd, ".", W_OK | X_OK, AT_EACCESS) == 0;
+    const int access_errno = errno;
     ::close(fd);
+    if (!writable) {
+      return candidate + " is not writable (" + std::strerror(access_errno) +
+             "): gprof-run could not save the profile there; make it writable or choose "
+             "another directory with -o DIR";
+    }
     // It already existed: reuse it only when it holds no profile.
     if (!existed || !HoldsProfile(candidate)) {
       *chosen = candidate;

@@ -105,3 +105,44 @@ TEST_F(ClaimTest, NeverReusesADirectoryHoldingAProfile) {
 
 }  // namespace
 }  // namespace gprof::launcher
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+namespace gprof::launcher {
+namespace {
+
+// An existing directory gprof-run cannot write into (mode 0555) is refused before the program
+// starts, naming it; before, the program ran and its profile was lost. Root writes through any
+// mode, so as root the check runs in a child that has dropped to uid/gid 65534 (nobody).
+TEST(OutputDir, ExistingDirectoryThatCannotBeWrittenIsRefusedNamingIt) {
+  const auto check = []() -> int {
+    char dir[] = "/tmp/gprof_readonly_XXXXXX";
+    if (::mkdtemp(dir) == nullptr || ::chmod(dir, 0555) != 0) return 3;
+    std::string chosen;
+    const std::string e = ClaimOutputDir(dir, &chosen);
+    ::chmod(dir, 0755);
+    ::rmdir(dir);
+    const bool ok = e.find(dir) != std::string::npos && e.find("not writable") != std::string::npos;
+    if (!ok) std::fprintf(stderr, "ClaimOutputDir(%s) = \"%s\" (chose \"%s\")\n", dir, e.c_str(),
+                          chosen.c_str());
+    return ok ? 0 : 1;
+  };
+  if (::geteuid() != 0) {
+    EXPECT_EQ(check(), 0);
+    return;
+  }
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(4);
+    ::_exit(check());
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "3: no temp dir, 4: could not drop to uid 65534";
+}
+
+}  // namespace
+}  // namespace gprof::launcher

@@ -1,6 +1,8 @@
 // Rendering an output directory (see report.h). Launcher process only.
 #include "launcher/report.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <exception>
@@ -23,6 +25,7 @@
 #include "launcher/python/python_stacks.h"
 #include "launcher/python/torch_memory_file.h"
 #include "launcher/recover_dumps.h"
+#include "launcher/row_limit.h"
 #include "model/dump.h"
 #include "model/output_file.h"
 #include "outputs/perfetto/perfetto_trace.h"
@@ -247,7 +250,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
         }
       }
       const TableRows rows = SortedTableRows(profile, table_options, stacks.get());
-      const std::string table = RenderTable(profile, table_options, rows);
+      const std::string table = RenderTable(profile, FileTableOptions(table_options), rows);
       if (!WriteText(table_path, table)) throw std::runtime_error("cannot write " + table_path);
       summary.outputs.push_back(table_path);
       HtmlReportLinks links;  // report.html's, relative to the directory
@@ -335,7 +338,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
       // The table shown on stderr: the main whole run, else the main process's latest window
       // (windows sort after the whole run, by cycle).
       if (is_main || (d.pid == main_pid && main_table_source != "whole-run")) {
-        main_table = table;
+        main_table = PrintedTable(profile, table_options, rows, table_path);
         main_table_source = is_main ? "whole-run" : path;
         main_table_path = table_path;
         main_trace_path = shown_trace;
@@ -357,10 +360,11 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
   progress.Done();
   if (dumps.empty()) {
     std::fprintf(err,
-                 "gprof-run: no profile in %s: the program wrote no dump (it never used CUDA or "
-                 "NVTX, or it ended without running exit handlers, e.g. killed by SIGKILL or "
-                 "_exit)\n",
-                 dir.c_str());
+                 "gprof-run: no profile in %s: no dump was written there (the program never used "
+                 "CUDA or NVTX, or ended without running exit handlers, e.g. SIGKILL or _exit, or "
+                 "gprof-run could not write the dump: %s)\n",
+                 dir.c_str(), std::filesystem::exists(dir) && ::access(dir.c_str(), W_OK) != 0
+                                  ? "this directory is not writable" : "see any warning above");
     return summary;
   }
   if (!large_trace_notes.empty()) std::fputs(large_trace_notes.c_str(), err);

@@ -5,6 +5,7 @@
 
 #include "analysis/tables/op_stacks.h"
 #include "launcher/commands.h"
+#include "launcher/flag_suggest.h"
 #include "launcher/flags.h"
 #include "launcher/html_page.h"
 #include "launcher/report.h"
@@ -88,7 +89,8 @@ int ReportCommand(const std::vector<std::string>& args) {
     } else if (arg == "--quiet" || arg == "-q") {
       quiet = true;
     } else if (!arg.empty() && arg[0] == '-') {
-      return Usage(kReportUsage, "unknown flag " + arg);
+      return Usage(kReportUsage,
+                   "unknown flag " + arg + DidYouMean(arg, FlagsInUsage(kReportUsage)));
     } else if (dir.empty()) {
       dir = arg;
     } else {

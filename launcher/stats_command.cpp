@@ -9,6 +9,7 @@
 
 #include "analysis/tables/stats.h"
 #include "launcher/commands.h"
+#include "launcher/flag_suggest.h"
 #include "launcher/python/torch_memory_file.h"
 #include "launcher/recover_dumps.h"
 #include "launcher/report.h"
@@ -77,7 +78,8 @@ int StatsCommand(const std::vector<std::string>& args) {
     } else if (arg == "--by-step" && !a.has_inline_value()) {
       by_step = true;
     } else if (!arg.empty() && arg[0] == '-') {
-      return Usage("unknown flag " + arg + (a.has_inline_value() ? "=" + value : ""));
+      return Usage("unknown flag " + arg + (a.has_inline_value() ? "=" + value : "") +
+                   DidYouMean(arg, FlagsInUsage(kStatsUsage)));
     } else if (path.empty()) {
       path = arg;
     } else {

@@ -164,3 +164,28 @@ TEST_F(DiffCommandTest, ErrorsSayWhatIsWrongOnOneLineAndExit2) {
 
 }  // namespace
 }  // namespace gprof::testing
+
+namespace gprof::testing {
+namespace {
+
+// A side made of schedule windows against a whole run: diff sums the windows, which cover only
+// some steps of the program, so it warns (on stderr; the diff itself is still printed). Two
+// whole runs, or two windowed sides, get no warning.
+TEST_F(DiffCommandTest, WindowsAgainstAWholeRunWarnsThatTheyAreNotComparable) {
+  WriteBoth();
+  const std::string window = dir_ + "/app.79.cycle0.steps2-3.gpdump";
+  ASSERT_EQ(WriteDump(SampleProfile(79, "app"), window), "");
+  ProcessResult r = Diff({window, b_});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("warning: A is 1 schedule window"));
+  EXPECT_THAT(r.err, HasSubstr("B is a whole run"));
+  EXPECT_THAT(r.err, HasSubstr("not comparable"));
+  EXPECT_THAT(r.out, HasSubstr("Totals"));
+  r = Diff({a_, b_});
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("not comparable")));
+  r = Diff({window, window});
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("not comparable")));
+}
+
+}  // namespace
+}  // namespace gprof::testing

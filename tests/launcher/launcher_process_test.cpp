@@ -658,3 +658,75 @@ TEST_F(LauncherTest, HelpListsNoPythonHook) {
 
 }  // namespace
 }  // namespace gprof::testing
+
+namespace gprof::testing {
+namespace {
+
+// A misspelled flag of the launcher or of a subcommand names the closest real one.
+TEST_F(LauncherTest, MisspelledFlagsGetDidYouMeanFromTheLauncherAndTheSubcommands) {
+  ProcessResult r = Launch({"--recrod-shapes", kProbe, "exit", "0"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown flag --recrod-shapes (did you mean --record-shapes?)"));
+  r = RunProcess({LauncherPath(), "report", dir_, "--sort-bi", "count"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown flag --sort-bi (did you mean --sort-by?)"));
+  r = RunProcess({LauncherPath(), "stats", dir_, "--fromat=csv"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown flag --fromat=csv (did you mean --format?)"));
+  r = RunProcess({LauncherPath(), "merge", dir_, "--row-limt", "3"});
+  EXPECT_THAT(r.err, HasSubstr("(did you mean --row-limit?)"));
+}
+
+// No dump: the closing line lists gprof-run's own failure to write among the causes instead of
+// blaming the program alone ("the program wrote no dump" was the old wording).
+TEST_F(LauncherTest, NoDumpLineDoesNotBlameTheProgramAlone) {
+  const ProcessResult r = Launch({"-o", "out", kProbe, "exit", "0"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("no dump was written"));
+  EXPECT_THAT(r.err, HasSubstr("gprof-run could not write the dump"));
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("the program wrote no dump")));
+}
+
+// A quiet terminal: stderr gets the top 20 rows (torch's row_limit) or --row-limit N, and a line
+// pointing at table.txt, which always keeps every row: `report DIR --row-limit 10` no longer
+// shortens it. The profile has 40 ranges range_00..range_39 besides the sample's rows.
+size_t CountOf(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
+  return n;
+}
+
+TEST_F(LauncherTest, StderrShowsTheTopRowsAndTableTxtKeepsThemAll) {
+  const std::string out = dir_ + "/profile";
+  fs::create_directories(out);
+  Profile p = SampleProfile(77, "app");
+  const uint32_t tid = 77;
+  for (int i = 0; i < 40; ++i) {
+    const uint64_t start = p.info.start_ns + 6'000'000 + static_cast<uint64_t>(i) * 100'000;
+    const std::string name = std::string("range_") + (i < 10 ? "0" : "") + std::to_string(i);
+    p.ranges.push_back({start, start + static_cast<uint64_t>(i + 1) * 1000,
+                        p.strings.Intern(name), tid, 0, 0, 0});
+  }
+  ASSERT_EQ(WriteDump(p, out + "/app.77.gpdump"), "");
+
+  ProcessResult r = RunProcess({LauncherPath(), "report", out});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(CountOf(ReadFile(out + "/table.txt"), "range_"), 40u);
+  EXPECT_LE(CountOf(r.err, "range_"), 20u) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("gprof-run: the top 20 of "));
+  EXPECT_THAT(r.err, HasSubstr(out + "/table.txt has all of them"));
+
+  r = RunProcess({LauncherPath(), "report", out, "--row-limit", "10"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_LE(CountOf(r.err, "range_"), 10u) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("gprof-run: the top 10 of "));
+  EXPECT_EQ(CountOf(ReadFile(out + "/table.txt"), "range_"), 40u);  // not shortened
+
+  r = RunProcess({LauncherPath(), "report", out, "--row-limit", "-1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(CountOf(r.err, "range_"), 40u);
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("rows are printed")));
+}
+
+}  // namespace
+}  // namespace gprof::testing
