@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "exporters/exporters.h"
+#include "outputs/table/table.h"
 
 namespace gprof::launcher {
 
