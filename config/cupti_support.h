@@ -39,8 +39,6 @@ inline constexpr CuptiSupport kCuptiSupported[] = {
 inline constexpr const char* kCuptiSearchOrder[] = {
     "the libcupti already loaded in the process (any libcupti.so.*; a second one is never loaded)",
     "GPROF_CUPTI_LIB (only when no libcupti is loaded yet)",
-    "the CUDA toolkit gprof-run was built with",
-    "$CUDA_HOME, then $CUDA_PATH",
     "pip-installed CUDA wheels beside a loaded library (torch/lib, nvidia/cu13/lib)",
     "pip-installed CUDA wheels in $VIRTUAL_ENV",
     "pip-installed CUDA wheels in $CONDA_PREFIX",
@@ -48,6 +46,8 @@ inline constexpr const char* kCuptiSearchOrder[] = {
     "pip-installed CUDA wheels in the prefix of the loaded libpython",
     "pip-installed CUDA wheels in the prefix of the interpreter (/proc/self/exe)",
     "pip-installed CUDA wheels in ~/.local",
+    "$CUDA_HOME, then $CUDA_PATH",
+    "the CUDA toolkit gprof-run was built with",
     "the dynamic linker's search path (libcupti.so.13; libcupti.so.12 everywhere above when the "
     "program loaded a CUDA 12 libcudart.so.12)",
 };

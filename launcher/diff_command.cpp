@@ -8,7 +8,7 @@
 
 #include "analysis/tables/diff.h"
 #include "launcher/commands.h"
-#include "launcher/flag_suggest.h"
+#include "launcher/cli/flag_suggest.h"
 #include "launcher/python/torch_memory_file.h"
 #include "launcher/report.h"
 #include "launcher/subcommand_args.h"

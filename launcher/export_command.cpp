@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "launcher/commands.h"
-#include "launcher/flag_suggest.h"
+#include "launcher/cli/flag_suggest.h"
 #include "launcher/report.h"
 #include "launcher/subcommand_args.h"
 #include "model/dump.h"

@@ -8,7 +8,7 @@
 #include "analysis/tables/op_stacks.h"
 #include "config/config.h"
 #include "launcher/commands.h"
-#include "launcher/flag_suggest.h"
+#include "launcher/cli/flag_suggest.h"
 #include "outputs/table/table.h"
 
 namespace gprof::launcher {

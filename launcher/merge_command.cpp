@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "launcher/commands.h"
-#include "launcher/flag_suggest.h"
+#include "launcher/cli/flag_suggest.h"
 #include "launcher/flags.h"
 #include "launcher/merged_view.h"
 #include "launcher/subcommand_args.h"

@@ -5,7 +5,7 @@
 
 #include "analysis/tables/op_stacks.h"
 #include "launcher/commands.h"
-#include "launcher/flag_suggest.h"
+#include "launcher/cli/flag_suggest.h"
 #include "launcher/flags.h"
 #include "launcher/html_page.h"
 #include "launcher/report.h"

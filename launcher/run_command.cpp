@@ -28,7 +28,7 @@
 #include "launcher/python/python_program.h"
 #include "launcher/recover_dumps.h"
 #include "launcher/report.h"
-#include "launcher/version_text.h"
+#include "launcher/cli/version_text.h"
 #include "support/clock.h"
 #include "support/log.h"
 

@@ -9,7 +9,7 @@
 
 #include "analysis/tables/stats.h"
 #include "launcher/commands.h"
-#include "launcher/flag_suggest.h"
+#include "launcher/cli/flag_suggest.h"
 #include "launcher/python/torch_memory_file.h"
 #include "launcher/recover_dumps.h"
 #include "launcher/report.h"

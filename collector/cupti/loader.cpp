@@ -263,19 +263,8 @@ std::vector<CuptiCandidate> CuptiCandidates(
     out.push_back({in.explicit_path, CuptiSource::kExplicit});
     return out;
   }
-  // The toolkit gprof-run was built with matches the CUPTI headers it was compiled against.
-  AddIfSet(&out, in.build_library_dir, CuptiSource::kBuildToolkit);
-  if (!in.build_toolkit_root.empty()) {
-    const std::string root = StripTrailingSlashes(in.build_toolkit_root);
-    AddIfSet(&out, root + "/extras/CUPTI/lib64", CuptiSource::kBuildToolkit);
-    AddIfSet(&out, root + "/lib64", CuptiSource::kBuildToolkit);
-  }
-  if (!in.cuda_home.empty()) {
-    const std::string home = StripTrailingSlashes(in.cuda_home);
-    AddIfSet(&out, home + "/lib64", CuptiSource::kCudaHome);
-    AddIfSet(&out, home + "/extras/CUPTI/lib64", CuptiSource::kCudaHome);
-  }
-  // Python programs, strongest evidence first. A library the process has loaded from a
+  // Python programs first: a CUDA wheel in the program's own environment is the CUDA its torch or
+  // runtime wheels came with. Strongest evidence first: a library the process has loaded from a
   // site-packages dir proves that dir is the one it imports from; VIRTUAL_ENV and CONDA_PREFIX
   // say which environment was activated; argv[0] is what Python itself derives sys.prefix from.
   // libpython and /proc/self/exe only reach the base install (a venv links its python to the
@@ -297,6 +286,19 @@ std::vector<CuptiCandidate> CuptiCandidates(
   if (!in.home.empty()) {
     AddPrefix(&out, StripTrailingSlashes(in.home) + "/.local", CuptiSource::kUserSite,
               list_site_packages);
+  }
+  // Then the toolkits: $CUDA_HOME, which the user set, before the toolkit gprof-run was built
+  // with, which on an installed wheel is the build machine's folder and may be another CUDA.
+  if (!in.cuda_home.empty()) {
+    const std::string home = StripTrailingSlashes(in.cuda_home);
+    AddIfSet(&out, home + "/lib64", CuptiSource::kCudaHome);
+    AddIfSet(&out, home + "/extras/CUPTI/lib64", CuptiSource::kCudaHome);
+  }
+  AddIfSet(&out, in.build_library_dir, CuptiSource::kBuildToolkit);
+  if (!in.build_toolkit_root.empty()) {
+    const std::string root = StripTrailingSlashes(in.build_toolkit_root);
+    AddIfSet(&out, root + "/extras/CUPTI/lib64", CuptiSource::kBuildToolkit);
+    AddIfSet(&out, root + "/lib64", CuptiSource::kBuildToolkit);
   }
   // The same places, for the CUDA 12 file name when that is the one looked for.
   if (in.soname != kCuptiSoname) {

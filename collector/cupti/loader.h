@@ -42,8 +42,8 @@ struct CuptiApi {
   decltype(&cuptiGetTimestamp) GetTimestamp = nullptr;
 };
 
-// Where a candidate path came from, for the message that says which libcupti was used. Listed in
-// search order.
+// Where a candidate path came from, for the message that says which libcupti was used. The search
+// order is config/cupti_support.h's kCuptiSearchOrder (the wheels before the toolkits).
 enum class CuptiSource {
   kExplicit,          // GPROF_CUPTI_LIB
   kAlreadyLoaded,     // a libcupti.so.* some other component already loaded (torch does)

@@ -46,18 +46,20 @@ TEST(CuptiLoader, SearchOrder) {
   in.cuda_home = "/usr/local/cuda-13.0";
   in.virtual_env = "/venv";
   auto c = CuptiCandidates(in, &FakeSites);
+  // The venv's wheels, then $CUDA_HOME, then the toolkit of the build (an installed wheel's
+  // build-machine folder).
   std::vector<std::string> expected = {
-      "/opt/cuda/lib64/libcupti.so.13",
-      "/opt/cuda/extras/CUPTI/lib64/libcupti.so.13",
-      "/usr/local/cuda-13.0/lib64/libcupti.so.13",
-      "/usr/local/cuda-13.0/extras/CUPTI/lib64/libcupti.so.13",
       "/venv/lib/python3.11/site-packages/nvidia/cu13/lib/libcupti.so.13",
       "/venv/lib/python3.11/site-packages/nvidia/cuda_cupti/lib/libcupti.so.13",
+      "/usr/local/cuda-13.0/lib64/libcupti.so.13",
+      "/usr/local/cuda-13.0/extras/CUPTI/lib64/libcupti.so.13",
+      "/opt/cuda/lib64/libcupti.so.13",
+      "/opt/cuda/extras/CUPTI/lib64/libcupti.so.13",
   };
   EXPECT_EQ(Paths(c), expected);  // /opt/cuda/lib64 appears once
   std::vector<CuptiSource> sources = {
-      CuptiSource::kBuildToolkit, CuptiSource::kBuildToolkit, CuptiSource::kCudaHome,
-      CuptiSource::kCudaHome,     CuptiSource::kVirtualEnv,   CuptiSource::kVirtualEnv,
+      CuptiSource::kVirtualEnv, CuptiSource::kVirtualEnv,   CuptiSource::kCudaHome,
+      CuptiSource::kCudaHome,   CuptiSource::kBuildToolkit, CuptiSource::kBuildToolkit,
   };
   EXPECT_EQ(Sources(c), sources);
 }

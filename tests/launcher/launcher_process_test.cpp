@@ -540,20 +540,21 @@ TEST_F(LauncherTest, HelpEnvListsEveryKeyAndVersionPrints) {
 }
 
 // What a user checks before profiling on their stack: the version (CMake's project version), the
-// CUPTI it decodes (CUDA 13.0's layouts: API 130000, checked up to 13.0 Update 1's 130001,
-// collector/cupti/record_structs.h) and where libcupti is looked for, in the order
-// collector/cupti/loader.cpp tries: GPROF_CUPTI_LIB, the process's own, the build's toolkit,
-// CUDA_HOME, the pip wheels (nvidia/cu13, nvidia/cuda_cupti), the linker path.
+// CUPTI it decodes (every CUDA 13 minor from API 130000, its layout checks run up to 13.5's
+// 130500; CUDA 12.8 and 12.9, API 26 to 28: config/cupti_support.h) and where libcupti is looked
+// for, in the order collector/cupti/loader.cpp tries: the process's own, GPROF_CUPTI_LIB, the pip
+// wheels, CUDA_HOME, the build's toolkit, the linker path.
 TEST_F(LauncherTest, VersionNamesTheCuptiItDecodesAndWhereItLooksForLibcuptiInOrder) {
   ProcessResult r = Launch({"--version"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "gprof-run " GPROF_TEST_VERSION);
   EXPECT_THAT(r.out, HasSubstr("libcupti.so.13, CUPTI API 130000 (13.0.0)"));
-  EXPECT_THAT(r.out, HasSubstr("tested up to 130001 (13.0.1)"));
+  EXPECT_THAT(r.out, HasSubstr("tested up to 130500 (13.5.0)"));
+  EXPECT_THAT(r.out, HasSubstr("libcupti.so.12, CUPTI API 26 (CUDA 12.8)"));
+  EXPECT_THAT(r.out, HasSubstr("tested up to 28 (CUDA 12.9 Update 1)"));
   size_t at = 0;
-  for (const char* where : {"$GPROF_CUPTI_LIB", "already loaded", "toolkit gprof-run was built with",
-                            "$CUDA_HOME", "nvidia/cu13/lib and nvidia/cuda_cupti/lib",
-                            "$VIRTUAL_ENV", "~/.local", "dynamic linker"}) {
+  for (const char* where : {"already loaded", "GPROF_CUPTI_LIB", "$VIRTUAL_ENV", "~/.local",
+                            "$CUDA_HOME", "toolkit gprof-run was built with", "dynamic linker"}) {
     const size_t found = r.out.find(where, at);
     ASSERT_NE(found, std::string::npos) << "'" << where << "' missing or out of order in\n" << r.out;
     at = found;

@@ -1,5 +1,5 @@
 // Unit tests for "did you mean" and the flag names read from a usage text (flag_suggest.h).
-#include "launcher/flag_suggest.h"
+#include "launcher/cli/flag_suggest.h"
 
 #include <gtest/gtest.h>
 

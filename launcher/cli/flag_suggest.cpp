@@ -1,5 +1,5 @@
 // "Did you mean" and the bare optional-value hint (see flag_suggest.h). Launcher process only.
-#include "launcher/flag_suggest.h"
+#include "launcher/cli/flag_suggest.h"
 
 #include <algorithm>
 

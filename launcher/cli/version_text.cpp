@@ -1,5 +1,5 @@
 // `gprof-run --version` (see version_text.h). Launcher process only.
-#include "launcher/version_text.h"
+#include "launcher/cli/version_text.h"
 
 #include <string>
 
@@ -8,8 +8,13 @@
 namespace gprof::launcher {
 namespace {
 
-// 130001 -> "13.0.1" (CUPTI_API_VERSION is xxyyzz: major, minor, CUPTI update).
+// 130001 -> "13.0.1" (CUDA 13's CUPTI_API_VERSION is xxyyzz: major, minor, CUPTI update); CUDA
+// 12's small integers -> their toolkit, as cupti_version.h of 12.9 lists them (it has no v25).
 std::string ApiVersionName(int v) {
+  static constexpr const char* kCuda12[] = {"CUDA 12.0", "CUDA 12.2", "CUDA 12.3", "CUDA 12.4",
+                                            "CUDA 12.5", "CUDA 12.6", "",          "CUDA 12.8",
+                                            "CUDA 12.9", "CUDA 12.9 Update 1"};
+  if (v >= 19 && v <= 28 && *kCuda12[v - 19] != '\0') return kCuda12[v - 19];
   return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
          std::to_string(v % 100);
 }
