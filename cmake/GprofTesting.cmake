@@ -4,8 +4,13 @@
 #   process  runs gprof-run / the injection library as real processes
 #   standin  needs the CUDA/CUPTI stand-in (tests/cudasim)
 #   gpu      needs a real GPU; skips cleanly elsewhere
-#   torch    needs PyPI's torch (GPROF_TORCH_PYTHON)
 #   wheel    builds the wheel and tests the installed one (tests/wheel)
+# Labels given outside this function: torch (PyPI torch, tests/torch and python/), browser
+# (chromium, tests/report), fuzz (fuzz/: each fuzz target's seed corpus replayed through its
+# invariants). A test that skips reports Skipped, never Passed: gtest's GTEST_SKIP through
+# gtest_discover_tests' skip pattern, Python through exit status 77 (SKIP_RETURN_CODE 77;
+# tests/support/run_unittest.py). scripts/test counts each label's tests that ran and passed
+# (scripts/test_suites.py) and, under CI=true, fails when one of them is empty.
 include(GoogleTest)
 function(gprof_add_test name)
   cmake_parse_arguments(T "" "" "SOURCES;LIBS;LABELS" ${ARGN})

@@ -643,7 +643,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       default: {
         const uint32_t kind =
-            op % 16 == 3 ? in.Get<uint32_t>() & 0x7fffffffu : kKinds[op % 16 - 4];
+            op % 16 == 3 ? in.Get<uint32_t>() & 0x7fffffffu
+                         : static_cast<uint32_t>(kKinds[op % 16 - 4]);
         const uint8_t name = in.Byte();
         size_t bytes = RecordSize(kind);
         if (bytes == 0) bytes = 8;  // the walk stops at it: INVALID_KIND

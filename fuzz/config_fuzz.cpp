@@ -3,6 +3,12 @@
 // the real key table's names when the line starts with a digit (so values of real keys are
 // fuzzed), otherwise taken as written. Any crash or sanitizer report is a bug: the library parses
 // whatever environment the program was started with.
+// Invariants, not only "no crash" (fuzz/fuzz_check.h), each a promise of config.h / rank_env.h:
+//  - ParseConfig reads only GPROF_* keys: every error names one of the environment's GPROF_
+//    keys and its value, says what is allowed, and FormatError names the key;
+//  - it is pure: the same environment parses to the same errors and warnings;
+//  - a rank and a world size are -1 (unknown) or what the variable said (>= 0); RankLabel is ""
+//    exactly when the rank is unknown, else digits only.
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -11,6 +17,7 @@
 
 #include "config/config.h"
 #include "config/rank_env.h"
+#include "fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const char* const kKeys[] = {
@@ -35,9 +42,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     env[key] = std::string(line.substr(eq + 1));
   }
   const gprof::ParseResult r = gprof::ParseConfig(env);
-  for (const gprof::ConfigError& e : r.errors) (void)gprof::FormatError(e);
+  for (const gprof::ConfigError& e : r.errors) {
+    GPROF_FUZZ_CHECK(e.key.rfind("GPROF_", 0) == 0);
+    const auto it = env.find(e.key);
+    GPROF_FUZZ_CHECK(it != env.end());
+    GPROF_FUZZ_CHECK(!e.message.empty());
+    GPROF_FUZZ_CHECK(gprof::FormatError(e).find(e.key) != std::string::npos);
+  }
+  const gprof::ParseResult again = gprof::ParseConfig(env);
+  GPROF_FUZZ_CHECK(again.errors.size() == r.errors.size());
+  for (size_t i = 0; i < r.errors.size(); ++i) {
+    GPROF_FUZZ_CHECK(again.errors[i].key == r.errors[i].key &&
+                     again.errors[i].message == r.errors[i].message);
+  }
+  GPROF_FUZZ_CHECK(again.warnings == r.warnings);
   int32_t rank = 0, world = 0;
   gprof::RankFromEnv(env, &rank, &world);
-  (void)gprof::RankLabel(rank, world);
+  GPROF_FUZZ_CHECK(rank >= -1 && world >= -1);
+  const std::string label = gprof::RankLabel(rank, world);
+  GPROF_FUZZ_CHECK(label.empty() == (rank < 0));
+  for (char c : label) GPROF_FUZZ_CHECK(c >= '0' && c <= '9');
   return 0;
 }

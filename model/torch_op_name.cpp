@@ -50,6 +50,8 @@ bool ParseTorchOpName(std::string_view text, TorchOpName* out) {
   const bool has_op_id = CutNumber(&s, ", op_id = ", &op_id);
   const bool has_seq = CutNumber(&s, ", seq = ", &seq);
   if (!has_op_id && !has_seq) return false;
+  // torch's sequence number is an int64_t: 19 digits past INT64_MAX are not one of its ranges.
+  if (has_seq && seq > static_cast<uint64_t>(INT64_MAX)) return false;
   if (s.empty()) return false;
   out->name = s;
   out->op_id = has_op_id ? op_id : 0;

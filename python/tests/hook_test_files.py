@@ -34,7 +34,8 @@ def write_file(root, relpath, text):
 def torch_test_main(test_file):
     """The `__main__` of a test file that needs torch: with `--torch-python=PATH` (ctest's
     entry) the file runs under PATH, or says SKIPPED and exits 77 when PATH is empty or not an
-    executable; otherwise unittest.main()."""
+    executable; otherwise unittest.main(), exiting 77 when every test skipped (PATH's Python
+    cannot import torch)."""
     if len(sys.argv) == 2 and sys.argv[1].startswith("--torch-python="):
         torch_python = sys.argv[1][len("--torch-python="):]
         if not torch_python or not os.path.isfile(torch_python) or \
@@ -43,4 +44,20 @@ def torch_test_main(test_file):
                   "one when the disk has 12 GB free" % torch_python)
             sys.exit(77)
         sys.exit(subprocess.call([torch_python, os.path.abspath(test_file), "-v"]))
-    unittest.main(module="__main__")
+    program = unittest.main(module="__main__", exit=False)
+    sys.exit(skips_as_77(program.result))
+
+
+def skips_as_77(result):
+    """Exit status of a finished run: 0 passed (at least one test ran), 77 every test skipped
+    (ctest's SKIP_RETURN_CODE: a Python without torch is Skipped, not Passed), 1 a failure or no
+    test at all (same rule as tests/support/run_unittest.py)."""
+    if not result.wasSuccessful():
+        return 1
+    if result.testsRun == 0:
+        print("FAILED: no test was found")
+        return 1
+    if len(result.skipped) == result.testsRun:
+        print("SKIPPED: all %d tests skipped: %s" % (result.testsRun, result.skipped[0][1]))
+        return 77
+    return 0

@@ -104,7 +104,7 @@ class Trace:
 
     def counter(self, name):
         """The value of counter `name` in the "gprof" object (its "counters" object, as
-        exporters/trace_json.cpp writes them, or top level), or None when the trace has none."""
+        outputs/trace/trace_json.cpp writes them, or top level), or None when the trace has none."""
         counters = self.gprof.get("counters") if isinstance(self.gprof, dict) else None
         for obj in (counters, self.gprof):
             if isinstance(obj, dict) and isinstance(obj.get(name), (int, float)) \

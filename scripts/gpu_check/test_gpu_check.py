@@ -623,7 +623,7 @@ class TorchMissing(unittest.TestCase):
                     self.assertIn("skipped: torch not importable", s.checks[0][1])
 
 
-# A window table as gprof-run writes it (exporters/table.cpp's layout: name column min(longest +
+# A window table as gprof-run writes it (outputs/table/table.cpp's layout: name column min(longest +
 # 4, 55) wide, names cut to it with "...", 12-character columns, two spaces after each cell, so
 # every line ends in two spaces; "CUDA time avg" is 13 characters and pushes the rest of the
 # header line one to the right). The seeds' matmul+add at 64, 5 calls, hand-made figures whose

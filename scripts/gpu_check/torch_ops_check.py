@@ -104,7 +104,7 @@ def _is_separator(line):
 
 
 def parse_table(text):
-    """The table text (exporters/table.cpp's layout, which is torch's) -> Table. Raises
+    """The table text (outputs/table/table.cpp's layout, which is torch's) -> Table. Raises
     ValueError when the text is not such a table.
 
     The Name column's bound comes from the dashed separator line (its first run of dashes;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <regex>
+#include <set>
 
 #include "tests/collection/collection_util.h"
 #include "tests/support/gpu_available.h"
@@ -50,7 +51,18 @@ TEST_F(GpuCollection, MultistreamAndMultithreadStayLinked) {
     ProfiledRun run = Run({ExamplePath(example)}, std::string("gpu_") + example);
     ASSERT_EQ(run.process.exit_code, 0) << example << "\n" << run.process.err;
     ASSERT_TRUE(run.has_dump) << run.dump_error;
+    // As its stand-in twin (Collection.MultistreamAndMultithreadStayLinked): without kernels
+    // "every record linked once" holds of nothing.
+    EXPECT_GT(run.profile.kernels.size(), 0u) << example;
     ExpectEveryGpuRecordLinkedOnce(run.profile);
+    std::set<uint32_t> streams, tids;
+    for (const Kernel& k : run.profile.kernels) streams.insert(k.stream_id);
+    for (const ApiCall& c : run.profile.api_calls) tids.insert(c.tid);
+    if (std::string(example) == "multistream") {
+      EXPECT_GT(streams.size(), 1u);
+    } else {
+      EXPECT_GT(tids.size(), 1u);
+    }
   }
 }
 
@@ -60,6 +72,11 @@ TEST_F(GpuCollection, MatmulSmallIsCpuBoundLargeIsGpuBound) {
   ProfiledRun small = Run({ExamplePath("matmul_bias"), "64"}, "gpu_mm64");
   ProfiledRun large = Run({ExamplePath("matmul_bias"), "4096"}, "gpu_mm4096");
   ASSERT_TRUE(small.has_dump && large.has_dump) << small.dump_error << large.dump_error;
+  // Without steps or kernels the ratios below are 0 or NaN and the verdicts mean nothing.
+  ASSERT_GT(StepNs(small.profile), 0u);
+  ASSERT_GT(StepNs(large.profile), 0u);
+  ASSERT_GT(KernelNs(small.profile), 0u);
+  ASSERT_GT(KernelNs(large.profile), 0u);
   const double small_ratio =
       static_cast<double>(KernelNs(small.profile)) / static_cast<double>(StepNs(small.profile));
   const double large_ratio =
@@ -173,6 +190,9 @@ TEST_F(GpuCollection, MissingLibcuptiLeavesProgramUntouched) {
   const std::vector<std::string> argv = {ExamplePath("matmul_bias"), "64"};
   ProcessResult plain = RunProcess(argv, PlainOptions(GPROF_CUDA_LIBRARY_DIR, {}));
   ProfiledRun run = Run(argv, "gpu_nocupti", {{"GPROF_CUPTI_LIB", "/nonexistent/libcupti.so.13"}});
+  // The program must have run for real: two failed runs would also be "untouched".
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_FALSE(plain.out.empty());
   EXPECT_EQ(run.process.exit_code, plain.exit_code);
   EXPECT_EQ(run.process.out, plain.out);
   EXPECT_EQ(CountLines(run.process.err, "GPU collection is off"), 1) << run.process.err;

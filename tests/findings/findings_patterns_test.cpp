@@ -173,16 +173,21 @@ TEST(FindingsPatterns, AsyncCopiesFromPageableMemory) {
   ExpectAbsent(r, {"serialized_copy"});  // pageable copies are pageable_memcpy's
 }
 
-// 10 pinned HtoD copies of 8 MiB (8,388,608 B / 25 GB/s = 335.54 us each) with only a kernel of
-// the same stream after each: none overlaps compute on another stream.
-TEST(FindingsPatterns, PinnedCopiesWithNothingToOverlapAreSerialized) {
-  const PatternRun r = Profile("serial", {{"CUDASIM_KERNEL_NS", "spin_kernel=300000"}});
+// 10 pinned HtoD copies of 8 MiB with only a kernel of the same stream after each: none overlaps
+// compute on another stream. The pinned bandwidth knob at 2.5 GB/s (8,388,608 B / 2.5 GB/s =
+// 3,355.44 us each, 33.55 ms in all): the rule needs the serialized copies to fill 5 % of the
+// window (the whole run here), so the verdict holds until the host adds about 630 ms to a
+// window of about 37 ms (at the default 25 GB/s a loaded machine's slower start-up pushed the
+// 3.4 ms of copies under 5 %: seen under scripts/stress-verdicts).
+TEST(FindingsPatterns, PinnedCopiesWithNothingToOverlapAreSerializedWithHalfASecondOfHostSlack) {
+  const PatternRun r = Profile("serial", {{"CUDASIM_KERNEL_NS", "spin_kernel=300000"},
+                                          {"CUDASIM_BW_PINNED_GBPS", "2.5"}});
   const Json* f = Find(r, "serialized_copy");
   ASSERT_NE(f, nullptr) << r.findings.dump(2);
   EXPECT_EQ(Ev(*f, "copies"), 10);
   EXPECT_EQ(Ev(*f, "serialized_copies"), 10);
   EXPECT_EQ(Ev(*f, "serialized_bytes"), 83'886'080);
-  EXPECT_NEAR(Ev(*f, "serialized_time_us"), 10 * 8'388'608 / 25e3, 0.01);
+  EXPECT_NEAR(Ev(*f, "serialized_time_us"), 10 * 8'388'608 / 2.5e3, 0.01);
   ExpectAbsent(r, {"pageable_memcpy"});
 }
 
