@@ -192,7 +192,7 @@ bool ExitFigures(Profile shape, uint32_t threads, uint64_t init_tick, const std:
     const double t1 = bench::NowSeconds();
     collector::MergeGpuBatches(&ready, &devices, &p);
     const double t2 = bench::NowSeconds();
-    collector::MarkLaunchCalls(&p);
+    collector::MarkLaunchCalls(&p, nullptr);
     CheckGpuAgainstCalls(&p);
     const double t3 = bench::NowSeconds();
     const std::string error = WriteDump(p, path);

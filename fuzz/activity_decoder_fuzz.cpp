@@ -572,7 +572,7 @@ void CheckAgainstCalls(Profile* p) {
   for (const ApiCall& c : p->api_calls) {
     if (IsLaunchCall(c) && arrived.count(c.correlation_id) == 0) ++without;
   }
-  MarkLaunchCalls(p);
+  MarkLaunchCalls(p, nullptr);
   CheckGpuAgainstCalls(p);
   GPROF_FUZZ_CHECK(p->counters.gpu_records_before_launch == before_launch);
   GPROF_FUZZ_CHECK(p->counters.gpu_launches_without_records == without);

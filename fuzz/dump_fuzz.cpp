@@ -34,7 +34,9 @@
 #include "fuzz/fuzz_check.h"
 #include "model/dump.h"
 #include "outputs/html/html_report.h"
+#include "outputs/perfetto/perfetto_trace.h"
 #include "outputs/table/table.h"
+#include "outputs/trace/trace_check.h"
 #include "outputs/trace/trace_json.h"
 
 namespace {

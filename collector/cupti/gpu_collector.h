@@ -45,8 +45,14 @@ uint64_t PendingGpuBytes();
 // Flags the successful launch-like calls of `p` (ApiCall::flags kApiCallLaunch) from the cbid
 // tables, so that model/gpu_checks.h (CheckGpuAgainstCalls, here and in the dump reader) knows
 // them without CUPTI; launches made during a stream capture (CapturedCalls) are not flagged: they
-// make no GPU record. Call before writing or checking a profile. Pure.
-void MarkLaunchCalls(Profile* p);
+// make no GPU record, nor are those made while the program's own profiler held CUPTI
+// (`handed_over`, e.g. HandedOverAt; nullptr: none was). Call before writing or checking a
+// profile. Pure.
+void MarkLaunchCalls(Profile* p, bool (*handed_over)(uint64_t start_ns));
+// Whether a call that started at `start_ns` fell in an interval the program's own profiler held
+// CUPTI (HandGpuCollectionOver .. TakeGpuCollectionBack). Cold; takes the hand-over's lock only
+// after a hand-over happened.
+bool HandedOverAt(uint64_t start_ns);
 // A successful launch-like call (api_filter.h's lists: kernels, cooperative, graphs).
 bool IsLaunchCall(const ApiCall& c);
 // For each call of `p`: whether it was made on a thread while a stream capture that thread began

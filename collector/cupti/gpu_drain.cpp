@@ -3,7 +3,6 @@
 
 #include "collector/cupti/api_filter.h"
 #include "collector/cupti/gpu_collector.h"
-#include "collector/cupti/session_state.h"
 #include "model/gpu_checks.h"
 
 #include <cupti.h>
@@ -179,13 +178,13 @@ std::vector<bool> CapturedCalls(const Profile& p) {
   return captured;
 }
 
-void MarkLaunchCalls(Profile* p) {
+void MarkLaunchCalls(Profile* p, bool (*handed_over)(uint64_t start_ns)) {
   const std::vector<bool> captured = CapturedCalls(*p);
   for (size_t i = 0; i < p->api_calls.size(); ++i) {
     ApiCall& c = p->api_calls[i];
     // A launch made while the program's own profiler held CUPTI has its records there; one made
     // during a stream capture makes none (the graph's replays do).
-    if (IsLaunchCall(c) && !captured[i] && !session::InHandOver(c.start_ns)) {
+    if (IsLaunchCall(c) && !captured[i] && (handed_over == nullptr || !handed_over(c.start_ns))) {
       c.flags = static_cast<uint8_t>(c.flags | kApiCallLaunch);
     }
   }

@@ -122,7 +122,7 @@ void ExpectCounts(uint32_t step) {
   p.kernels.push_back(KernelOf(2 * step, 4'000));
   p.kernels.push_back(KernelOf(3 * step, 6'000));
   p.kernels.push_back(KernelOf(9 * step + 1, 20'000));
-  MarkLaunchCalls(&p);  // cbid 211 is flagged a launch, so the model's check counts it
+  MarkLaunchCalls(&p, nullptr);  // cbid 211 is flagged a launch, so the model's check counts it
   CheckGpuAgainstCalls(&p);
   EXPECT_EQ(p.counters.gpu_records_before_launch, 1u) << step;
   EXPECT_EQ(p.counters.gpu_launches_without_records, 1u) << step;
@@ -150,7 +150,7 @@ TEST(MarkLaunchCalls, LaunchesDuringAStreamCaptureOnTheirThreadAreNotLaunches) {
                  call(60, 7, 1, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000),
                  call(70, 8, 1, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000, 1),
                  call(80, 9, 1, launch)};  // the failed BeginCapture began nothing
-  MarkLaunchCalls(&p);
+  MarkLaunchCalls(&p, nullptr);
   std::vector<uint32_t> launches;
   for (const ApiCall& c : p.api_calls) {
     if (c.flags & kApiCallLaunch) launches.push_back(c.correlation_id);

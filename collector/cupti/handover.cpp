@@ -156,6 +156,8 @@ namespace gprof::collector {
 
 using namespace session;  // NOLINT: this file's own namespace
 
+bool HandedOverAt(uint64_t start_ns) { return InHandOver(start_ns); }
+
 bool HandGpuCollectionOver(const GpuStartResult& gpu) {
   Session* s = UsableSession();
   if (s == nullptr || HandedOver()) return false;

@@ -48,7 +48,7 @@ void BuildProfile(Runtime& rt, Profile* profile, uint64_t end_ns) {
   profile->info = rt.info;
   profile->info.end_ns = end_ns;
   BuildHostProfile(profile, end_ns);
-  MarkLaunchCalls(profile);
+  MarkLaunchCalls(profile, &HandedOverAt);
   if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) {
     SetGpuInfo(rt.gpu, &profile->info);
     DrainGpuForExit(profile);  // exit: what finishes within a second, then whatever CUPTI has
@@ -211,7 +211,7 @@ std::string WriteWindow(const WindowSpan& span, Profile* gpu_pending) noexcept {
     Profile profile;
     profile.info = rt.info;
     BuildHostProfile(&profile, span.end_ns);
-    MarkLaunchCalls(&profile);
+    MarkLaunchCalls(&profile, &HandedOverAt);
     const bool gpu = g_gpu_state.load(std::memory_order_acquire) == kGpuStarted;
     if (gpu) {
       SetGpuInfo(rt.gpu, &profile.info);

@@ -63,7 +63,7 @@ void WriteSegment(Spill* s, bool last, uint64_t end_ns) {
   run.info = rt.info;
   run.info.end_ns = end_ns;
   s->host.Build(last, end_ns);
-  MarkLaunchCalls(&run);
+  MarkLaunchCalls(&run, &HandedOverAt);
   if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) {
     SetGpuInfo(rt.gpu, &run.info);
     // Mid-run: only buffers whose records are all complete. The last polls, then forces
