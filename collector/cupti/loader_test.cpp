@@ -180,20 +180,20 @@ TEST(CuptiLoader, FullOrderWithoutDuplicates) {
   in.home = "/home/u";
   auto c = CuptiCandidates(in, &FakeSites);
   std::vector<std::string> expected = {
-      "/usr/local/cuda/lib64/libcupti.so.13",
-      "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
       std::string("/venv/lib/python3.11/site-packages") + kCu13,
       std::string("/venv/lib/python3.11/site-packages") + kCupti12Layout,
       std::string("/opt/conda/lib/python3.11/site-packages") + kCu13,
       std::string("/opt/conda/lib/python3.11/site-packages") + kCupti12Layout,
       std::string("/home/u/.local/lib/python3.11/site-packages") + kCu13,
       std::string("/home/u/.local/lib/python3.11/site-packages") + kCupti12Layout,
+      "/usr/local/cuda/lib64/libcupti.so.13",
+      "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
   };
   EXPECT_EQ(Paths(c), expected);
   std::vector<CuptiSource> sources = {
-      CuptiSource::kCudaHome,      CuptiSource::kCudaHome,    CuptiSource::kLoadedPackage,
-      CuptiSource::kLoadedPackage, CuptiSource::kCondaPrefix, CuptiSource::kCondaPrefix,
-      CuptiSource::kUserSite,      CuptiSource::kUserSite,
+      CuptiSource::kLoadedPackage, CuptiSource::kLoadedPackage, CuptiSource::kCondaPrefix,
+      CuptiSource::kCondaPrefix,   CuptiSource::kUserSite,      CuptiSource::kUserSite,
+      CuptiSource::kCudaHome,      CuptiSource::kCudaHome,
   };
   EXPECT_EQ(Sources(c), sources);
   ExpectNoDuplicates(c);
@@ -351,10 +351,10 @@ TEST(CuptiLoader, ACuda12ProgramGetsLibcupti12LookedForInTheSamePlaces) {
   in.soname = "libcupti.so.12";
   const std::vector<std::string> paths = Paths(CuptiCandidates(in, &FakeSites));
   EXPECT_EQ(paths, (std::vector<std::string>{
-                       "/opt/cuda-12.8/lib64/libcupti.so.12",
-                       "/opt/cuda-12.8/extras/CUPTI/lib64/libcupti.so.12",
                        "/venv/lib/python3.11/site-packages/nvidia/cu13/lib/libcupti.so.12",
-                       "/venv/lib/python3.11/site-packages/nvidia/cuda_cupti/lib/libcupti.so.12"}));
+                       "/venv/lib/python3.11/site-packages/nvidia/cuda_cupti/lib/libcupti.so.12",
+                       "/opt/cuda-12.8/lib64/libcupti.so.12",
+                       "/opt/cuda-12.8/extras/CUPTI/lib64/libcupti.so.12"}));
 }
 
 }  // namespace
