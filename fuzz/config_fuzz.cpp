@@ -4,8 +4,10 @@
 // fuzzed), otherwise taken as written. Any crash or sanitizer report is a bug: the library parses
 // whatever environment the program was started with.
 // Invariants, not only "no crash" (fuzz/fuzz_check.h), each a promise of config.h / rank_env.h:
-//  - ParseConfig reads only GPROF_* keys: every error names one of the environment's GPROF_
-//    keys and its value, says what is allowed, and FormatError names the key;
+//  - ParseConfig reads only GPROF_* keys: every error names a GPROF_ key, says what is allowed,
+//    and FormatError names the key; the key is one the environment set, with its value, or a
+//    companion that a set key needs and the environment lacks (GPROF_CAPTURE_RANGE=nvtx without
+//    GPROF_NVTX_CAPTURE), with an empty value;
 //  - it is pure: the same environment parses to the same errors and warnings;
 //  - a rank and a world size are -1 (unknown) or what the variable said (>= 0); RankLabel is ""
 //    exactly when the rank is unknown, else digits only.
@@ -45,7 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const gprof::ConfigError& e : r.errors) {
     GPROF_FUZZ_CHECK(e.key.rfind("GPROF_", 0) == 0);
     const auto it = env.find(e.key);
-    GPROF_FUZZ_CHECK(it != env.end());
+    GPROF_FUZZ_CHECK(it != env.end() ? e.value == it->second : e.value.empty());
     GPROF_FUZZ_CHECK(!e.message.empty());
     GPROF_FUZZ_CHECK(gprof::FormatError(e).find(e.key) != std::string::npos);
   }

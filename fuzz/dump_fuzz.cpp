@@ -14,8 +14,12 @@
 //    $TMPDIR cannot fail, so any exception is a dump that `gprof-run report` accepts and then
 //    cannot show: a bug (the exception's what() is printed);
 //  - the table names its header, the findings JSON parses, the page is one whole HTML document;
-//  - the JSON trace written passes gprof-run's own trace check (CheckTraceText, REFERENCE.md §4):
-//    what `gprof-run report` writes must open cleanly in Perfetto.
+//  - the JSON trace written passes gprof-run's own trace check (CheckTraceText, REFERENCE.md §4)
+//    but for "nesting": it is well-formed UTF-8 JSON with a traceEvents array, every flow has its
+//    start, and so on. Partial overlaps on one track are the one thing a mutated dump can carry
+//    into its trace by itself (two host calls of one thread whose recorded times overlap, or a
+//    process whose pid is a device's), and the checker is what reports them to the user; a dump
+//    the collector wrote never holds them (the collection and golden tests check its traces).
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -79,9 +83,10 @@ void Render(const gprof::Profile& p) {
     (void)gprof::WriteTraceJson(p, TracePath());
     const std::vector<gprof::TraceViolation> violations = gprof::CheckTraceText(ReadAll(TracePath()));
     for (const gprof::TraceViolation& v : violations) {
+      if (v.rule == "nesting") continue;
       std::fprintf(stderr, "trace check: %s: %s\n", v.rule.c_str(), v.message.c_str());
+      GPROF_FUZZ_CHECK(v.rule == "nesting");
     }
-    GPROF_FUZZ_CHECK(violations.empty());
     (void)gprof::WritePerfettoTrace(p, "/dev/null");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "an accepted dump does not render: %s\n", e.what());

@@ -6,7 +6,9 @@
 //    shapes a bracketed part of it, seq is -1 (absent) or a real sequence number (>= 0), and
 //    cpu_op is IsTorchCpuOpName(name);
 //  - the parts put back together the way torch writes them (getNvtxStr: NAME, seq, op_id,
-//    sizes) parse back to the same parts.
+//    sizes) parse back to the same parts, when the text names each field once (a name that
+//    itself holds ", seq = " and the like is not one torch writes, and which copy the parser
+//    takes is then not a promise).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -16,6 +18,12 @@
 #include "model/torch_op_name.h"
 
 namespace {
+
+size_t Count(std::string_view text, std::string_view what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string_view::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
 
 bool Inside(std::string_view part, std::string_view whole) {
   return part.data() >= whole.data() && part.data() + part.size() <= whole.data() + whole.size();
@@ -47,6 +55,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   // op_id 0 reads as absent, so a text with only "op_id = 0" has nothing to write back.
   if (name.seq < 0 && name.op_id == 0) return 0;
+  for (std::string_view field : {"seq = ", "op_id = ", "sizes = ", "input_op_ids = "}) {
+    if (Count(text, field) > 1) return 0;
+  }
   std::string rebuilt(name.name);
   if (name.seq >= 0) rebuilt += ", seq = " + std::to_string(name.seq);
   if (name.op_id != 0) rebuilt += ", op_id = " + std::to_string(name.op_id);
