@@ -25,15 +25,20 @@ struct CuptiSupport {
 // cuptiActivityGetNextRecord steps by the library's own record size: so any version of a listed
 // major at or above min_api_version is decoded, reading the 13.0 prefix of each record. A version
 // above max_tested_api_version is accepted with a note that it is untested.
-// CUDA 12.8 and 12.9 write the same structs but a 208-byte Kernel9, whose fields the decoder reads
-// sit at the same offsets (checked against both header sets); 12.7 and older write other memcpy,
-// memory and synchronization structs and are not decoded.
+// CUDA 12 writes shorter records: a 208-byte Kernel9 (12.4 on), and before 12.8 an 88-byte
+// Memcpy5, a 40-byte Synchronization and (12.4, 12.5) a 120-byte Memory3. Each is its CUDA 13.0
+// successor cut short, with every field the decoder reads at the same offset and inside the
+// shorter record (collector/cupti/record_layout_check.cpp, compiled against the 12.4, 12.6, 12.8
+// and 12.9 headers). 12.3 and older (API version 21 and below) are not decoded: their headers were
+// never checked.
 inline constexpr CuptiSupport kCuptiSupported[] = {
     {13, 130000, 130500,
      "Kernel10 Memcpy6 MemcpyPtoP4 Memset4 Memory4 Synchronization2 Overhead3 Device5 (the 13.0 "
      "prefix of 13.1-13.5's larger Kernel11/13, Memcpy7, Memset5, Device6)"},
-    {12, 26, 28,
-     "Kernel9 Memcpy6 MemcpyPtoP4 Memset4 Memory4 Synchronization2 Overhead3 Device5 (12.8, 12.9)"},
+    {12, 22, 28,
+     "Kernel9 Memcpy6 MemcpyPtoP4 Memset4 Memory4 Synchronization2 Overhead3 Device5 (12.8, 12.9); "
+     "Memcpy5, Synchronization and Memory3 (12.4, 12.5) or Memory4 (12.6) before 12.8 (each read "
+     "as the 13.0 struct's prefix)"},
 };
 
 inline constexpr const char* kCuptiSearchOrder[] = {

@@ -4,7 +4,8 @@
 // libraries (dlopen and dlsym); not a claim about how they behave on a GPU.
 //   - the CUDA toolkit's 13.0 (the build's own: required)
 //   - torch's 13.2 (nvidia/cu13/lib in the torch venv of scripts/setup; skipped without torch)
-//   - PyPI's 13.2, 13.5 and CUDA 12.8 (scripts/fetch-cupti-headers; a missing set fails)
+//   - PyPI's 13.2, 13.5 and CUDA 12.4, 12.6, 12.8 (scripts/fetch-cupti-headers; a missing set
+//     fails)
 // Its own binary: loading these into collector_test would make its loader tests see a libcupti
 // already in the process.
 #include <dlfcn.h>
@@ -67,6 +68,14 @@ TEST(RealLibcupti, PyPI13_5ResolvesEverySymbol) {
 // CUDA 12 has no cuptiSubscribe_v2 (13.0+): the loader adapts cuptiSubscribe.
 TEST(RealLibcupti, PyPI12_8ResolvesEverySymbolWithoutSubscribeV2) {
   ExpectEverySymbolResolves(HeaderSetLib("12.8", "libcupti.so.12"), false);
+}
+
+TEST(RealLibcupti, PyPI12_6ResolvesEverySymbolWithoutSubscribeV2) {
+  ExpectEverySymbolResolves(HeaderSetLib("12.6", "libcupti.so.12"), false);
+}
+
+TEST(RealLibcupti, PyPI12_4ResolvesEverySymbolWithoutSubscribeV2) {
+  ExpectEverySymbolResolves(HeaderSetLib("12.4", "libcupti.so.12"), false);
 }
 
 }  // namespace

@@ -19,6 +19,9 @@ namespace gprof::collector {
 
 struct GpuStartResult {
   bool collecting = false;
+  // A late start (attach) into a process whose CUDA driver has not been initialized: nothing was
+  // loaded or called; GPU collection can start when the driver runs InitializeInjection.
+  bool waiting_for_cuda = false;
   std::string status;        // one line: "collected", or what failed and what to do
   std::string cupti_library; // path of the libcupti used ("" if none was loaded)
   // The clock check at start (ProfileInfo::cupti_clock_*): cuptiGetTimestamp between two host

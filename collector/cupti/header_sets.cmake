@@ -1,13 +1,13 @@
 # The CUPTI-facing sources compiled once more against each CUDA 13 CUPTI header set that
 # scripts/fetch-cupti-headers fetched (13.2 and 13.5 from PyPI): proof that gprof-run builds
-# against them and that record_layout_check.cpp's offsets hold there. The CUDA 12 sets (12.8,
-# 12.9) get the layout check alone: gprof-run is built with CUDA 13 headers and decodes CUDA 12's
+# against them and that record_layout_check.cpp's offsets hold there. The CUDA 12 sets (12.4,
+# 12.6, 12.8, 12.9) get the layout check alone: gprof-run is built with CUDA 13 headers and decodes CUDA 12's
 # records by the same 13.0 prefix, which the check proves they have. Object libraries in ALL, so
 # a header set that breaks the build or moves a decoded field fails the normal build. A set that
 # is missing is a failing ctest (cupti_header_set_<version>), never a silently shorter check.
 set(GPROF_CUPTI_HEADER_SETS "$ENV{HOME}/.cache/gprof-run/cupti-headers" CACHE PATH
     "Folder of CUPTI header sets (<version>/include), filled by scripts/fetch-cupti-headers")
-set(GPROF_CUPTI_HEADER_VERSIONS 13.2 13.5 12.8 12.9 CACHE INTERNAL "CUPTI header sets the layout checks need")
+set(GPROF_CUPTI_HEADER_VERSIONS 13.2 13.5 12.4 12.6 12.8 12.9 CACHE INTERNAL "CUPTI header sets the layout checks need")
 foreach(version ${GPROF_CUPTI_HEADER_VERSIONS})
   string(REPLACE "." "_" tag ${version})
   set(dir ${GPROF_CUPTI_HEADER_SETS}/${version}/include)

@@ -1,7 +1,7 @@
 // Compile-time proof that the record fields the decoder reads sit where every supported CUPTI
 // writes them. Compiled with the build's own CUPTI headers (into gprof_collector_cupti) and once
 // more against each header set scripts/fetch-cupti-headers fetched (13.2 and 13.5 from PyPI's
-// nvidia-cuda-cupti, 12.8 and 12.9 from nvidia-cuda-cupti-cu12; CMake's cupti_headers_* and
+// nvidia-cuda-cupti, 12.4, 12.6, 12.8 and 12.9 from nvidia-cuda-cupti-cu12; CMake's cupti_headers_* and
 // cupti_layouts_* targets): in each, the struct that CUPTI writes for a kind (the newest of its
 // headers) must have each decoded field at its CUDA 13.0 offset and size. The numbers below were
 // read off the 13.0 headers (CUPTI_API_VERSION 130001, 64-bit); a header set that moves one fails
@@ -45,17 +45,30 @@ using Kernel = CUpti_ActivityKernel9;      // 208: 13.0's Kernel10 less its last
 using Memcpy = CUpti_ActivityMemcpy6;
 using Memset = CUpti_ActivityMemset4;
 using Device = CUpti_ActivityDevice5;
+#elif CUPTI_API_VERSION >= 22               // CUDA 12.4 to 12.7 (v22 12.4, v23 12.5, v24 12.6)
+using Kernel = CUpti_ActivityKernel9;
+using Memcpy = CUpti_ActivityMemcpy5;      // 88: 13.0's Memcpy6 less its last 8 bytes
+using Memset = CUpti_ActivityMemset4;
+using Device = CUpti_ActivityDevice5;
 #else
 #error "these CUPTI headers are older than any this build decodes (config/cupti_support.h)"
 #endif
-using PeerCopy = CUpti_ActivityMemcpyPtoP4;
-using Memory = CUpti_ActivityMemory4;
+#if CUPTI_API_VERSION >= 26 || CUPTI_API_VERSION >= 130000
 using Sync = CUpti_ActivitySynchronization2;
+#else
+using Sync = CUpti_ActivitySynchronization;  // 40: Synchronization2 (56) less its last 16 bytes
+#endif
+#if CUPTI_API_VERSION >= 24 || CUPTI_API_VERSION >= 130000
+using Memory = CUpti_ActivityMemory4;
+#else
+using Memory = CUpti_ActivityMemory3;      // 120: Memory4 (128) less its last 8 bytes (12.4, 12.5)
+#endif
+using PeerCopy = CUpti_ActivityMemcpyPtoP4;
 using Overhead = CUpti_ActivityOverhead3;
 
 // (struct, field, offset and size in CUDA 13.0): every field activity_decoder.cpp reads. A record
-// smaller than the decoder's 13.0 struct (CUDA 12's Kernel9) is safe exactly because each of these
-// lies inside it.
+// smaller than the decoder's 13.0 struct (CUDA 12's Kernel9, 12.4-12.7's Memcpy5, Memory3 and
+// Synchronization) is safe exactly because each of these lies inside it (the second assert).
 #define GPROF_DECODED_FIELDS(X) \
   X(Kernel, kind, 0, 4) \
   X(Kernel, start, 16, 8) \

@@ -39,10 +39,12 @@ inline std::string CuptiVersionText(uint32_t version) {
   return std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." +
          std::to_string(version % 100) + " (" + api + ")";
 }
-// Built with CUDA 13 headers only. CUDA 12.8/12.9's records are read with the same structs: their
-// Kernel9 is 208 bytes against Kernel10's 216, and every field read lies in those 208 bytes at
-// the same offset (record_layout_check.cpp, compiled against the 12.8 and 12.9 headers), so a
-// shorter record is never read past its end.
+// Built with CUDA 13 headers only. CUDA 12's records are read with the same structs: each struct a
+// CUDA 12.4-12.9 CUPTI writes is its 13.0 successor cut short (Kernel9 208 bytes against
+// Kernel10's 216; before 12.8 also Memcpy5 88 against Memcpy6's 96, Synchronization 40 against 56,
+// and in 12.4/12.5 Memory3 120 against Memory4's 128), and every field read lies inside the
+// shorter record at the same offset (record_layout_check.cpp, compiled against the 12.4, 12.6, 12.8
+// and 12.9 headers), so a shorter record is never read past its end.
 static_assert(CuptiMajorOf(kBuiltCuptiApiVersion) == 13,
               "record_structs.h pins CUDA 13.0's structs: build gprof-run with CUDA 13 headers");
 

@@ -293,7 +293,18 @@ using session::Ready;
 using session::Session;
 
 GpuStartResult StartGpuCollection(const Config& config, bool late) {
+  // An attach to a process that has not started CUDA (torch on the CPU, say, whose libcupti is
+  // loaded from the start): no call into its libcupti, which may not be safe before the driver
+  // runs (REFERENCE.md section 1; torch 2.15's 13.2 overflows its stack in cuptiGetVersion).
   static std::atomic<bool> started{false};
+  // A late start into a process whose driver has not started loads and calls nothing, and does
+  // not count as the one attempt (the driver's InitializeInjection makes it later).
+  if (late && !started.load() && !CudaDriverInitialized()) {
+    GpuStartResult waiting;
+    waiting.waiting_for_cuda = true;
+    waiting.status = "waiting: the process has not started CUDA yet";
+    return waiting;
+  }
   if (started.exchange(true)) {
     GpuStartResult again;
     again.collecting = Ready();

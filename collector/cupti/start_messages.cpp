@@ -80,6 +80,18 @@ CudaStack ReadCudaStack() {
   return s;
 }
 
+bool CudaDriverInitialized() {
+  void* cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (cuda == nullptr) return false;
+  using Fn = int (*)(int*);  // CUresult cuDeviceGetCount(int*)
+  auto count = reinterpret_cast<Fn>(dlsym(cuda, "cuDeviceGetCount"));
+  int n = 0;
+  constexpr int kNotInitialized = 3;  // CUDA_ERROR_NOT_INITIALIZED (cuda.h)
+  const bool initialized = count != nullptr && count(&n) != kNotInitialized;
+  dlclose(cuda);  // drops the reference RTLD_NOLOAD took; the program's own stays
+  return initialized;
+}
+
 void NoteCuptiInUse(const std::string& path, uint32_t version, bool already_loaded) {
   g_in_use.cupti_path = path;
   g_in_use.cupti_version = version;
@@ -124,7 +136,7 @@ std::string StartFailure(const CuptiApi& api, const char* step, CUptiResult rc) 
 
 std::string CuptiUnavailable(const CuptiLoadResult& load, const CudaStack& stack) {
   std::string advice = " Set GPROF_CUPTI_LIB to a libcupti.so.13 of CUDA 13.0 or newer (for a "
-                       "CUDA 12 program, a libcupti.so.12 of CUDA 12.8 or 12.9), or install the "
+                       "CUDA 12 program, a libcupti.so.12 of CUDA 12.4 or newer), or install the "
                        "nvidia-cuda-cupti wheel.";
   if (load.already_loaded) {
     advice = " The program loaded that libcupti itself, so no other can be used in this process.";

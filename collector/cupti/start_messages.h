@@ -30,6 +30,13 @@ struct CudaStack {
 // no cuInit) and the loaded libcudart's file name. Never loads a library.
 CudaStack ReadCudaStack();
 
+// Whether the CUDA driver of this process has been initialized (cuInit ran): libcuda.so.1 is loaded
+// (the runtime loads it in its first call) and its cuDeviceGetCount does not answer
+// CUDA_ERROR_NOT_INITIALIZED. Loads nothing (RTLD_NOLOAD) and calls nothing but the driver. An
+// attach asks this before its first call into a libcupti, which may not be safe in a process whose
+// driver never started (torch 2.15's libcupti 13.2 overflows its stack in cuptiGetVersion there).
+bool CudaDriverInitialized();
+
 // Remembers the libcupti in use for the messages below (Start calls it once it knows the version).
 void NoteCuptiInUse(const std::string& path, uint32_t version, bool already_loaded);
 

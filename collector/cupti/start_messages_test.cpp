@@ -34,13 +34,16 @@ TEST(CuptiSupport, EveryCuda13MinorFrom13_0IsDecodedAndNothingElse) {
   // A later 13.x is decoded by its 13.0 prefix, and said to be untested.
   EXPECT_TRUE(CuptiVersionSupported(130600));
   EXPECT_TRUE(CuptiVersionUntested(130600));
-  // CUDA 12.8 (v26) and 12.9 (v28) write the same fields at the same offsets: decoded.
+  // CUDA 12.4 (v22) to 12.9 (v28) write the decoded fields at the same offsets, in records that
+  // are 13.0's cut short (record_layout_check.cpp, against the 12.4, 12.6, 12.8, 12.9 headers).
+  for (uint32_t v : {22u, 23u, 24u, 25u, 26u, 27u}) EXPECT_TRUE(CuptiVersionSupported(v)) << v;
   EXPECT_TRUE(CuptiVersionSupported(26));
   EXPECT_TRUE(CuptiVersionSupported(28));
   EXPECT_FALSE(CuptiVersionUntested(28));
   EXPECT_TRUE(CuptiVersionUntested(29));
-  // Another major, CUDA 12.7 and older (other structs), CUDA 11, numbers no CUPTI reports, and 0.
-  for (uint32_t v : {140000u, 25u, 19u, 17u, 120800u, 0u}) {
+  // Another major, CUDA 12.3 and older (headers never checked), CUDA 11, numbers no CUPTI
+  // reports, and 0.
+  for (uint32_t v : {140000u, 21u, 19u, 17u, 120800u, 0u}) {
     EXPECT_FALSE(CuptiVersionSupported(v)) << v;
   }
   EXPECT_EQ(CuptiMajorOf(130202), 13);
@@ -92,11 +95,11 @@ TEST(StartMessages, NamesLibcuptiDriverAndRuntimeAndACuptiNewerThanTheDriver) {
 
 TEST(StartMessages, ARefusedLibcuptiTheProgramLoadedGetsNoGprofCuptiLibAdvice) {
   CudaStack s = TorchOnAnOldDriver();
-  s.cupti_version = 25;  // a CUDA 12.7 CUPTI
+  s.cupti_version = 21;  // a CUDA 12.3 CUPTI
   s.driver_version = 12080;
   const std::string loaded = CuptiVersionRefused(s);
   EXPECT_NE(loaded.find("libcupti /venv/site-packages/nvidia/cu13/lib/libcupti.so.13 (CUPTI API "
-                        "version 25), driver CUDA 12.8 (12080)"),
+                        "version 21), driver CUDA 12.8 (12080)"),
             std::string::npos)
       << loaded;
   EXPECT_NE(loaded.find("it decodes CUDA 13 from 13.0.0"), std::string::npos) << loaded;

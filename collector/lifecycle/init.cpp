@@ -38,6 +38,15 @@ namespace gprof::collector::lifecycle {
 
 std::atomic<int> g_init_state{kFresh};
 std::atomic<int> g_gpu_state{kGpuNone};
+// An attach found CUDA not started (GpuStartResult::waiting_for_cuda): CUDA_INJECTION64_PATH was
+// set to this library so that the driver's cuInit runs our InitializeInjection, and is unset again
+// once it has (children started after that do not inherit it). The environment is changed as the
+// NVTX_INJECTION64_PATH of OnAttach is: setenv can race a getenv of another thread (glibc), a
+// risk taken once per attach.
+std::atomic<bool> g_gpu_waits_for_cuda{false};
+std::atomic<bool> g_injection_path_set{false};
+constexpr const char* kGpuWaitsForCuda =
+    "waiting: CUDA not started yet; GPU work is recorded from the process's first CUDA call";
 Runtime* g_rt = nullptr;
 pid_t g_pid = 0;
 bool g_windows_active = false;
@@ -146,7 +155,9 @@ void RegisterPythonFinalizeHook() {
 // For the control server's `status`: GPU collection's one-line state.
 std::string GpuStatusText() {
   if (g_rt != nullptr && !g_rt->config.cuda) return "off: GPROF_CUDA=0";
-  if (g_gpu_state.load(std::memory_order_acquire) != kGpuStarted) return "";
+  if (g_gpu_state.load(std::memory_order_acquire) != kGpuStarted) {
+    return g_gpu_waits_for_cuda.load(std::memory_order_acquire) ? kGpuWaitsForCuda : "";
+  }
   return g_rt->gpu.status;
 }
 
@@ -236,16 +247,29 @@ using namespace lifecycle;  // NOLINT: this file's own namespace
 
 namespace {
 
-// Starts GPU collection once (the first caller wins). `late`: CUDA ran before us (attach).
-void StartGpuOnce(bool late) {
+std::string ThisLibraryPath() {
+  Dl_info self{};
+  if (::dladdr(reinterpret_cast<void*>(&ThisLibraryPath), &self) == 0 || self.dli_fname == nullptr) {
+    return "";
+  }
+  return self.dli_fname;
+}
+
+// Starts GPU collection once (the first caller wins). `late`: CUDA ran before us (attach). Returns
+// false when a late start found the driver not initialized (nothing started, nothing claimed).
+bool StartGpuOnceOrWait(bool late) {
   Runtime& rt = *g_rt;
-  if (!rt.config.cuda) return;
+  if (!rt.config.cuda) return true;
   int expected = kGpuNone;
   if (!g_gpu_state.compare_exchange_strong(expected, kGpuStarting, std::memory_order_acq_rel)) {
-    return;
+    return true;
   }
   GpuStartResult result =
       WithFlushSignalsBlocked([&] { return StartGpuCollection(rt.config, late); });
+  if (result.waiting_for_cuda) {
+    g_gpu_state.store(kGpuNone, std::memory_order_release);  // the driver's injection may start it
+    return false;
+  }
   // libcupti is C++: when it was loaded just now (dlopen; not NEEDED by the program), its static
   // destructors were registered with __cxa_atexit after init's atexit(AtExit), so they would run
   // first at exit and the flush would then call into destroyed CUPTI state (REFERENCE.md
@@ -259,12 +283,35 @@ void StartGpuOnce(bool late) {
   if (!result.collecting) log::Warn("GPU collection is off: " + result.status);
   rt.gpu = std::move(result);
   g_gpu_state.store(kGpuStarted, std::memory_order_release);
+  g_gpu_waits_for_cuda.store(false, std::memory_order_release);
+  return true;
+}
+
+void StartGpuOnce(bool late) {
+  if (StartGpuOnceOrWait(late) || !late) return;
+  // An attach before the program's first CUDA call: have the driver inject this library at cuInit.
+  // Set before the second look, so a cuInit between the two either sees the path or is seen.
+  if (std::getenv("CUDA_INJECTION64_PATH") == nullptr) {
+    const std::string self = ThisLibraryPath();
+    if (!self.empty() && ::setenv("CUDA_INJECTION64_PATH", self.c_str(), 0) == 0) {
+      g_injection_path_set.store(true, std::memory_order_release);
+    }
+  }
+  if (StartGpuOnceOrWait(late)) return;
+  g_gpu_waits_for_cuda.store(true, std::memory_order_release);
+  log::Info(g_injection_path_set.load()
+                ? "the process has not started CUDA: GPU collection starts at its first CUDA call"
+                : "the process has not started CUDA, and its CUDA_INJECTION64_PATH names another "
+                  "tool: its GPU work is not recorded");
 }
 
 }  // namespace
 
 int OnCudaInjection() noexcept {
   try {
+    if (g_injection_path_set.exchange(false, std::memory_order_acq_rel)) {
+      ::unsetenv("CUDA_INJECTION64_PATH");  // set by an attach (StartGpuOnce): its work is done
+    }
     if (!EnsureInit()) return 1;
     StartGpuOnce(/*late=*/false);
   } catch (...) {

@@ -2,10 +2,11 @@
 // gprof-run capture; docs/ATTACH.md): it serves requests until told to stop, each request an
 // NVTX range "request#N" around one kernel launch and a stream synchronize, and counts them
 // itself so a capture can be checked against its own numbers.
-// Usage: service STOP_FILE [REQUEST_US [NVTX_FILE]]
+// Usage: service STOP_FILE [REQUEST_US [NVTX_FILE [CUDA_FILE]]]
 //   Serves until STOP_FILE exists (checked between requests), sleeping REQUEST_US (default 200)
 //   after each request. With NVTX_FILE, makes no NVTX call until that file exists (a library
-//   whose NVTX starts after `gprof-run attach`). Writes "requests=N" to STOP_FILE.count after every 100 requests and at
+//   whose NVTX starts after `gprof-run attach`; "-" for none). With CUDA_FILE, makes no CUDA call
+//   until that file exists (a process attached to before it starts CUDA). Writes "requests=N" to STOP_FILE.count after every 100 requests and at
 //   the end, and prints "service: requests=N kernels=N" and GPROF_EXAMPLE_DONE service.
 #include <nvtx3/nvToolsExt.h>
 #include <unistd.h>
@@ -40,8 +41,11 @@ int main(int argc, char** argv) {
   }
   const std::string stop = argv[1];
   const int pause_us = argc > 2 ? std::atoi(argv[2]) : 200;
-  const std::string nvtx_file = argc > 3 ? argv[3] : "";
+  const std::string nvtx_file = argc > 3 && std::string(argv[3]) != "-" ? argv[3] : "";
   bool nvtx = nvtx_file.empty();
+  if (argc > 4) {
+    while (access(argv[4], F_OK) != 0 && access(stop.c_str(), F_OK) != 0) usleep(1000);
+  }
   int* counter = nullptr;
   EXAMPLE_CHECK(cudaMalloc(&counter, sizeof(int)));
   EXAMPLE_CHECK(cudaMemset(counter, 0, sizeof(int)));

@@ -319,7 +319,10 @@ int AttachCommand(const std::vector<std::string>& args) {
                  pid, session.status.Get("command").c_str());
     TorchOpsInPython(pid);
   }
-  if (const std::string gpu = session.status.Get("gpu"); !gpu.empty() && gpu != "collected") {
+  if (const std::string gpu = session.status.Get("gpu"); gpu.rfind("waiting: ", 0) == 0) {
+    // Not started yet (collector/lifecycle/init.cpp): the capture holds host work until it does.
+    std::fprintf(stderr, "gprof-run: process %s: %s\n", a.target.c_str(), gpu.c_str() + 9);
+  } else if (!gpu.empty() && gpu != "collected") {
     return Fail("GPU collection is off in process " + a.target + ": " + gpu);
   }
   const control::Message request = CaptureRequest(a);

@@ -404,8 +404,11 @@ TEST_F(Collection, ApiExitWithoutEnterIsNotRecorded) {
 INSTANTIATE_TEST_SUITE_P(
     Modes, CollectionFailure,
     ::testing::Values(
-        // The toolkit's real libcupti on a machine without a driver (and the stand-in cudart).
-        FailureCase{"no_driver", {{"GPROF_CUPTI_LIB", GPROF_REAL_CUPTI}}, "no CUDA driver"},
+        // The toolkit's real libcupti on a machine without a driver (and the stand-in cudart,
+        // told not to load its driver, which the real libcupti would find and call).
+        FailureCase{"no_driver",
+                    {{"GPROF_CUPTI_LIB", GPROF_REAL_CUPTI}, {"CUDASIM_LOAD_DRIVER", "0"}},
+                    "no CUDA driver"},
         FailureCase{"cupti_missing",
                     {{"GPROF_CUPTI_LIB", "/nonexistent/cuda/lib64/libcupti.so.13"}},
                     "no libcupti was found"},

@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -35,8 +36,10 @@ class StandInRun : public ::testing::Test {
 class CuptiVersions : public StandInRun, public ::testing::WithParamInterface<const char*> {};
 
 // launch_loop 100 (examples/cuda/launch_loop.cu), read off its source: cudaMalloc of one int,
-// cudaMemset(counter, 0, sizeof(int)), 100 launches of tiny_kernel<<<1, 32>>>, one
-// cudaMemcpy(&host, counter, sizeof(int), DeviceToHost) into a stack int (pageable memory).
+// cudaMemset(counter, 0, sizeof(int)), 100 launches of tiny_kernel<<<1, 32>>>,
+// cudaDeviceSynchronize, one cudaMemcpy(&host, counter, sizeof(int), DeviceToHost) into a stack
+// int (pageable memory), cudaFree(counter). The synchronization and memory records are the kinds
+// whose structs CUDA 12.4-12.7 write shorter (Synchronization 40 bytes, Memory3 120).
 void ExpectLaunchLoop100(const Profile& p) {
   EXPECT_EQ(p.info.gpu_status, "collected");
   ASSERT_EQ(p.kernels.size(), 100u);
@@ -67,6 +70,20 @@ void ExpectLaunchLoop100(const Profile& p) {
   EXPECT_EQ(p.memcpys[0].src_kind, MemKind::kDevice);
   EXPECT_EQ(p.memcpys[0].dst_kind, MemKind::kPageable);
   EXPECT_EQ(p.memcpys[0].is_async, 0);
+  // cudaDeviceSynchronize: one context synchronization (CUPTI's SYNCHRONIZATION kind).
+  size_t context_syncs = 0;
+  for (const Sync& sync : p.syncs) context_syncs += sync.kind == SyncKind::kContextSynchronize;
+  EXPECT_EQ(context_syncs, 1u);
+  // cudaMalloc and cudaFree of the 4-byte counter: an allocation, then its release, same address.
+  ASSERT_EQ(p.memory_ops.size(), 2u);
+  EXPECT_EQ(p.memory_ops[0].op, MemoryOpKind::kAlloc);
+  EXPECT_EQ(p.memory_ops[1].op, MemoryOpKind::kFree);
+  EXPECT_EQ(p.memory_ops[0].bytes, 4u);
+  EXPECT_EQ(p.memory_ops[1].bytes, 4u);
+  EXPECT_EQ(p.memory_ops[0].address, p.memory_ops[1].address);
+  EXPECT_NE(p.memory_ops[0].address, 0u);
+  EXPECT_EQ(p.memory_ops[0].mem_kind, MemKind::kDevice);
+  EXPECT_LT(p.memory_ops[0].ts_ns, p.memory_ops[1].ts_ns);
   // The stand-in's device (tests/cudasim/cudart/device.cpp): an H200 with 132 SMs.
   ASSERT_EQ(p.devices.size(), 1u);
   EXPECT_EQ(p.strings.Get(p.devices[0].name), "NVIDIA H200 (cudasim stand-in)");
@@ -90,33 +107,45 @@ INSTANTIATE_TEST_SUITE_P(Cuda13, CuptiVersions,
                          ::testing::Values("130000", "130101", "130202", "130500"),
                          [](const auto& info) { return std::string("v") + info.param; });
 
-// The CUDA 12 stand-in libcupti.so.12 (tests/cudasim/CMakeLists.txt): reports 26 (CUDA 12.8),
-// writes 12.8's 208-byte Kernel9 records, has no cuptiSubscribe_v2. The same program, the same
-// expectations.
+// The CUDA 12 stand-in libcupti.so.12 (tests/cudasim/CMakeLists.txt, built with 12.8's headers):
+// no cuptiSubscribe_v2; by default it reports 26 (CUDA 12.8) and writes 12.8's 208-byte Kernel9
+// records. With CUDASIM_CUPTI_VERSION 24 (12.6) it also writes 88-byte Memcpy5 and 40-byte
+// Synchronization records, and with 22 (12.4) 120-byte Memory3 records besides
+// (tests/cudasim/cupti/record_layouts.h). The same program, the same expectations.
 std::string Cuda12Cupti() { return BinaryDir() + "/tests/cudasim/lib12/libcupti.so.12"; }
 
-TEST_F(StandInRun, Cuda12_8LibcuptiGivesEveryKernelCopyAndMemsetFieldByField) {
+class Cuda12Versions : public StandInRun, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(Cuda12Versions, LaunchLoopGivesEveryKernelCopyMemsetSyncAndAllocationFieldByField) {
   ASSERT_EQ(access(Cuda12Cupti().c_str(), F_OK), 0) << "build the cudasim target";
-  ProfiledRun run = RunProfiled({ExamplePath("launch_loop"), "100"}, StandInLibDir(),
-                                {{"GPROF_CUPTI_LIB", Cuda12Cupti()}}, "cupti_12_8");
+  std::map<std::string, std::string> env = {{"GPROF_CUPTI_LIB", Cuda12Cupti()}};
+  if (*GetParam() != '\0') env["CUDASIM_CUPTI_VERSION"] = GetParam();
+  ProfiledRun run = RunProfiled({ExamplePath("launch_loop"), "100"}, StandInLibDir(), env,
+                                std::string("cupti12_") + GetParam());
   ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
   ASSERT_TRUE(run.has_dump) << run.dump_error << "\n" << run.process.err;
   ExpectLaunchLoop100(run.profile);
   EXPECT_EQ(run.profile.info.cupti_library, Cuda12Cupti());
 }
 
-// CUDA 12.7 and older (API version 25 and below) write other structs: refused, by version.
-TEST_F(StandInRun, Cuda12_7LibcuptiIsRefusedByVersion) {
+INSTANTIATE_TEST_SUITE_P(Cuda12, Cuda12Versions, ::testing::Values("", "24", "22"),
+                         [](const auto& info) {
+                           const std::string v = info.param;
+                           return v.empty() ? std::string("v26_by_default") : "v" + v;
+                         });
+
+// CUDA 12.3 and older (API version 21 and below): headers never checked, refused by version.
+TEST_F(StandInRun, Cuda12_3LibcuptiIsRefusedByVersion) {
   ASSERT_EQ(access(Cuda12Cupti().c_str(), F_OK), 0) << "build the cudasim target";
   ProfiledRun run = RunProfiled({ExamplePath("launch_loop"), "10"}, StandInLibDir(),
                                 {{"GPROF_CUPTI_LIB", Cuda12Cupti()},
-                                 {"CUDASIM_CUPTI_VERSION", "25"}},
-                                "cupti_12_7");
+                                 {"CUDASIM_CUPTI_VERSION", "21"}},
+                                "cupti_12_3");
   ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
   ASSERT_TRUE(run.has_dump) << run.dump_error << "\n" << run.process.err;
   const std::string& status = run.profile.info.gpu_status;
-  EXPECT_NE(status.find("(CUPTI API version 25)"), std::string::npos) << status;
-  EXPECT_NE(status.find("CUDA 12 from API version 26"), std::string::npos) << status;
+  EXPECT_NE(status.find("(CUPTI API version 21)"), std::string::npos) << status;
+  EXPECT_NE(status.find("CUDA 12 from API version 22"), std::string::npos) << status;
   EXPECT_TRUE(run.profile.kernels.empty());
 }
 

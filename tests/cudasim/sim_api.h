@@ -37,6 +37,8 @@ struct CudasimKnobs {
   bool incomplete_records;         // forced flush returns running work with 0 timestamps
   bool nested_driver;              // runtime calls fire nested driver callbacks and records
   bool inject_in_first_call;       // kernel launches: injection inside the call, after its ENTER
+  bool load_driver;                // the one-time init dlopens lib-driver/libcuda.so.1 first
+  uint32_t cupti_before_driver;    // kBeforeDriverAuto / Abort / Answer (README "No CUPTI call...")
   bool symbol_name_reuse;          // symbolName storage is overwritten after each callback
   uint32_t timestamp_clock;        // kClockCupti, or kClockTsc: "another tool" set a timestamp callback
   int64_t gpu_skew_ns;             // added to GPU-side timestamps (kernel, memcpy, memset)
@@ -44,6 +46,7 @@ struct CudasimKnobs {
 
 enum : uint32_t { kCuptiBuffers = 0, kStagedBuffers = 1 };
 enum : uint32_t { kClockCupti = 0, kClockTsc = 1 };
+enum : uint32_t { kBeforeDriverAuto = 0, kBeforeDriverAbort = 1, kBeforeDriverAnswer = 2 };
 
 // Set by libcupti when it loads. Each pointer is non-null.
 struct CudasimToolHooks {

@@ -541,7 +541,7 @@ TEST_F(LauncherTest, HelpEnvListsEveryKeyAndVersionPrints) {
 
 // What a user checks before profiling on their stack: the version (CMake's project version), the
 // CUPTI it decodes (every CUDA 13 minor from API 130000, its layout checks run up to 13.5's
-// 130500; CUDA 12.8 and 12.9, API 26 to 28: config/cupti_support.h) and where libcupti is looked
+// 130500; CUDA 12.4 to 12.9, API 22 to 28: config/cupti_support.h) and where libcupti is looked
 // for, in the order collector/cupti/loader.cpp tries: the process's own, GPROF_CUPTI_LIB, the pip
 // wheels, CUDA_HOME, the build's toolkit, the linker path.
 TEST_F(LauncherTest, VersionNamesTheCuptiItDecodesAndWhereItLooksForLibcuptiInOrder) {
@@ -550,7 +550,7 @@ TEST_F(LauncherTest, VersionNamesTheCuptiItDecodesAndWhereItLooksForLibcuptiInOr
   EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "gprof-run " GPROF_TEST_VERSION);
   EXPECT_THAT(r.out, HasSubstr("libcupti.so.13, CUPTI API 130000 (13.0.0)"));
   EXPECT_THAT(r.out, HasSubstr("tested up to 130500 (13.5.0)"));
-  EXPECT_THAT(r.out, HasSubstr("libcupti.so.12, CUPTI API 26 (CUDA 12.8)"));
+  EXPECT_THAT(r.out, HasSubstr("libcupti.so.12, CUPTI API 22 (CUDA 12.4)"));
   EXPECT_THAT(r.out, HasSubstr("tested up to 28 (CUDA 12.9 Update 1)"));
   size_t at = 0;
   for (const char* where : {"already loaded", "GPROF_CUPTI_LIB", "$VIRTUAL_ENV", "~/.local",

@@ -71,9 +71,10 @@ class Service {
  public:
   // `under_gprof`: started by gprof-run --start-paused `flags`; else started plainly (for attach).
   // `nvtx_late`: the service makes no NVTX call until nvtx_file() exists.
+  // `cuda_late`: the service makes no CUDA call until cuda_file() exists.
   Service(const std::string& tag, const std::vector<std::string>& flags,
           const std::map<std::string, std::string>& env = {}, bool under_gprof = true,
-          bool nvtx_late = false) {
+          bool nvtx_late = false, bool cuda_late = false) {
     root_ = MakeTempDir(tag);
     out_ = root_ + "/out";
     xdg_ = root_ + "/xdg";
@@ -89,7 +90,8 @@ class Service {
       argv.push_back("--");
     }
     argv.insert(argv.end(), {GPROF_SERVICE_PROG, stop_, "200"});
-    if (nvtx_late) argv.push_back(nvtx_file());
+    if (nvtx_late || cuda_late) argv.push_back(nvtx_late ? nvtx_file() : "-");
+    if (cuda_late) argv.push_back(cuda_file());
     ProcessOptions o = Options();
     for (const auto& [k, v] : env) o.set_env[k] = v;
     o.timeout = std::chrono::milliseconds(120000);
@@ -147,6 +149,7 @@ class Service {
   // The service's pid once it runs (its count file is written by it; /proc tells its pid).
   long PlainPid() const { return PidWithArgument(stop_, GPROF_SERVICE_PROG); }
   std::string nvtx_file() const { return root_ + "/nvtx"; }
+  std::string cuda_file() const { return root_ + "/cuda"; }
   const std::string& out() const { return out_; }
   const std::string& xdg() const { return xdg_; }
 
@@ -573,6 +576,48 @@ TEST(Attach, NvtxThatStartsAfterTheAttachIsRecorded) {
   ASSERT_GE(reqs.size(), 10u);
   EXPECT_EQ(reqs.back() - reqs.front() + 1, static_cast<long>(reqs.size()));
   EXPECT_LE(p.kernels.size(), reqs.size() + 1);
+  ExpectServiceUntouched(svc.Stop());
+}
+
+// gprof-run attach to a process that has loaded CUDA's libraries but not started CUDA (as torch on
+// the CPU has loaded its libcupti): no call into libcupti before the process's driver starts. The
+// stand-in aborts the process on one (CUDASIM_CUPTI_BEFORE_DRIVER=abort: torch 2.15's libcupti
+// 13.2 overflows its stack in cuptiGetVersion where no driver ran), so the service surviving the
+// attach is the check. The attach says GPU work is recorded from the first CUDA call; once the
+// service starts CUDA, the driver runs gprof-run's InitializeInjection (CUDA_INJECTION64_PATH, set
+// by the attach) and a capture then holds its kernels, each with its launch. Verified on the
+// stand-in only (the real driver reads CUDA_INJECTION64_PATH at cuInit: REFERENCE.md section 1).
+TEST(Attach, BeforeTheProcessStartsCudaNoCuptiCallAndGpuWorkIsRecordedOnceItDoes) {
+  if (kOnGpu) GTEST_SKIP() << "checks the stand-in's abort on an early CUPTI call";
+  if (const std::string why = PtraceUnavailable(); !why.empty()) GTEST_SKIP() << why;
+  Service svc("attach_late_cuda", {}, {{"CUDASIM_CUPTI_BEFORE_DRIVER", "abort"}},
+              /*under_gprof=*/false, /*nvtx_late=*/false, /*cuda_late=*/true);
+  const long pid = svc.PlainPid();
+  ASSERT_GT(pid, 0) << Describe(svc.Stop());
+  const std::vector<std::string> attach = {"attach", std::to_string(pid), "--duration", "50ms",
+                                           "-o", svc.out(), "--quiet", "--no-html",
+                                           "--cupti-lib", StandInCupti()};
+  const ProcessResult first = svc.Client(attach);
+  ASSERT_EQ(first.exit_code, 0) << Describe(first) << Describe(svc.Stop());
+  EXPECT_NE(first.err.find("process " + std::to_string(pid) +
+                           ": CUDA not started yet; GPU work is recorded from the process's "
+                           "first CUDA call"),
+            std::string::npos)
+      << first.err;
+  const std::string stem = svc.out() + "/service." + std::to_string(pid);
+  EXPECT_TRUE(ReadProfile(stem + ".capture1.gpdump").kernels.empty());
+
+  std::FILE* f = std::fopen(svc.cuda_file().c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fclose(f);
+  svc.WaitForRequests(200);
+  const ProcessResult cap = svc.Client({"capture", std::to_string(pid), "--duration", "200ms",
+                                        "--quiet", "--no-html"});
+  ASSERT_EQ(cap.exit_code, 0) << Describe(cap);
+  const Profile p = ReadProfile(stem + ".capture2.gpdump");
+  EXPECT_EQ(p.info.gpu_status, "collected");
+  EXPECT_FALSE(p.kernels.empty());
+  EXPECT_EQ(p.counters.gpu_launches_without_records, 0u);
   ExpectServiceUntouched(svc.Stop());
 }
 

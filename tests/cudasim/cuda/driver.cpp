@@ -30,6 +30,16 @@ CUresult cuInit(unsigned int /*flags*/) {
   return CUDA_SUCCESS;
 }
 
+// One device once the driver is initialized; before cuInit the real driver answers
+// CUDA_ERROR_NOT_INITIALIZED (cuda.h: "This indicates that the CUDA driver has not been
+// initialized with cuInit() or that initialization has failed").
+CUresult cuDeviceGetCount(int* count) {
+  if (count == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (!cudasim_injection_started()) return CUDA_ERROR_NOT_INITIALIZED;
+  *count = 1;
+  return CUDA_SUCCESS;
+}
+
 CUresult cuDriverGetVersion(int* driverVersion) {
   if (driverVersion == nullptr) return CUDA_ERROR_INVALID_VALUE;
   *driverVersion = CUDA_VERSION;

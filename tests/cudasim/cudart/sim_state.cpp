@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <string_view>
 #include <thread>
 
@@ -35,7 +36,7 @@ const char* const kKnownKnobs[] = {
     "CUDASIM_FLUSH_PERIOD_MS", "CUDASIM_DROP_EVERY",        "CUDASIM_MAX_BUFFERS",
     "CUDASIM_CUPTI_VERSION",  "CUDASIM_CUPTI_HOLDER",      "CUDASIM_BUFFER_MODE",
     "CUDASIM_PER_THREAD_BUFFERS", "CUDASIM_INCOMPLETE_RECORDS", "CUDASIM_NESTED_DRIVER",
-    "CUDASIM_INJECT_IN_FIRST_CALL",
+    "CUDASIM_INJECT_IN_FIRST_CALL", "CUDASIM_LOAD_DRIVER", "CUDASIM_CUPTI_BEFORE_DRIVER",
     "CUDASIM_SYMBOL_NAME_REUSE", "CUDASIM_TIMESTAMP_CALLBACK", "CUDASIM_GPU_SKEW_NS",
 };
 
@@ -165,6 +166,14 @@ CudasimKnobs ParseKnobs(const KnobSource& src) {
   // its nested driver calls and its EXIT come after. 1 (the default) does that inside the call
   // (the CUDASIM_RUNTIME_CALL entry points and launches); 0 injects before the first call.
   k.inject_in_first_call = EnvBool(src, "CUDASIM_INJECT_IN_FIRST_CALL", true);
+  // The real libcudart dlopens libcuda.so.1 in its first call and runs cuInit, whose driver then
+  // runs InitializeInjection: a process that has started CUDA has the driver loaded. 0 plays a
+  // machine without a driver for a real libcupti that the test loads beside the stand-in.
+  k.load_driver = EnvBool(src, "CUDASIM_LOAD_DRIVER", true);
+  // A CUPTI call before the driver's init: "auto" aborts where CUDA_INJECTION64_PATH is set (as
+  // torch 2.15's libcupti 13.2 overflows its stack in a process with no driver), else answers.
+  k.cupti_before_driver = EnvChoice(src, "CUDASIM_CUPTI_BEFORE_DRIVER", {"auto", "abort", "answer"},
+                                    kBeforeDriverAuto);
   // Faithful default is 1 (README "Knobs"); 0 until the product stops keying its kernel-name cache
   // by the symbolName pointer (Schedule.KernelLaunchesAsSteps fails with 1).
   k.symbol_name_reuse = EnvBool(src, "CUDASIM_SYMBOL_NAME_REUSE", true);
@@ -221,6 +230,21 @@ void RunInjection() {
     return;
   }
   init();
+}
+
+// libcudart's dlopen of the driver: the stand-in's libcuda.so.1, in lib-driver/ beside the
+// folder this library was loaded from (tests/cudasim/CMakeLists.txt). Never unloaded.
+void LoadDriver() {
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<void*>(&LoadDriver), &self) == 0 || self.dli_fname == nullptr) return;
+  std::string path = self.dli_fname;
+  const size_t slash = path.rfind('/');
+  path = (slash == std::string::npos ? std::string(".") : path.substr(0, slash)) +
+         "/../lib-driver/libcuda.so.1";
+  if (dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+    std::fprintf(stderr, "cudasim: the stand-in driver %s cannot be loaded: %s\n", path.c_str(),
+                 dlerror());
+  }
 }
 
 void CreateContext() {
@@ -282,6 +306,7 @@ void EnsureInitialized() {
   if (g_init_state.load(std::memory_order_relaxed) == 2) return;
   t_in_init = true;  // runtime calls made by InitializeInjection itself must not re-enter
   (void)Knobs();
+  if (Knobs().load_driver) LoadDriver();
   g_injection_started.store(true, std::memory_order_release);
   RunInjection();
   CreateContext();

@@ -73,8 +73,8 @@ TimeFields FieldsOf(CUpti_ActivityKind kind) {
   switch (kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-      return {offsetof(CUpti_ActivityKernel10, start), offsetof(CUpti_ActivityKernel10, end),
-              offsetof(CUpti_ActivityKernel10, completed)};
+      return {offsetof(layout::HandedKernel, start), offsetof(layout::HandedKernel, end),
+              offsetof(layout::HandedKernel, completed)};
     case CUPTI_ACTIVITY_KIND_MEMCPY:
       return {offsetof(CUpti_ActivityMemcpy6, start), offsetof(CUpti_ActivityMemcpy6, end), 0};
     case CUPTI_ACTIVITY_KIND_MEMCPY2:
@@ -520,7 +520,7 @@ size_t RecordSize(CUpti_ActivityKind kind) { return PlayedRecordSize(kind, Size1
 size_t Size130(CUpti_ActivityKind kind) {
   switch (kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(CUpti_ActivityKernel10);
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return layout::kKernel10Size;
     case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
     case CUPTI_ACTIVITY_KIND_MEMCPY2: return sizeof(CUpti_ActivityMemcpyPtoP4);
     case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
@@ -533,7 +533,11 @@ size_t Size130(CUpti_ActivityKind kind) {
     case CUPTI_ACTIVITY_KIND_DEVICE: return sizeof(CUpti_ActivityDevice5);
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return sizeof(CUpti_ActivityExternalCorrelation);
     case CUPTI_ACTIVITY_KIND_MARKER: return sizeof(CUpti_ActivityMarker2);
+#if CUPTI_API_VERSION >= 130000
     case CUPTI_ACTIVITY_KIND_MARKER_DATA: return sizeof(CUpti_ActivityMarkerData2);
+#else  // CUDA 12.8's newest: MarkerData (MarkerData2 is 13.0's)
+    case CUPTI_ACTIVITY_KIND_MARKER_DATA: return sizeof(CUpti_ActivityMarkerData);
+#endif
     case CUPTI_ACTIVITY_KIND_CONTEXT: return sizeof(CUpti_ActivityContext3);
     case CUPTI_ACTIVITY_KIND_NAME: return sizeof(CUpti_ActivityName);
     default: return 0;

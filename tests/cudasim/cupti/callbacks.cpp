@@ -16,7 +16,32 @@ struct CbidName {
 };
 #include "cbid_names.inc"
 
+// libcudart plays the CUDA 13.0 runtime and reports each call by 13.0's callback id
+// (cupti_runtime_cbid.h of 13.0: __cudaLaunchKernel_v13000 = 505, __cudaLaunchKernel_ptsz_v13000
+// = 506; layout_check.cpp checks both). libcupti.so.12 plays a CUDA 12 runtime, which has no such
+// ids: its <<<>>> launches are cudaLaunchKernel (the nvcc 12 stub calls it), and calls that CUDA
+// 12 cannot trace (ids at or past its CUPTI_*_TRACE_CBID_SIZE) reach no subscriber. The id the
+// subscriber sees; 0 (INVALID) for none.
+constexpr CUpti_CallbackId kCuda13LaunchKernel = 505, kCuda13LaunchKernelPtsz = 506;
+CUpti_CallbackId PlayedCbid(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+#if CUPTI_API_VERSION < 130000
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    if (cbid == kCuda13LaunchKernel) return CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+    if (cbid == kCuda13LaunchKernelPtsz) return CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000;
+    return cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE ? cbid : 0;
+  }
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API) return cbid < CUPTI_DRIVER_TRACE_CBID_SIZE ? cbid : 0;
+#else
+  static_assert(CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000 == kCuda13LaunchKernel &&
+                CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000 == kCuda13LaunchKernelPtsz);
+  (void)domain;
+#endif
+  return cbid;
+}
+
 bool CallbackEnabled(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  cbid = PlayedCbid(domain, cbid);
+  if (cbid == 0) return false;
   CuptiState& c = Cupti();
   return !LibraryDestroyed() && domain > 0 && domain < kMaxDomain && cbid < static_cast<CUpti_CallbackId>(kMaxCbid) &&
          c.enabled[domain][cbid].load(std::memory_order_relaxed) &&
@@ -26,9 +51,20 @@ bool CallbackEnabled(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
 void Callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* cbdata) {
   CuptiState& c = Cupti();
   CUpti_CallbackFunc fn = c.callback.load(std::memory_order_acquire);
-  if (fn == nullptr) return;
-  CountCallback(domain, cbid);  // callback_report.cpp (CUDASIM_CALLBACK_REPORT)
-  fn(c.userdata.load(std::memory_order_relaxed), domain, cbid, cbdata);
+  const CUpti_CallbackId played = PlayedCbid(domain, cbid);
+  if (fn == nullptr || played == 0) return;
+  CountCallback(domain, played);  // callback_report.cpp (CUDASIM_CALLBACK_REPORT)
+  if (played != cbid && domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    // The CUDA 12 runtime's name for the call, as its id says (the subscriber may write through
+    // the copy's pointers, as through the original's).
+    CUpti_CallbackData renamed = *static_cast<const CUpti_CallbackData*>(cbdata);
+    renamed.functionName = played == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000
+                               ? "cudaLaunchKernel"
+                               : "cudaLaunchKernel_ptsz";
+    fn(c.userdata.load(std::memory_order_relaxed), domain, played, &renamed);
+    return;
+  }
+  fn(c.userdata.load(std::memory_order_relaxed), domain, played, cbdata);
 }
 
 bool KindEnabledHook(CUpti_ActivityKind kind) {
@@ -66,11 +102,14 @@ CuptiState& Cupti() {
 void RequireDriver(const char* caller) {
   // Without an injection library the process plays a machine with a driver, where a program that
   // links CUPTI itself may call it first (CUPTI then initializes the driver): api_test does.
+  // CUDASIM_CUPTI_BEFORE_DRIVER=abort plays that libcupti in a process a tool attaches to.
   static const bool injected = [] {
     const char* path = std::getenv("CUDA_INJECTION64_PATH");
     return path != nullptr && *path != '\0';
   }();
-  if (!injected || cudasim_injection_started()) return;
+  const uint32_t mode = cudasim_knobs()->cupti_before_driver;
+  const bool fatal = mode == kBeforeDriverAbort || (mode == kBeforeDriverAuto && injected);
+  if (!fatal || cudasim_injection_started()) return;
   std::fprintf(stderr,
                "cudasim: %s was called before the CUDA driver ran InitializeInjection: a real "
                "libcupti (13.2) overflows its stack here (tests/cudasim/README.md); aborting\n",
@@ -94,18 +133,13 @@ using namespace gprof::cudasim;
 
 extern "C" {
 
-CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
-                              void* userdata, CUpti_SubscriberParams* params) {
-  EnsureHooks();
+// cuptiSubscribe_v2's work; `name` and the old subscriber's name buffer come from its params
+// (CUDA 13.0+; CUDA 12's cuptiSubscribe has neither).
+static CUptiResult Subscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
+                             void* userdata, const char* name, char* old_name, size_t old_size) {
   if (subscriber == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
   CuptiState& c = Cupti();
   const char* holder = cudasim_knobs()->cupti_holder;
-  char* old_name = nullptr;
-  size_t old_size = 0;
-  if (params != nullptr && params->structSize >= CUpti_SubscriberParams_STRUCT_SIZE) {
-    old_name = params->oldSubscriberName;
-    old_size = params->oldSubscriberSize;
-  }
   std::lock_guard<std::mutex> lock(c.sub_mu);
   if (holder != nullptr) {
     CopyName(old_name, old_size, holder);
@@ -116,8 +150,6 @@ CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle* subscriber, CUpti_Callback
     return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
   }
   c.subscribed = true;
-  const char* name = params != nullptr && params->structSize >= CUpti_SubscriberParams_STRUCT_SIZE
-                         ? params->subscriberName : nullptr;
   c.subscriber_name = name != nullptr ? std::string("CUPTI for ") + name : "CUPTI";
   for (auto& domain : c.enabled) {
     for (auto& e : domain) e.store(false, std::memory_order_relaxed);
@@ -128,10 +160,21 @@ CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle* subscriber, CUpti_Callback
   return CUPTI_SUCCESS;
 }
 
+#if CUPTI_API_VERSION >= 130000  // libcupti.so.13 only: the 12.8 headers have no SubscriberParams
+CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
+                              void* userdata, CUpti_SubscriberParams* params) {
+  EnsureHooks();
+  const bool sized = params != nullptr && params->structSize >= CUpti_SubscriberParams_STRUCT_SIZE;
+  return Subscribe(subscriber, callback, userdata, sized ? params->subscriberName : nullptr,
+                   sized ? params->oldSubscriberName : nullptr,
+                   sized ? params->oldSubscriberSize : 0);
+}
+#endif
+
 CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
                            void* userdata) {
   EnsureHooks();
-  return cuptiSubscribe_v2(subscriber, callback, userdata, nullptr);
+  return Subscribe(subscriber, callback, userdata, nullptr, nullptr, 0);
 }
 
 CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber) {

@@ -11,15 +11,20 @@ namespace {
 
 using namespace layout;
 
-constexpr RecordLayouts k130{"13.0", sizeof(CUpti_ActivityKernel10), sizeof(CUpti_ActivityMemcpy6),
-                             sizeof(CUpti_ActivityMemset4), sizeof(CUpti_ActivityDevice5)};
-constexpr RecordLayouts k131{"13.1", kKernel11Size, sizeof(CUpti_ActivityMemcpy6),
-                             sizeof(CUpti_ActivityMemset4), sizeof(CUpti_ActivityDevice5)};
-constexpr RecordLayouts k132{"13.2", kKernel11Size, sizeof(CUpti_ActivityMemcpy6),
-                             sizeof(CUpti_ActivityMemset4), kDevice6Size};
-constexpr RecordLayouts k135{"13.5", kKernel13Size, kMemcpy7Size, kMemset5Size, kDevice6Size};
-constexpr RecordLayouts k128{"12.8", kKernel9Size, sizeof(CUpti_ActivityMemcpy6),
-                             sizeof(CUpti_ActivityMemset4), sizeof(CUpti_ActivityDevice5)};
+// The 13.0 sizes, from the toolkit's headers where libcupti.so.13 is built (layout_check.cpp checks
+// them against the 12.8 headers libcupti.so.12 is built with).
+constexpr size_t kMemcpy6 = 96, kMemset4 = 88, kDevice5 = 184, kMemory4 = 128, kSync2 = 56;
+constexpr RecordLayouts k130{"13.0", kKernel10Size, kMemcpy6, kMemset4, kDevice5, kMemory4, kSync2};
+constexpr RecordLayouts k131{"13.1", kKernel11Size, kMemcpy6, kMemset4, kDevice5, kMemory4, kSync2};
+constexpr RecordLayouts k132{"13.2", kKernel11Size, kMemcpy6, kMemset4, kDevice6Size, kMemory4,
+                             kSync2};
+constexpr RecordLayouts k135{"13.5", kKernel13Size, kMemcpy7Size, kMemset5Size, kDevice6Size,
+                             kMemory4, kSync2};
+constexpr RecordLayouts k128{"12.8", kKernel9Size, kMemcpy6, kMemset4, kDevice5, kMemory4, kSync2};
+constexpr RecordLayouts k126{"12.6", kKernel9Size, kMemcpy5Size, kMemset4, kDevice5, kMemory4,
+                             kSync1Size};
+constexpr RecordLayouts k124{"12.4", kKernel9Size, kMemcpy5Size, kMemset4, kDevice5, kMemory3Size,
+                             kSync1Size};
 
 template <typename T>
 void Put(uint8_t* bytes, size_t offset, T value) {
@@ -32,7 +37,9 @@ const RecordLayouts& LayoutsFor(uint32_t v) {
   if (v >= 130500 && v < 140000) return k135;
   if (v >= 130200 && v < 140000) return k132;
   if (v >= 130100 && v < 140000) return k131;
-  if (v >= 26 && v < 10000) return k128;  // CUDA 12.8 (26) and 12.9 (28)
+  if (v >= 26 && v < 10000) return k128;  // CUDA 12.8 (26) and 12.9 (27, 28)
+  if (v >= 24 && v < 26) return k126;     // CUDA 12.6 (24; 25 has no header to read)
+  if (v > 0 && v < 24) return k124;     // CUDA 12.4 (22), 12.5 (23); older for the number only
   return k130;  // 13.0, and other versions (played for their number only)
 }
 
@@ -54,6 +61,8 @@ size_t PlayedRecordSize(CUpti_ActivityKind kind, size_t base) {
     case CUPTI_ACTIVITY_KIND_MEMCPY: return l.memcpy;
     case CUPTI_ACTIVITY_KIND_MEMSET: return l.memset;
     case CUPTI_ACTIVITY_KIND_DEVICE: return l.device;
+    case CUPTI_ACTIVITY_KIND_MEMORY2: return l.memory;
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return l.sync;
     default: return base;
   }
 }
@@ -73,8 +82,8 @@ size_t WidenToPlayedLayout(uint8_t* bytes, size_t size, size_t capacity) {
       if (grown >= kKernel13Size) {
         uint32_t graph_id = 0;
         uint64_t graph_node_id = 0;
-        std::memcpy(&graph_id, bytes + offsetof(CUpti_ActivityKernel10, graphId), sizeof(graph_id));
-        std::memcpy(&graph_node_id, bytes + offsetof(CUpti_ActivityKernel10, graphNodeId),
+        std::memcpy(&graph_id, bytes + offsetof(HandedKernel, graphId), sizeof(graph_id));
+        std::memcpy(&graph_node_id, bytes + offsetof(HandedKernel, graphNodeId),
                     sizeof(graph_node_id));
         Put<uint32_t>(bytes, kKernel13ExecutionModel, kExecutionModelSimt);
         // cupti_activity.h (13.5): the graph and node a cloned graph's node came from; a kernel

@@ -7,14 +7,17 @@
 // layout_check.cpp checks them against those headers (13.2, 13.5) when scripts/fetch-cupti-headers
 // fetched them. Test-only.
 //
-//   version        kernel              memcpy            memset            device
-//   13.0 (1300xx)  Kernel10 216        Memcpy6  96       Memset4  88       Device5 184
-//   13.1 (1301xx)  Kernel11 224        Memcpy6  96       Memset4  88       Device5 184
-//   13.2 (1302xx+) Kernel11 224        Memcpy6  96       Memset4  88       Device6 192
-//   13.5 (1305xx+) Kernel13 248        Memcpy7 112       Memset5 104       Device6 192
-//   12.8 (26, 28)  Kernel9  208        Memcpy6  96       Memset4  88       Device5 184
-// (12.x: the libcupti.so.12 stand-in, built from the same sources with CUDASIM_CUPTI_MAJOR=12;
-// 12.8's Kernel9 is 13.0's Kernel10 less its last 8 bytes, so the record is cut, not grown.)
+//   version        kernel        memcpy        memset        device        memory        sync
+//   13.0 (1300xx)  Kernel10 216  Memcpy6  96   Memset4  88   Device5 184   Memory4 128   Sync2 56
+//   13.1 (1301xx)  Kernel11 224  Memcpy6  96   Memset4  88   Device5 184   Memory4 128   Sync2 56
+//   13.2 (1302xx+) Kernel11 224  Memcpy6  96   Memset4  88   Device6 192   Memory4 128   Sync2 56
+//   13.5 (1305xx+) Kernel13 248  Memcpy7 112   Memset5 104   Device6 192   Memory4 128   Sync2 56
+//   12.8 (26, 28)  Kernel9  208  Memcpy6  96   Memset4  88   Device5 184   Memory4 128   Sync2 56
+//   12.6 (24, 25)  Kernel9  208  Memcpy5  88   Memset4  88   Device5 184   Memory4 128   Sync  40
+//   12.4 (22, 23)  Kernel9  208  Memcpy5  88   Memset4  88   Device5 184   Memory3 120   Sync  40
+// (12.x: the libcupti.so.12 stand-in, built from the same sources against PyPI's 12.8 headers
+// with CUDASIM_CUPTI_MAJOR=12. Each 12.x struct is its 13.0 successor less its last bytes, so the
+// record is cut, not grown. 12.3 and older are played with 12.4's layouts, for their number only.)
 // (13.3 and 13.4 are played with 13.2's layouts: their headers are not modelled.)
 #pragma once
 
@@ -26,8 +29,24 @@
 namespace gprof::cudasim {
 
 namespace layout {
-// 12.8 / 12.9 cupti_activity.h, CUpti_ActivityKernel9.
+// The kernel record libcudart hands over is CUDA 13.0's Kernel10 (libcudart is built with the
+// toolkit's 13.0 headers). libcupti.so.12 is built with 12.8's headers, which have no Kernel10:
+// there it reads the record through Kernel9, whose fields sit at Kernel10's offsets within its
+// first 208 bytes (layout_check.cpp).
+#if CUPTI_API_VERSION >= 130000
+using HandedKernel = CUpti_ActivityKernel10;
+#else
+using HandedKernel = CUpti_ActivityKernel9;
+#endif
+constexpr size_t kKernel10Size = 216;
+// 12.4 to 12.9 cupti_activity.h, CUpti_ActivityKernel9.
 constexpr size_t kKernel9Size = 208;
+// 12.4 to 12.6 cupti_activity.h: CUpti_ActivityMemcpy5 (Memcpy6 less its last 8 bytes),
+// CUpti_ActivitySynchronization (Synchronization2 less its last 16), and in 12.4/12.5
+// CUpti_ActivityMemory3 (Memory4 less its last 8).
+constexpr size_t kMemcpy5Size = 88;
+constexpr size_t kSync1Size = 40;
+constexpr size_t kMemory3Size = 120;
 // 13.1 / 13.2 cupti_activity.h, CUpti_ActivityKernel11: Kernel10 + int32 priority + padding.
 constexpr size_t kKernel11Size = 224;
 constexpr size_t kKernel11Priority = 216;
@@ -56,8 +75,8 @@ constexpr uint32_t kDeviceTpcs = 66;
 
 // Record sizes of the version played. Immutable once the knobs are read.
 struct RecordLayouts {
-  const char* name;  // "12.8", "13.0", "13.1", "13.2", "13.5"
-  size_t kernel, memcpy, memset, device;
+  const char* name;  // "12.4", "12.6", "12.8", "13.0", "13.1", "13.2", "13.5"
+  size_t kernel, memcpy, memset, device, memory, sync;
 };
 const RecordLayouts& LayoutsFor(uint32_t cupti_version);
 // The version played: CUDASIM_CUPTI_VERSION (cudasim_knobs()->cupti_version); unset, the
