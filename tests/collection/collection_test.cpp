@@ -167,11 +167,13 @@ TEST_F(Collection, MultistreamAndMultithreadStayLinked) {
 // time far above GPU time); a large one keeps the GPU busy for about as long as the CPU waits for
 // it. Measured over the ProfilerStep ranges (the training loop). The verdict comes from the
 // stand-in's virtual timeline (tests/cudasim/README.md: launch call 4 us of host time, a 64x64
-// matmul kernel ~1.7 us, a 4096 one ~0.84 ms), so this shows that the collector carries those
+// matmul kernel ~1.7 us, a 4096 one 33.6 ms with the knob below), so this shows that the collector carries those
 // times through to the profile, not that real hardware behaves so; the real-GPU twin is
 // GpuCollection.MatmulSmallIsCpuBoundLargeIsGpuBound. Scheduling noise on a busy machine only
-// ever adds host time (a late wake-up from cudaDeviceSynchronize), so the large run keeps its
-// best of 3 tries.
+// ever adds host time (a late wake-up from cudaDeviceSynchronize, by up to a time slice), so the
+// large run keeps its best of 3 tries and its kernels cost 2,000 ps a thread (33.6 ms each, not
+// the default's 0.84 ms, against which 2 loaded cores' late wake-ups took the ratio to 0.41 under
+// scripts/stress-verdicts): wake-ups would have to be 30 ms late on average to bring it to 0.5.
 TEST_F(Collection, MatmulSmallIsCpuBoundLargeIsGpuBoundOnStandInCostModel) {
   auto ratio = [](const ProfiledRun& run) {
     return static_cast<double>(KernelNs(run.profile)) / static_cast<double>(StepNs(run.profile));
@@ -184,7 +186,8 @@ TEST_F(Collection, MatmulSmallIsCpuBoundLargeIsGpuBoundOnStandInCostModel) {
   double large_ratio = 0;
   for (int attempt = 0; attempt < 3 && large_ratio <= 0.5; ++attempt) {
     ProfiledRun large = RunProfiled({ExamplePath("matmul_bias"), "4096"}, StandIn(),
-                                    WithStandInCupti(), "mm4096");
+                                    WithStandInCupti({{"CUDASIM_KERNEL_PS_PER_THREAD", "2000"}}),
+                                    "mm4096");
     ASSERT_TRUE(large.has_dump) << large.dump_error;
     ASSERT_GT(StepNs(large.profile), 0u);
     large_ratio = std::max(large_ratio, ratio(large));

@@ -410,7 +410,9 @@ TEST(MainJob, ForeignOrCorruptTorchMemoryIsNamedAndTheDumpStillRenders) {
 #ifdef GPROF_HAVE_STANDIN
 // The articles' workflow: schedule(wait=1, warmup=1, active=3), then read the table's footers. On
 // the stand-in the verdict comes from its cost model (tests/cudasim/README.md: a launch call
-// takes 4 us of host time, a 64x64 matmul kernel ~1.7 us, a 4096 one ~0.84 ms), so this shows
+// takes 4 us of host time, a 64x64 matmul kernel ~1.7 us, a 4096 one 33.6 ms with 2,000 ps a
+// thread: at the default 50 ps, 0.84 ms, late wake-ups from the syncs on 2 loaded cores took the
+// GPU to a fifth of the CPU time under scripts/stress-verdicts), so this shows
 // that the launcher's table carries those times through, not that real hardware behaves so. The
 // real-GPU twin is GpuCollection.MatmulTableOverheadBoundAtSmallComputeBoundAtLarge (label gpu).
 TEST(MainJob, MatmulOverheadBoundAtSmallSizeComputeBoundAtLargeOnStandInCostModel) {
@@ -419,7 +421,8 @@ TEST(MainJob, MatmulOverheadBoundAtSmallSizeComputeBoundAtLargeOnStandInCostMode
   for (int i = 0; i < 2; ++i) {
     const LauncherRun r = Profile({"--wait", "1", "--warmup", "1", "--active", "3", "--repeat",
                                    "1", "--", BinaryDir() + "/bin/matmul_bias", sizes[i], "6"},
-                                  std::string("matmul") + sizes[i], /*standin=*/true);
+                                  std::string("matmul") + sizes[i], /*standin=*/true,
+                                  {{"CUDASIM_KERNEL_PS_PER_THREAD", i == 0 ? "50" : "2000"}});
     ASSERT_EQ(r.process.exit_code, 0) << r.process.err;
     std::string table;
     for (const std::string& f : ListDir(r.dir)) {
@@ -439,7 +442,8 @@ TEST(MainJob, MatmulOverheadBoundAtSmallSizeComputeBoundAtLargeOnStandInCostMode
   EXPECT_GT(cpu[0], 3 * gpu[0]) << "64: CPU time far above GPU time (overhead-bound)";
   // 4096: the GPU dominates: its time dwarfs the host's launch cost and is comparable to all CPU
   // time (most of which is cudaDeviceSynchronize waiting for it; the stand-in's wake-up from
-  // that wait is late on a loaded machine, hence the loose bound).
+  // that wait is late on a loaded machine, by up to a time slice: a quarter, against 33.6 ms
+  // kernels, allows 100 ms of lateness per kernel).
   EXPECT_GT(gpu[1], 10 * launch_cpu[1]);
   EXPECT_GT(gpu[1], 0.25 * cpu[1]) << "4096: GPU time comparable to CPU time (compute-bound)";
   EXPECT_LT(gpu[0], launch_cpu[0]) << "64: kernels take less time than launching them";

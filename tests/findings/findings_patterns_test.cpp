@@ -68,33 +68,39 @@ void ExpectAbsent(const PatternRun& r, std::initializer_list<const char*> ids) {
   for (const char* id : ids) EXPECT_EQ(Find(r, id), nullptr) << id << " in\n" << r.findings.dump(2);
 }
 
-// 5 steps of two 20 ms kernels and a device sync: the GPU is busy but for the seams between
-// steps (tens of us on the stand-in; a few ms when the machine is loaded, of 40 ms steps). The
-// busy time in the window is exactly 10 x 20 ms: each step syncs, so its kernels are inside it.
-TEST(FindingsPatterns, LongKernelsAreComputeBoundNeverOverheadBound) {
-  const PatternRun r = Profile("compute", {{"CUDASIM_KERNEL_NS", "spin_kernel=20000000"}});
+// 5 steps of two 100 ms kernels and a device sync: the GPU is busy but for the seams between
+// steps (tens of us on the stand-in). The busy time in the window is exactly 10 x 100 ms: each
+// step syncs, so its kernels are inside it. The seams grow with a late wake-up from the sync (the
+// host thread preempted when the GPU finishes idles the GPU until it runs again, as on real
+// hardware): 20 ms kernels lost compute_bound to one of 17 ms under scripts/stress-verdicts; 200 ms
+// steps stay at 80 % busy or more through wake-ups of up to 50 ms late in every step.
+TEST(FindingsPatterns, LongKernelsAreComputeBoundThroughWakeUpsUpTo50msLatePerStep) {
+  const PatternRun r = Profile("compute", {{"CUDASIM_KERNEL_NS", "spin_kernel=100000000"}});
   const Json* f = Find(r, "compute_bound");
   ASSERT_NE(f, nullptr) << r.findings.dump(2);
   EXPECT_EQ(Ev(*f, "kernels"), 10);
   EXPECT_GE(Ev(*f, "gpu_busy_pct"), 80.0);
-  EXPECT_EQ(Ev(*f, "gpu_busy_us"), 10 * 20'000.0);
+  EXPECT_EQ(Ev(*f, "gpu_busy_us"), 10 * 100'000.0);
   ExpectAbsent(r, {"overhead_bound", "short_kernels", "kernel_spread", "cold_start",
                    "heavy_kernel", "gemm_bias_copy", "pageable_memcpy", "serialized_copy"});
 }
 
 // The seeds' matmul + bias (examples/cuda/matmul_bias.cu) on the stand-in: at 64, with the
 // default knobs, two 1.7 us kernels per step against 4 us launch calls and a sync, the GPU busy
-// about a quarter of the window (23-24 % here). 200 steps, not 10: the host share excludes time
-// blocked in syncs, and one sync preempted for 180 us made 10 steps (a 337 us window) 58 %
-// blocked and so neither verdict (CI, 2 loaded cores); 200 steps (about 7 ms) stay overhead-bound
-// through a preemption of up to about 6 ms. At 4096 each kernel takes 33.6 ms (16.7 M
-// threads x 2,000 ps + 1.5 us) and the GPU is busy nearly all of it. Exactly one verdict each, never the
-// other.
+// about a quarter of the window (23-24 % here). 2,000 steps (about 70 ms idle, longer loaded):
+// the host share excludes time blocked in syncs, and a thread preempted inside one is blocked
+// for the whole time slice; on 2 cores kept busy by other processes one such stall took 8 ms of
+// a 200-step (11 ms) window, 73 % of it idle, and the run was neither verdict
+// (scripts/stress-verdicts). Preemptions land inside recorded calls and inside syncs in
+// proportion to the time spent in each, so over 2,000 steps they leave both shares where they
+// were; a single stall of up to about 30 ms still leaves the host share over half. At 4096 each
+// kernel takes 33.6 ms (16.7 M threads x 2,000 ps + 1.5 us) and the GPU is busy nearly all of
+// it. Exactly one verdict each, never the other.
 TEST(FindingsPatterns, SeedsMatmulIsOverheadBoundAt64AndComputeBoundAt4096) {
-  const PatternRun small = Profile("matmul64", {}, {}, {GPROF_MATMUL_BIAS, "64", "200"});
+  const PatternRun small = Profile("matmul64", {}, {}, {GPROF_MATMUL_BIAS, "64", "2000"});
   const Json* f = Find(small, "overhead_bound");
   ASSERT_NE(f, nullptr) << small.findings.dump(2);
-  EXPECT_EQ(Ev(*f, "kernels"), 400);
+  EXPECT_EQ(Ev(*f, "kernels"), 4000);
   EXPECT_LT(Ev(*f, "gpu_busy_pct"), 25.0);
   ExpectAbsent(small, {"compute_bound"});
   // At 4096 the kernel cost knob is 40x the default (2,000 ps per thread: 33.6 ms kernels): the
@@ -110,25 +116,28 @@ TEST(FindingsPatterns, SeedsMatmulIsOverheadBoundAt64AndComputeBoundAt4096) {
   ExpectAbsent(large, {"overhead_bound"});
 }
 
-// 20 steps of 2 ms host work and two 2 us kernels, no sync: the GPU is busy 40 x 2 = 80 us
-// (the kernels never overlap) of a window of at least 20 x 2 ms (0.2 %: high). Without a sync,
-// the last step may end before its second kernel does: busy is 78..80 us in the window. Steps of
-// 2 ms, not less: a loaded machine's millisecond-long preemption must not turn into a cold start
-// or a host-busy share under 90 % (it did, 1 run in 10, with 200 us steps).
+// 100 steps of 2 ms host work and two 2 us kernels, no sync: the GPU is busy 200 x 2 = 400 us
+// (the kernels never overlap) of a window of at least 100 x 2 ms (0.2 %: high). Without a sync,
+// the last step may end before its second kernel does: busy is 398..400 us in the window. Steps
+// of 2 ms, not less: a loaded machine's millisecond-long preemption must not turn into a cold
+// start (it did, 1 run in 10, with 200 us steps). 100 steps, not 20: a time slice lost outside the
+// host_work ranges (between a range and the next launch) is unrecorded, and one of 6 ms took a
+// 20-step window's host share to 85.6 % under scripts/stress-verdicts; over 200 ms the busy loops
+// keep it at 90 % or more unless 20 ms are lost that way.
 TEST(FindingsPatterns, HostWorkWithTinyKernelsIsOverheadBoundNeverComputeBound) {
   const PatternRun r = Profile("overhead", {{"CUDASIM_KERNEL_NS", "tiny_kernel=2000"}});
   const Json* f = Find(r, "overhead_bound");
   ASSERT_NE(f, nullptr) << r.findings.dump(2);
   EXPECT_EQ(f->at("severity"), "high");
-  EXPECT_EQ(Ev(*f, "kernels"), 40);
-  EXPECT_GE(Ev(*f, "gpu_busy_us"), 78.0);
-  EXPECT_LE(Ev(*f, "gpu_busy_us"), 80.0);
-  EXPECT_GE(Ev(*f, "window_us"), 20 * 2000.0);
+  EXPECT_EQ(Ev(*f, "kernels"), 200);
+  EXPECT_GE(Ev(*f, "gpu_busy_us"), 398.0);
+  EXPECT_LE(Ev(*f, "gpu_busy_us"), 400.0);
+  EXPECT_GE(Ev(*f, "window_us"), 100 * 2000.0);
   EXPECT_GE(Ev(*f, "host_busy_pct"), 90.0);  // the busy loops fill it, in host_work ranges
   // Not cold_start: on a machine loaded by other tests step 0 can really be a millisecond slower
   // (preempted), and then the finding is right (seen twice under ctest -j2 with builds running).
-  ExpectAbsent(r, {"compute_bound", "sync", "short_kernels", "heavy_kernel", "pageable_memcpy",
-                   "serialized_copy"});
+  // short_kernels may be named too, rightly: 200 kernels of 2 us, each launched by a 4 us call.
+  ExpectAbsent(r, {"compute_bound", "sync", "heavy_kernel", "pageable_memcpy", "serialized_copy"});
 }
 
 // A 2 ms sleep in load_batch before each 1 ms kernel: the GPU waits about 2 ms in step 0 and

@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
       EXAMPLE_CHECK(cudaDeviceSynchronize());
     }
   } else if (mode == "overhead") {  // 2 ms of host work per step, two tiny kernels, no sync
-    for (int s = 0; s < 20; ++s) {
+    for (int s = 0; s < 100; ++s) {
       Step step(s);
       {
         Range r("host_work");

@@ -54,19 +54,19 @@ constexpr const char* kMatmul = "matmul_kernel(float const*, float const*, float
 constexpr const char* kBias = "bias_add_kernel(float*, float const*, int)";
 
 // 64: each kernel runs 4096 threads (4 x 4 blocks of 16 x 16; 16 blocks of 256):
-// 1500 + 4096 x 50 / 1000 = 1704 ns, 200 of each (340.800 us). The GPU idles between them
-// (findings_patterns_test: busy about a quarter of the window, and why 200 steps): overhead-bound. Memory: x, w, y
+// 1500 + 4096 x 50 / 1000 = 1704 ns, 2,000 of each (3,408.000 us). The GPU idles between them
+// (findings_patterns_test: busy about a quarter of the window, and why 2,000 steps): overhead-bound. Memory: x, w, y
 // of 64 x 64 floats and b of 64: 3 x 16384 + 256 = 49,408 B = 48.25 KiB at the peak, 4
 // cudaMalloc and 4 cudaFree.
 TEST(HtmlPages, MatmulAt64IsOverheadBound) {
-  const std::string page = Page("m64", {GPROF_MATMUL_BIAS, "64", "200"});
+  const std::string page = Page("m64", {GPROF_MATMUL_BIAS, "64", "2000"});
   EXPECT_THAT(page, HasSubstr("<b>Overhead-bound</b>: GPU 0 is busy "));
-  EXPECT_THAT(page, HasSubstr("<b>200 steps</b>"));
-  EXPECT_THAT(page, HasSubstr("400 kernels"));
+  EXPECT_THAT(page, HasSubstr("<b>2000 steps</b>"));
+  EXPECT_THAT(page, HasSubstr("4000 kernels"));
   EXPECT_THAT(page, HasSubstr("<code>overhead_bound</code>"));
   EXPECT_THAT(page, Not(HasSubstr("<code>compute_bound</code>")));
   for (const char* k : {kMatmul, kBias}) {
-    EXPECT_THAT(page, HasSubstr(Row(k, {"200", "340.800us", "1.704us", "1.704us", "1.704us",
+    EXPECT_THAT(page, HasSubstr(Row(k, {"2,000", "3.408ms", "1.704us", "1.704us", "1.704us",
                                         "1.704us"})));
   }
   EXPECT_THAT(page, HasSubstr("8 memory operations"));
