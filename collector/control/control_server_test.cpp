@@ -28,7 +28,7 @@ namespace {
 std::mutex g_mu;
 std::vector<WindowSpan> g_saved;
 
-std::string SaveWindow(const WindowSpan& span, Profile*) noexcept {
+std::string SaveWindow(const WindowSpan& span, Profile*, bool*) noexcept {
   std::lock_guard<std::mutex> lock(g_mu);
   g_saved.push_back(span);
   return "/saved/capture" + std::to_string(span.cycle + 1);
