@@ -368,6 +368,46 @@ TEST(Schedule, SigtermInsideACuptiLockWritesTheLastWindowWithinTenSeconds) {
   EXPECT_LT(LaunchCalls(p), 3000u);
 }
 
+// The same signal on a busy GPU (5 ms kernels launched back to back, as in
+// BusyGpuWindowsGetEveryKernelFinished): the completed windows are still held for their GPU
+// records when it comes, and are written with the current one. Records before the signal: one
+// DEVICE, MEMORY2, MEMSET and a few OVERHEAD, then one kernel per launch (activity stays on: the
+// wait step precedes a collecting one), so about 446 launches are made; step N ends at the Nth
+// tiny launch (steps 0..), so windows 1-100, 102-201, 203-302 and 304-403 are complete, with 100
+// launch calls each, and the fifth, from step 405, is cut short by the signal.
+TEST(Schedule, SigtermInsideACuptiLockOnABusyGpuWritesTheHeldWindowsWithinTenSeconds) {
+  const std::string out = MakeTempDir("signal_in_cupti_busy");
+  std::map<std::string, std::string> env = {{"CUDASIM_KERNEL_NS", "tiny=5000000"},
+                                            {"CUDASIM_LAUNCH_API_NS", "0"},
+                                            {"GPROF_STEP", "kernel:tiny"},
+                                            {"GPROF_SCHEDULE", "wait=1,warmup=0,active=100"},
+                                            {"GPROF_CUPTI_LIB", StandInLibDir() + "/libcupti.so.13"},
+                                            {"CUDASIM_SIGNAL_IN_CUPTI", "15:450"}};
+  ProcessOptions o = ProfiledOptions(out, StandInLibDir(), env);
+  o.timeout = std::chrono::milliseconds(10000);
+  const ProcessResult r = RunProcess({ExamplePath("launch_loop"), "1000"}, o);
+  EXPECT_FALSE(r.timed_out) << r.err;
+  EXPECT_TRUE(r.signaled && r.term_signal == SIGTERM) << r.exit_code << " " << r.err;
+  std::vector<Profile> windows;
+  for (const std::string& name : ListDir(out)) {
+    if (name.size() < 7 || name.substr(name.size() - 7) != ".gpdump") continue;
+    std::string error;
+    ASSERT_TRUE(ReadDump(out + "/" + name, &windows.emplace_back(), &error)) << error;
+  }
+  std::sort(windows.begin(), windows.end(),
+            [](const Profile& a, const Profile& b) { return a.info.cycle < b.info.cycle; });
+  ASSERT_EQ(windows.size(), 5u) << r.err;
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(windows[i].info.first_step, 1 + 101 * i);
+    EXPECT_FALSE(windows[i].info.partial_window);
+    EXPECT_EQ(LaunchCalls(windows[i]), 100u);
+  }
+  EXPECT_EQ(windows[4].info.first_step, 405u);
+  EXPECT_TRUE(windows[4].info.partial_window);
+  EXPECT_GE(LaunchCalls(windows[4]), 1u);
+  EXPECT_LE(LaunchCalls(windows[4]), 45u);
+}
+
 TEST(Schedule, SigtermInsideACuptiLockWritesTheWholeRunWithinTenSeconds) {
   const std::string out = MakeTempDir("signal_in_cupti_whole");
   const ProcessResult r = RunSignalledInsideCupti(out, {});
