@@ -1,13 +1,14 @@
 // A long-running CUDA "service" for on-demand capture (gprof-run --start-paused, then
 // gprof-run capture; docs/ATTACH.md): it serves requests until told to stop, each request an
-// NVTX range "request#N" around one kernel launch and a stream synchronize, and counts them
-// itself so a capture can be checked against its own numbers.
+// NVTX range "request#N" around one kernel launch and (by default) a stream synchronize, and
+// counts them itself so a capture can be checked against its own numbers.
 // Usage: service [--sync-every N] STOP_FILE [REQUEST_US [NVTX_FILE]]
 //   Serves until STOP_FILE exists (checked between requests), sleeping REQUEST_US (default 200)
 //   after each request. With NVTX_FILE, makes no NVTX call until that file exists (a library
 //   whose NVTX starts after `gprof-run attach`). --sync-every N: synchronizes after every Nth
-//   request only (default 1), so with long kernels the GPU runs behind the host (a busy GPU). Writes "requests=N" to STOP_FILE.count after every 100 requests and at
-//   the end, and prints "service: requests=N kernels=N" and GPROF_EXAMPLE_DONE service.
+//   request only (default 1), so with long kernels the GPU runs behind the host (a busy GPU).
+//   Writes "requests=N" to STOP_FILE.count after every 100 requests and at the end, and prints
+//   "service: requests=N kernels=N" and GPROF_EXAMPLE_DONE service.
 #include <nvtx3/nvToolsExt.h>
 #include <unistd.h>
 

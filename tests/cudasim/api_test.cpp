@@ -736,7 +736,7 @@ TEST_F(SharedBufferByDefault, TheKnobMakesTheSharedBufferTheDefault) {
   EXPECT_EQ(g_completed_buffers.size(), 1u);
 }
 
-// ---- CUDASIM_SIGNAL_IN_CUPTI ---------------------------------------------------------------------
+// ---- CUDASIM_SIGNAL_IN_CUPTI -------------------------------------------------------------------
 
 std::atomic<bool> g_signal_handler_ran{false};
 std::atomic<bool> g_other_thread_answered{false};

@@ -377,12 +377,13 @@ TEST(Schedule, SigtermInsideACuptiLockWritesTheLastWindowWithinTenSeconds) {
 // launch calls each, and the fifth, from step 405, is cut short by the signal.
 TEST(Schedule, SigtermInsideACuptiLockOnABusyGpuWritesTheHeldWindowsWithinTenSeconds) {
   const std::string out = MakeTempDir("signal_in_cupti_busy");
-  std::map<std::string, std::string> env = {{"CUDASIM_KERNEL_NS", "tiny=5000000"},
-                                            {"CUDASIM_LAUNCH_API_NS", "0"},
-                                            {"GPROF_STEP", "kernel:tiny"},
-                                            {"GPROF_SCHEDULE", "wait=1,warmup=0,active=100"},
-                                            {"GPROF_CUPTI_LIB", StandInLibDir() + "/libcupti.so.13"},
-                                            {"CUDASIM_SIGNAL_IN_CUPTI", "15:450"}};
+  const std::map<std::string, std::string> env = {
+      {"CUDASIM_KERNEL_NS", "tiny=5000000"},
+      {"CUDASIM_LAUNCH_API_NS", "0"},
+      {"GPROF_STEP", "kernel:tiny"},
+      {"GPROF_SCHEDULE", "wait=1,warmup=0,active=100"},
+      {"GPROF_CUPTI_LIB", StandInLibDir() + "/libcupti.so.13"},
+      {"CUDASIM_SIGNAL_IN_CUPTI", std::to_string(SIGTERM) + ":450"}};
   ProcessOptions o = ProfiledOptions(out, StandInLibDir(), env);
   o.timeout = std::chrono::milliseconds(10000);
   const ProcessResult r = RunProcess({ExamplePath("launch_loop"), "1000"}, o);
