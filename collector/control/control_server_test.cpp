@@ -123,11 +123,13 @@ TEST(ControlServer, ConcurrentClientsAndACaptureOfTheWindowThread) {
   for (int i = 0; i < 5000 && SavedCount() < 2; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  ASSERT_EQ(SavedCount(), 2u);
+  EXPECT_EQ(SavedCount(), 2u);
   const auto third = Ask(sock, "capture\tduration_ns=20000000\n");
-  ASSERT_EQ(third.size(), 2u);
-  EXPECT_EQ(third[0].Get("capture"), "3");
-  EXPECT_EQ(third[1].Get("path"), "/saved/capture3");
+  EXPECT_EQ(third.size(), 2u);  // no ASSERT before the join: `holder` must be joined
+  if (third.size() == 2) {
+    EXPECT_EQ(third[0].Get("capture"), "3");
+    EXPECT_EQ(third[1].Get("path"), "/saved/capture3");
+  }
   NotifyWindowSaved(1, "/saved/capture2", false);  // the held dump is written
   holder.join();
   ASSERT_EQ(held.size(), 2u);
