@@ -36,7 +36,8 @@ bool DrainGpuForExit(Profile* profile);
 // signal, one deadline for them all. When it passes, the dumps are written with their host data
 // and GPU collection is abandoned (AbandonGpuCollection: nothing calls CUPTI again; the helper is
 // left inside CUPTI). The window thread and the spill thread, which may be inside CUPTI too, are
-// waited for until the same deadline (SignalWaitLeftMs).
+// waited for until the same deadline (at least 100 ms); one that does not stop holds flush_mutex,
+// so the dumps written before it are what is kept.
 inline constexpr int kSignalGpuTryMs = 2000;
 // DrainGpu (with our kinds first switched off when `stop_activity`), bounded after a signal as
 // above; false when GPU collection is (or now becomes) abandoned. Callers hold flush_mutex.
