@@ -101,9 +101,7 @@ void Send(int fd, const Message& m) {
 }
 
 Message Error(const std::string& text) {
-  Message m;
-  m.verb = "error";
-  m.fields["message"] = text;
+  Message m{"error", {{"message", text}}};
   return m;
 }
 
@@ -149,6 +147,9 @@ bool ParseCount(const std::string& text, uint64_t* out) {
 // Handles one request; true when the client stays open to wait for a save.
 bool Handle(Server* s, Client* c, const Message& req) {
   const ControlStatus st = GetControlStatus();
+  // A capture the window thread has cut is over, even while its dump waits for GPU records
+  // (its client still waits for the save): the next one may start.
+  if (s->open_capture >= 0 && s->open_capture < st.windows_saved) s->open_capture = -1;
   Message ok;
   ok.verb = "ok";
   if (!st.running) {

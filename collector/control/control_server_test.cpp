@@ -1,6 +1,7 @@
 // The control server in-process, with the real window thread and a window writer of the test's
 // own: many clients at once (status from several threads while a capture waits), a capture's
-// reply naming the window the writer saved, and a stop that answers the waiting client. Runs in
+// reply naming the window the writer saved, a capture held for its GPU records, and a stop that
+// answers the waiting client. Runs in
 // collector_test, so scripts/sanitize runs it under TSan too. One test: windows and the server
 // are process-wide and start once.
 #include "collector/control/control_server.h"
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -27,11 +29,18 @@ namespace {
 
 std::mutex g_mu;
 std::vector<WindowSpan> g_saved;
+std::atomic<bool> g_hold_next{false};  // the next window waits for its GPU records
 
-std::string SaveWindow(const WindowSpan& span, Profile*) noexcept {
+std::string SaveWindow(const WindowSpan& span, Profile*, bool* held) noexcept {
   std::lock_guard<std::mutex> lock(g_mu);
   g_saved.push_back(span);
+  *held = g_hold_next.exchange(false);  // then written later: NotifyWindowSaved
   return "/saved/capture" + std::to_string(span.cycle + 1);
+}
+
+size_t SavedCount() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return g_saved.size();
 }
 
 // One request; every reply line the server sends before it closes.
@@ -106,11 +115,32 @@ TEST(ControlServer, ConcurrentClientsAndACaptureOfTheWindowThread) {
     ASSERT_EQ(g_saved.size(), 1u);
     EXPECT_EQ(g_saved[0].end_ns - g_saved[0].start_ns, 20'000'000u);
   }
+  // A capture held for its GPU records (window_gpu.h): its client waits for the written dump,
+  // and meanwhile the next capture may start, since the held one is over.
+  g_hold_next = true;
+  std::vector<control::Message> held;
+  std::thread holder([&] { held = Ask(sock, "capture\tduration_ns=20000000\n"); });
+  for (int i = 0; i < 5000 && SavedCount() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(SavedCount(), 2u);
+  const auto third = Ask(sock, "capture\tduration_ns=20000000\n");
+  EXPECT_EQ(third.size(), 2u);  // no ASSERT before the join: `holder` must be joined
+  if (third.size() == 2) {
+    EXPECT_EQ(third[0].Get("capture"), "3");
+    EXPECT_EQ(third[1].Get("path"), "/saved/capture3");
+  }
+  NotifyWindowSaved(1, "/saved/capture2", false);  // the held dump is written
+  holder.join();
+  ASSERT_EQ(held.size(), 2u);
+  EXPECT_EQ(held[0].Get("capture"), "2");
+  EXPECT_EQ(held[1].verb, "saved");
+  EXPECT_EQ(held[1].Get("path"), "/saved/capture2");
   // An open-ended capture, then a client waiting on its pause while the program exits: the exit
   // saves it as partial and the waiting client gets the save.
   const auto resumed = Ask(sock, "resume\n");
   ASSERT_EQ(resumed.size(), 1u);
-  EXPECT_EQ(resumed[0].Get("capture"), "2");
+  EXPECT_EQ(resumed[0].Get("capture"), "4");
   const auto busy = Ask(sock, "capture\tsteps=3\n");
   ASSERT_EQ(busy.size(), 1u);
   EXPECT_EQ(busy[0].verb, "error");
@@ -118,7 +148,7 @@ TEST(ControlServer, ConcurrentClientsAndACaptureOfTheWindowThread) {
   std::thread pauser([&] { paused = Ask(sock, "pause\n"); });
   pauser.join();
   ASSERT_EQ(paused.size(), 2u);
-  EXPECT_EQ(paused[1].Get("path"), "/saved/capture2");
+  EXPECT_EQ(paused[1].Get("path"), "/saved/capture4");
   FinishWindows(NowNs());
   StopControlServer();
   EXPECT_FALSE(fs::exists(sock));

@@ -42,6 +42,11 @@ GpuStartResult StartGpuCollection(const Config& config, bool late = false);
 // launch configs, counters). API-call records are host records (thread_buffer.h), not moved here.
 void DrainGpu(Profile* profile, bool forced);
 
+// Adds the names of the CUDA API calls seen so far (Profile::api_names) from the session's own
+// tables, with no CUPTI call. DrainGpu adds them too; a dump's host data gets them first, so that
+// one written without CUPTI (after a signal, lifecycle/flush.h) still names its calls. Cold.
+void AddGpuApiNames(Profile* profile);
+
 // Bytes of CUPTI records decoded and waiting for the next drain (the completed buffers' sizes).
 // The spill thread drains when they pass its bound. Cold; takes the parser's lock.
 uint64_t PendingGpuBytes();
@@ -81,6 +86,11 @@ void SetGpuCollectionEnabled(bool enabled);
 // between windows so CUPTI costs nothing there. Cold (window thread); calls into CUPTI. Records
 // already in buffers are kept. On at start.
 void SetGpuActivityEnabled(bool enabled);
+
+// After a signal, when CUPTI did not answer the exit flush's bounded try (lifecycle/flush.h):
+// from then on DrainGpu, SetGpuActivityEnabled and StopGpuCollection return without calling
+// CUPTI (a drain still inside CUPTI is left there). Cold; one atomic store.
+void AbandonGpuCollection();
 
 // Ends the session: activity kinds off, a forced flush of its own, the parser joined once it has
 // decoded every buffer, then unsubscribes (no cuptiFinalize: session.cpp says why). Records

@@ -322,7 +322,14 @@ GpuStartResult StartGpuCollection(const Config& config, bool late) {
   }
 }
 
+namespace {
+std::atomic<bool> g_abandoned{false};  // AbandonGpuCollection
+}  // namespace
+
+void AbandonGpuCollection() { g_abandoned.store(true, std::memory_order_release); }
+
 void DrainGpu(Profile* profile, bool forced) {
+  if (g_abandoned.load(std::memory_order_acquire)) return;
   try {
     session::Drain(profile, forced);
   } catch (...) {
@@ -331,7 +338,7 @@ void DrainGpu(Profile* profile, bool forced) {
 }
 
 void SetGpuActivityEnabled(bool enabled) {
-  if (!Ready()) return;  // see g_ready
+  if (!Ready() || g_abandoned.load(std::memory_order_acquire)) return;  // see g_ready
   Session* s = g_session;
   if (s == nullptr || s->stopped || s->pid != getpid()) return;
   std::lock_guard<std::mutex> kinds(s->kinds_mu);
@@ -355,6 +362,7 @@ bool CallMakesGpuWork(const ApiCall& c) {
 }
 
 void StopGpuCollection() {
+  if (g_abandoned.load(std::memory_order_acquire)) return;
   try {
     session::Stop();
   } catch (...) {

@@ -136,6 +136,12 @@ void Drain(Profile* profile, bool forced) {
 
 namespace gprof::collector {
 
+void AddGpuApiNames(Profile* profile) {
+  if (!session::Ready()) return;
+  session::Session* s = session::g_session;
+  if (s != nullptr && s->pid == getpid()) session::AddApiNames(s, profile);
+}
+
 uint64_t PendingGpuBytes() {
   if (!session::Ready()) return 0;
   session::Session* s = session::g_session;

@@ -37,20 +37,28 @@ namespace {
 std::atomic<int> g_flush_state{kFlushNone};  // read by the signal handler: must be lock-free
 static_assert(std::atomic<int>::is_always_lock_free);
 std::atomic<bool> g_signal_flush{false};
+std::atomic<int64_t> g_signal_deadline_ns{0};  // steady clock; written before g_signal_flush
 std::atomic<bool> g_gpu_abandoned{false};
 
 bool GpuStarted() {
   return g_gpu_state.load(std::memory_order_acquire) == kGpuStarted && !g_gpu_abandoned.load();
 }
 
+int64_t SteadyNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 // Builds the profile of what was recorded since the last reset. Caller holds flush_mutex.
 void BuildProfile(Runtime& rt, Profile* profile, uint64_t end_ns) {
   profile->info = rt.info;
   profile->info.end_ns = end_ns;
-  BuildHostProfile(profile, end_ns);
+  BuildHostProfile(profile, end_ns);  // host data first: no CUPTI call before it is built
   MarkLaunchCalls(profile, &HandedOverAt);
   if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) {
     SetGpuInfo(rt.gpu, &profile->info);
+    AddGpuApiNames(profile);  // the calls' names, should CUPTI not answer
     DrainGpuForExit(profile);  // exit: what finishes within a second, then whatever CUPTI has
     CheckGpuAgainstCalls(profile);
   } else if (!rt.config.cuda) {
@@ -58,18 +66,8 @@ void BuildProfile(Runtime& rt, Profile* profile, uint64_t end_ns) {
   }
 }
 
-}  // namespace
-
-void NoteSignalFlush() { g_signal_flush.store(true, std::memory_order_release); }
-
-bool GpuAbandoned() { return g_gpu_abandoned.load(std::memory_order_acquire); }
-
-bool DrainGpuForExit(Profile* profile) {
-  if (!g_signal_flush.load(std::memory_order_acquire)) {
-    SetGpuActivityEnabled(false);
-    DrainGpuAtExit(profile);  // window_gpu.h: the default flush polled, then one forced
-    return true;
-  }
+// One CUPTI drain on a helper thread, waited for until the signal's deadline (flush.h).
+bool TryCuptiUntilDeadline(Profile* profile, bool forced, bool stop_activity) {
   struct Try {
     Profile gpu;
     std::mutex mu;
@@ -79,9 +77,9 @@ bool DrainGpuForExit(Profile* profile) {
   auto* job = new Try;  // freed by whoever finishes last: leaked when the helper never returns
   std::thread helper;
   try {
-    helper = std::thread([job] {
-      SetGpuActivityEnabled(false);
-      DrainGpu(&job->gpu, /*forced=*/true);
+    helper = std::thread([job, forced, stop_activity] {
+      if (stop_activity) SetGpuActivityEnabled(false);
+      DrainGpu(&job->gpu, forced);
       std::lock_guard<std::mutex> lock(job->mu);
       job->done = true;
       job->cv.notify_all();
@@ -93,12 +91,13 @@ bool DrainGpuForExit(Profile* profile) {
   bool done = false;
   {
     std::unique_lock<std::mutex> lock(job->mu);
-    done = job->cv.wait_for(lock, std::chrono::milliseconds(kSignalGpuTryMs),
+    done = job->cv.wait_for(lock, std::chrono::milliseconds(SignalWaitLeftMs()),
                             [&] { return job->done; });
   }
   if (!done) {
     helper.detach();  // still inside CUPTI; the process is about to die of the signal
     g_gpu_abandoned.store(true, std::memory_order_release);
+    AbandonGpuCollection();
     log::Warn("CUPTI did not answer within " + std::to_string(kSignalGpuTryMs / 1000) +
               " s of the signal (a lock held by the interrupted thread?): the profile is written "
               "with its host data and without the GPU records not yet drained");
@@ -107,6 +106,42 @@ bool DrainGpuForExit(Profile* profile) {
   helper.join();
   MoveGpuRecords(&job->gpu, profile);
   delete job;
+  return true;
+}
+
+}  // namespace
+
+void NoteSignalFlush() {
+  g_signal_deadline_ns.store(SteadyNs() + int64_t{kSignalGpuTryMs} * 1'000'000,
+                             std::memory_order_relaxed);
+  g_signal_flush.store(true, std::memory_order_release);
+}
+
+bool InSignalFlush() { return g_signal_flush.load(std::memory_order_acquire); }
+
+
+int SignalWaitLeftMs() {
+  if (!InSignalFlush()) return -1;
+  const int64_t left = g_signal_deadline_ns.load(std::memory_order_relaxed) - SteadyNs();
+  return left <= 0 ? 0 : static_cast<int>(left / 1'000'000);
+}
+
+bool GpuAbandoned() { return g_gpu_abandoned.load(std::memory_order_acquire); }
+
+bool DrainGpuBounded(Profile* profile, bool forced, bool stop_activity) {
+  if (GpuAbandoned()) return false;
+  if (!InSignalFlush()) {
+    if (stop_activity) SetGpuActivityEnabled(false);
+    DrainGpu(profile, forced);
+    return true;
+  }
+  return TryCuptiUntilDeadline(profile, forced, stop_activity);
+}
+
+bool DrainGpuForExit(Profile* profile) {
+  if (InSignalFlush()) return DrainGpuBounded(profile, /*forced=*/true, /*stop_activity=*/true);
+  SetGpuActivityEnabled(false);
+  DrainGpuAtExit(profile);  // window_gpu.h: the default flush polled, then one forced
   return true;
 }
 
@@ -171,15 +206,26 @@ bool WriteProfile(const Profile& profile, const std::string& path) {
   return true;
 }
 
+// How long the exit flush waits for the window or spill thread: unbounded, or after a signal
+// until its deadline (at least 100 ms: a thread that is merely asleep needs a moment to wake).
+int ThreadWaitMs() {
+  const int left = SignalWaitLeftMs();
+  return left < 0 ? -1 : std::max(left, 100);
+}
+
 void FlushNow() {
   Runtime& rt = *g_rt;
+  // After a signal the window and spill threads are waited for only until the signal's deadline:
+  // one stuck inside CUPTI holds flush_mutex too, so nothing more can be written (flush.h).
   if (g_windows_active) {
     // Saves a partly recorded window; takes flush_mutex itself (through WriteWindow). Then the
     // control server (--start-paused) tells the clients still waiting what was saved.
-    FinishWindows(NowNs());
+    const bool finished = FinishWindows(NowNs(), ThreadWaitMs());
     StopControlServer();
+    if (!finished) return;
   }
-  StopSpillThread();  // a segment it is writing ends first (it takes flush_mutex)
+  // A segment it is writing ends first (it takes flush_mutex).
+  if (!StopSpillThread(ThreadWaitMs())) return;
   std::lock_guard<std::mutex> lock(rt.flush_mutex);
   SetHostCollectionEnabled(false);
   if (g_windows_active) {
@@ -203,7 +249,7 @@ int FlushState() { return g_flush_state.load(std::memory_order_acquire); }
 
 int CallerTid() { return static_cast<int>(::syscall(SYS_gettid)); }
 
-std::string WriteWindow(const WindowSpan& span, Profile* gpu_pending) noexcept {
+std::string WriteWindow(const WindowSpan& span, Profile* gpu_pending, bool* held) noexcept {
   try {
     if (!IsInitProcess()) return {};
     Runtime& rt = *g_rt;
@@ -215,6 +261,7 @@ std::string WriteWindow(const WindowSpan& span, Profile* gpu_pending) noexcept {
     const bool gpu = g_gpu_state.load(std::memory_order_acquire) == kGpuStarted;
     if (gpu) {
       SetGpuInfo(rt.gpu, &profile.info);
+      AddGpuApiNames(&profile);  // host data first: the calls' names, should CUPTI not answer
       CollectWindowGpu(&profile, gpu_pending);  // window_gpu.h: never a forced flush mid-run
     }
     CutWindow(&profile, span.start_ns, span.end_ns, gpu_pending);
@@ -239,10 +286,10 @@ std::string WriteWindow(const WindowSpan& span, Profile* gpu_pending) noexcept {
       return WriteProfile(profile, path) ? path : std::string();
     }
     // Written now, or held until its late GPU records arrive (the path is the one it gets).
-    return SaveOrHoldWindow(std::move(profile), path, /*may_hold=*/!control, gpu_pending,
-                            &WriteProfile)
-               ? path
-               : std::string();
+    const WindowSave saved =
+        SaveOrHoldWindow(std::move(profile), path, control, gpu_pending, &WriteProfile);
+    *held = saved == WindowSave::kHeld;
+    return saved == WindowSave::kFailed ? std::string() : path;
   } catch (const std::exception& e) {
     log::Error(std::string("writing a window profile failed: ") + e.what());
     return {};

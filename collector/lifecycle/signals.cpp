@@ -57,7 +57,7 @@ void* FlushThreadMain(void*) {
     if (n < 0 && errno == EINTR) continue;
     return nullptr;
   }
-  NoteSignalFlush();  // the exit flush gives CUPTI only a bounded try (flush.h DrainGpuForExit)
+  NoteSignalFlush();  // the exit flush gives CUPTI only a bounded try (flush.h DrainGpuBounded)
   FlushAtExit();
   const char done = 1;
   (void)!::write(g_done_fds[1], &done, 1);

@@ -38,6 +38,7 @@ struct Spill {
   std::mutex mu;  // guards `stop` for the condition variable
   std::condition_variable cv;
   bool stop = false;
+  std::atomic<bool> exited{false};  // ThreadMain has returned (or is about to)
   std::thread thread;
 };
 
@@ -66,6 +67,7 @@ void WriteSegment(Spill* s, bool last, uint64_t end_ns) {
   MarkLaunchCalls(&run, &HandedOverAt);
   if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) {
     SetGpuInfo(rt.gpu, &run.info);
+    AddGpuApiNames(&run);  // host data first: the calls' names, should CUPTI not answer
     // Mid-run: only buffers whose records are all complete. The last polls, then forces
     // (DrainGpuForExit).
     if (last) {
@@ -110,6 +112,10 @@ bool SegmentDue(const Spill& s, uint64_t now) {
 }
 
 void ThreadMain(Spill* s) {
+  struct MarkExited {
+    Spill* s;
+    ~MarkExited() { s->exited.store(true, std::memory_order_release); }
+  } mark{s};
   try {
     for (;;) {
       {
@@ -157,15 +163,27 @@ bool StartSpill(Runtime& rt) {
 
 bool SpillActive() { return g_spill.load(std::memory_order_acquire) != nullptr; }
 
-void StopSpillThread() {
+bool StopSpillThread(int wait_ms) {
   Spill* s = g_spill.load(std::memory_order_acquire);
-  if (s == nullptr) return;
+  if (s == nullptr) return true;
   {
     std::lock_guard<std::mutex> lock(s->mu);
     s->stop = true;
   }
   s->cv.notify_all();
-  if (s->thread.joinable() && s->thread.get_id() != std::this_thread::get_id()) s->thread.join();
+  if (!s->thread.joinable() || s->thread.get_id() == std::this_thread::get_id()) return true;
+  for (int i = 0; wait_ms >= 0 && !s->exited.load(std::memory_order_acquire); ++i) {
+    if (i >= wait_ms) {
+      s->thread.detach();  // inside a segment's drain, holding flush_mutex
+      log::Warn("the segment writer did not stop within " + std::to_string(wait_ms) +
+                " ms of the signal (waiting inside CUPTI?): the profile keeps the segments "
+                "written so far");
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  s->thread.join();
+  return true;
 }
 
 void FinishSpill(uint64_t end_ns) {

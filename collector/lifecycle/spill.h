@@ -29,8 +29,10 @@ bool StartSpill(Runtime& rt);
 // True once StartSpill started the thread: the exit flush must then end with FinishSpill.
 bool SpillActive();
 // Exit flush, step 1, without flush_mutex: stops the spill thread and waits for a segment it is
-// writing. No-op without one.
-void StopSpillThread();
+// writing. No-op without one. `wait_ms` >= 0 (after a signal): waits that long at most, since a
+// segment's drain may wait on a CUPTI lock the signalled thread holds; false when the thread did
+// not stop in time (it holds flush_mutex: the segments already written are what is kept).
+bool StopSpillThread(int wait_ms = -1);
 // Exit flush, step 2, with flush_mutex held and host collection off: writes the last segment
 // (ending at `end_ns`) and publishes the dump.
 void FinishSpill(uint64_t end_ns);

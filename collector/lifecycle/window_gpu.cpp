@@ -23,6 +23,7 @@ struct HeldWindow {
   std::string path;
   std::unordered_set<uint32_t> calls;    // every call id of the window
   std::unordered_set<uint32_t> waiting;  // awaited ids still without a record
+  std::chrono::steady_clock::time_point write_by;  // control captures: written by then at most
 };
 
 std::deque<HeldWindow> g_held;  // flush_mutex held; oldest first
@@ -40,7 +41,10 @@ void EraseArrived(const Profile& p, std::unordered_set<uint32_t>* waiting) {
 
 void WriteFinished(HeldWindow& h) {
   CheckGpuAgainstCalls(&h.profile);
-  if (g_write != nullptr) g_write(h.profile, h.path);
+  const bool ok = g_write != nullptr && g_write(h.profile, h.path);
+  // Its client (a control capture's) hears of it now: the window thread left it untold.
+  NotifyWindowSaved(h.profile.info.cycle, ok ? h.path : std::string(),
+                    h.profile.info.partial_window);
 }
 
 // Moves the late records in `gpu_pending` into the held windows; writes those now complete
@@ -49,8 +53,9 @@ void Distribute(Profile* gpu_pending, bool all) {
   for (HeldWindow& h : g_held) {
     for (uint32_t id : MoveGpuRecordsOf(h.calls, gpu_pending, &h.profile)) h.waiting.erase(id);
   }
+  const auto now = std::chrono::steady_clock::now();
   while (!g_held.empty() && (all || g_held.front().waiting.empty() ||
-                             g_held.size() > kMaxHeldWindows)) {
+                             g_held.size() > kMaxHeldWindows || now >= g_held.front().write_by)) {
     HeldWindow& h = g_held.front();
     if (!h.waiting.empty()) {
       log::Info(std::to_string(h.waiting.size()) + " GPU calls of " + h.path +
@@ -105,42 +110,52 @@ void DrainGpuAtExit(Profile* p) {
 }
 
 void CollectWindowGpu(Profile* window, Profile* gpu_pending) {
-  DrainGpu(gpu_pending, /*forced=*/false);
+  DrainGpuBounded(gpu_pending, /*forced=*/false);
   Distribute(gpu_pending, /*all=*/false);
   MoveGpuRecords(gpu_pending, window);
 }
 
-bool SaveOrHoldWindow(Profile&& window, const std::string& path, bool may_hold,
-                      Profile* gpu_pending, WindowFileWriter write) {
+WindowSave SaveOrHoldWindow(Profile&& window, const std::string& path, bool control,
+                            Profile* gpu_pending, WindowFileWriter write) {
   g_write = write;
-  HeldWindow h{std::move(window), path, {}, {}};
+  const auto now = std::chrono::steady_clock::now();
+  HeldWindow h{std::move(window), path, {}, {},
+               control ? now + kControlHoldMax : std::chrono::steady_clock::time_point::max()};
   h.waiting = AwaitedGpuCalls(h.profile, 0, UINT64_MAX);  // the profile is cut already
   for (const ApiCall& c : h.profile.api_calls) h.calls.insert(c.correlation_id);
-  // Short wait: a GPU that has nearly caught up gets the window written at once.
-  const auto deadline = std::chrono::steady_clock::now() + kWindowGpuWait;
+  // Short wait: a GPU that has nearly caught up gets the window written at once. After a signal
+  // the exit's one bounded drain (HeldWindowsTick) serves every window instead.
+  const auto deadline = InSignalFlush() ? now : now + kWindowGpuWait;
   while (!h.waiting.empty() && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    DrainGpu(gpu_pending, /*forced=*/false);
+    DrainGpuBounded(gpu_pending, /*forced=*/false);
     Distribute(gpu_pending, /*all=*/false);
     for (uint32_t id : MoveGpuRecordsOf(h.calls, gpu_pending, &h.profile)) h.waiting.erase(id);
   }
-  if (h.waiting.empty() || !may_hold) {
+  if (h.waiting.empty()) {
     CheckGpuAgainstCalls(&h.profile);
-    return write(h.profile, path);
+    return write(h.profile, path) ? WindowSave::kWritten : WindowSave::kFailed;
   }
   g_held.push_back(std::move(h));
   g_held_count.store(g_held.size(), std::memory_order_release);
   SetHeldWindowsHook(&HeldWindowsTick);
-  if (FlushState() > 0) return true;  // exit: FinishWindows calls HeldWindowsTick(exiting)
+  if (FlushState() > 0) return WindowSave::kHeld;  // exit: FinishWindows calls the exiting tick
   Distribute(gpu_pending, /*all=*/false);  // over kMaxHeldWindows: the oldest is written
-  return true;
+  return WindowSave::kHeld;
 }
 
 void HeldWindowsTick(Profile* gpu_pending, bool exiting) noexcept {
   try {
     if (g_held_count.load(std::memory_order_acquire) == 0) return;
     std::lock_guard<std::mutex> lock(g_rt->flush_mutex);
-    if (g_gpu_state.load(std::memory_order_acquire) != kGpuStarted) {
+    if (g_gpu_state.load(std::memory_order_acquire) != kGpuStarted || GpuAbandoned()) {
+      Distribute(gpu_pending, /*all=*/true);
+      return;
+    }
+    if (exiting && InSignalFlush()) {
+      // Host data first: every held window is written after one forced drain that CUPTI gets
+      // only until the signal's deadline (the signalled thread may hold a CUPTI lock).
+      DrainGpuBounded(gpu_pending, /*forced=*/true, /*stop_activity=*/true);
       Distribute(gpu_pending, /*all=*/true);
       return;
     }
@@ -150,7 +165,7 @@ void HeldWindowsTick(Profile* gpu_pending, bool exiting) noexcept {
     const auto now = std::chrono::steady_clock::now();
     if (exiting || now - last >= std::chrono::milliseconds(10)) {
       last = now;
-      DrainGpu(gpu_pending, /*forced=*/false);
+      DrainGpuBounded(gpu_pending, /*forced=*/false);
     }
     Distribute(gpu_pending, /*all=*/false);
     if (!exiting) return;

@@ -7,9 +7,11 @@
 // holds queued work: a window end that forces a flush loses that work. So mid-run nothing here
 // forces a flush. A window whose GPU records have not all arrived after a short wait is held
 // (its host side already cut) and its late records are carried into it, by correlation id, as
-// later drains bring them; it is written once it has them all, or at exit. At exit the default
-// flush is polled for up to kExitGpuWait (as torch.profiler synchronizes in __exit__) before one
-// forced flush takes what is left.
+// later drains bring them; it is written once it has them all, or at exit. Control captures
+// (--start-paused, attach) are held the same way, at most kControlHoldMax: their client waits for
+// the dump. At exit the default flush is polled for up to kExitGpuWait (as torch.profiler
+// synchronizes in __exit__) before one forced flush takes what is left; after a signal, one
+// bounded forced drain (flush.h DrainGpuBounded) instead.
 //
 // Calls awaited: those that put work on the GPU (CallMakesGpuWork), less those that make no
 // record of their own: launches made during a stream capture (CapturedCalls) and graph launches
@@ -34,6 +36,9 @@ namespace gprof::collector::lifecycle {
 inline constexpr auto kWindowGpuWait = std::chrono::milliseconds(10);  // before holding
 inline constexpr auto kExitGpuWait = std::chrono::seconds(1);
 inline constexpr size_t kMaxHeldWindows = 16;
+// A control capture is written by then at the latest, its missing records counted as launches
+// without records: its client (`gprof-run capture`, `pause`, `attach`) waits for it.
+inline constexpr auto kControlHoldMax = std::chrono::seconds(10);
 
 // The correlation ids of the calls of `p` starting in [start_ns, end_ns) that await a GPU record
 // (see above) and have none in `p` yet.
@@ -51,10 +56,11 @@ using WindowFileWriter = bool (*)(const Profile& profile, const std::string& pat
 void CollectWindowGpu(Profile* window, Profile* gpu_pending);
 
 // Writes the cut `window` now when it has every record it awaits (after at most kWindowGpuWait of
-// default flushes), else holds it (`may_hold`; control captures are written at once, missing
-// records counted). Returns false only when writing failed.
-bool SaveOrHoldWindow(Profile&& window, const std::string& path, bool may_hold,
-                      Profile* gpu_pending, WindowFileWriter write);
+// default flushes), else holds it (a `control` capture at most kControlHoldMax). A held window,
+// once written, is announced with NotifyWindowSaved (windows/window_thread.h).
+enum class WindowSave { kWritten, kFailed, kHeld };
+WindowSave SaveOrHoldWindow(Profile&& window, const std::string& path, bool control,
+                            Profile* gpu_pending, WindowFileWriter write);
 
 // Window thread (each wake, rate-limited) and exit (`exiting`: poll, then force, then write every
 // held window). Takes flush_mutex. Installed with SetHeldWindowsHook at the first hold.

@@ -90,6 +90,7 @@ struct Windows {
   std::atomic<uint8_t> api_class[2][1024];
   std::atomic<uint32_t> wake_seq{0};
   std::atomic<bool> stop{false};
+  std::atomic<bool> exited{false};  // the window thread has seen `stop` and returns
   std::atomic<uint64_t> lost{0};
   // Step boundaries posted so far (program threads), and the last step through which the window
   // thread has switched GPU collection on (-1: none). A boundary that begins a collecting step

@@ -92,13 +92,15 @@ void Act(Windows* w, TrackerOutput out, uint64_t ts) {
     span.starts_late = late - w->late_reported;
     w->lost_reported = lost;
     w->late_reported = late;
-    const std::string path = w->write_window(span, &w->gpu_pending);
+    bool held = false;
+    const std::string path = w->write_window(span, &w->gpu_pending, &held);
     ResetHostRecordsBefore(span.end_ns);
-    saved.push_back({span.cycle, path, span.partial});
+    if (!held) saved.push_back({span.cycle, path, span.partial});  // else told when written
   }
   if (out.discard) {
     ResetHostRecordsBefore(out.discard_before_ns);
-    DrainGpu(&w->gpu_pending, /*forced=*/false);
+    // At exit the held windows' last drain is the runtime's (bounded after a signal): none here.
+    if (!g_finished.load(std::memory_order_acquire)) DrainGpu(&w->gpu_pending, /*forced=*/false);
     TickHeldWindows(w, /*exiting=*/false);  // late records of held windows first
     Profile none;
     CutWindow(&w->gpu_pending, out.discard_before_ns, UINT64_MAX, &none);
@@ -167,7 +169,10 @@ void ThreadMain(Windows* w) {
     if (now >= w->tracker.NextDeadline()) Act(w, w->tracker.OnTime(now), now);
     UpdateGpuActivity(w);  // GPU collection may have started since the last decision
     TickHeldWindows(w, /*exiting=*/false);
-    if (w->stop.load(std::memory_order_acquire)) return;
+    if (w->stop.load(std::memory_order_acquire)) {
+      w->exited.store(true, std::memory_order_release);
+      return;
+    }
     // Sleep until woken, or until the next deadline (at most 100 ms, to notice `stop`).
     const uint64_t deadline = w->tracker.NextDeadline();
     uint64_t wait_ns = 100'000'000;
@@ -217,13 +222,22 @@ bool StartWindows(const Config& config, uint64_t start_ns, WindowWriter writer) 
   }
 }
 
-void FinishWindows(uint64_t exit_ns) noexcept {
+bool FinishWindows(uint64_t exit_ns, int wait_ms) noexcept {
   Windows* w = g_windows.load(std::memory_order_acquire);
-  if (w == nullptr || g_finished.exchange(true)) return;
+  if (w == nullptr || g_finished.exchange(true)) return true;
   try {
     w->stop.store(true, std::memory_order_release);
     w->wake_seq.fetch_add(1, std::memory_order_release);
     syscall(SYS_futex, &w->wake_seq, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+    for (int i = 0; wait_ms >= 0 && !w->exited.load(std::memory_order_acquire); ++i) {
+      if (i >= wait_ms) {
+        w->thread.detach();  // inside CUPTI (or our flush mutex): it owns the windows now
+        log::Warn("the window thread did not stop within " + std::to_string(wait_ms) +
+                  " ms of the signal (waiting inside CUPTI?): the current window is not saved");
+        return false;
+      }
+      ::usleep(1000);
+    }
     if (w->thread.joinable()) w->thread.join();
     // The window thread is gone: the tracker is ours now. Apply what is still queued.
     Event e;
@@ -243,6 +257,7 @@ void FinishWindows(uint64_t exit_ns) noexcept {
   } catch (const std::exception& e) {
     log::Error(std::string("saving the last window failed: ") + e.what());
   }
+  return true;
 }
 
 bool PostControlCapture(uint64_t duration_ns, uint32_t steps) noexcept {
@@ -264,6 +279,14 @@ ControlStatus GetControlStatus() noexcept {
 void SetWindowSavedObserver(WindowSavedObserver observer) noexcept {
   if (Windows* w = g_windows.load(std::memory_order_acquire)) {
     w->saved_observer.store(observer, std::memory_order_release);
+  }
+}
+
+void NotifyWindowSaved(uint32_t cycle, const std::string& path, bool partial) noexcept {
+  const Windows* w = g_windows.load(std::memory_order_acquire);
+  if (w == nullptr) return;
+  if (WindowSavedObserver o = w->saved_observer.load(std::memory_order_acquire)) {
+    o(cycle, path, partial);
   }
 }
 

@@ -28,9 +28,13 @@ namespace gprof::collector {
 
 // Saves one completed window: builds its profile (host records, plus GPU records drained into
 // `gpu_pending`, of which those of later windows stay there), writes it and returns the path
-// ("" on failure). The runtime passes its writer in (lifecycle/flush.h's WriteWindow): windows/
-// never includes lifecycle/. Called on the window thread, or at exit by FinishWindows.
-using WindowWriter = std::string (*)(const WindowSpan& span, Profile* gpu_pending) noexcept;
+// ("" on failure). A window whose GPU records have not all arrived is held instead (`*held`):
+// the path is the one it will get, and the writer tells the saved-window observer itself once
+// the dump is written (NotifyWindowSaved). The runtime passes its writer in (lifecycle/flush.h's
+// WriteWindow): windows/ never includes lifecycle/. Called on the window thread, or at exit by
+// FinishWindows.
+using WindowWriter = std::string (*)(const WindowSpan& span, Profile* gpu_pending,
+                                     bool* held) noexcept;
 
 // At init: when the config asks for windows, installs the step/capture detectors and starts the
 // window thread. Returns true when windows are active (the runtime then writes window dumps
@@ -38,8 +42,10 @@ using WindowWriter = std::string (*)(const WindowSpan& span, Profile* gpu_pendin
 bool StartWindows(const Config& config, uint64_t start_ns, WindowWriter writer) noexcept;
 
 // At exit (before the runtime's own flush): stops the window thread and saves a partly recorded
-// window. Idempotent.
-void FinishWindows(uint64_t exit_ns) noexcept;
+// window. Idempotent. `wait_ms` >= 0 (after a signal): the window thread is waited for that long
+// at most, since it may be inside CUPTI waiting on a lock the signalled thread holds; false when
+// it did not stop in time (nothing more is saved then, and the window state is left to it).
+bool FinishWindows(uint64_t exit_ns, int wait_ms = -1) noexcept;
 
 // Windows held until their late GPU records arrive (lifecycle/window_gpu.h) are finished by a
 // hook the runtime installs at the first hold: the window thread calls it on each wake and
@@ -68,5 +74,8 @@ ControlStatus GetControlStatus() noexcept;
 using WindowSavedObserver = void (*)(uint32_t cycle, const std::string& path,
                                      bool partial) noexcept;
 void SetWindowSavedObserver(WindowSavedObserver observer) noexcept;
+// Tells the observer of a held window's save (the writer, when the window's dump is written; any
+// thread holding the runtime's flush mutex). Cold.
+void NotifyWindowSaved(uint32_t cycle, const std::string& path, bool partial) noexcept;
 
 }  // namespace gprof::collector

@@ -1,16 +1,20 @@
 // A long-running CUDA "service" for on-demand capture (gprof-run --start-paused, then
 // gprof-run capture; docs/ATTACH.md): it serves requests until told to stop, each request an
-// NVTX range "request#N" around one kernel launch and a stream synchronize, and counts them
-// itself so a capture can be checked against its own numbers.
-// Usage: service STOP_FILE [REQUEST_US [NVTX_FILE [CUDA_FILE]]]
+// NVTX range "request#N" around one kernel launch and (by default) a stream synchronize, and
+// counts them itself so a capture can be checked against its own numbers.
+// Usage: service [--sync-every N] [--cuda-after FILE] STOP_FILE [REQUEST_US [NVTX_FILE]]
 //   Serves until STOP_FILE exists (checked between requests), sleeping REQUEST_US (default 200)
 //   after each request. With NVTX_FILE, makes no NVTX call until that file exists (a library
-//   whose NVTX starts after `gprof-run attach`; "-" for none). With CUDA_FILE, makes no CUDA call
-//   until that file exists (a process attached to before it starts CUDA). Writes "requests=N" to STOP_FILE.count after every 100 requests and at
-//   the end, and prints "service: requests=N kernels=N" and GPROF_EXAMPLE_DONE service.
+//   whose NVTX starts after `gprof-run attach`). --sync-every N: synchronizes after every Nth
+//   request only (default 1), so with long kernels the GPU runs behind the host (a busy GPU).
+//   --cuda-after FILE: makes no CUDA call until FILE (or STOP_FILE) exists (a process attached to
+//   before it starts CUDA).
+//   Writes "requests=N" to STOP_FILE.count after every 100 requests and at the end, and prints
+//   "service: requests=N kernels=N" and GPROF_EXAMPLE_DONE service.
 #include <nvtx3/nvToolsExt.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -35,17 +39,34 @@ void WriteCount(const std::string& path, long requests) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  long sync_every = 1;
+  std::string cuda_after;
+  while (argc > 2 && (std::string(argv[1]) == "--sync-every" ||
+                      std::string(argv[1]) == "--cuda-after")) {
+    if (std::string(argv[1]) == "--sync-every") {
+      sync_every = std::max(1L, std::atol(argv[2]));
+    } else {
+      cuda_after = argv[2];
+    }
+    argv[2] = argv[0];
+    argv += 2;
+    argc -= 2;
+  }
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s STOP_FILE [REQUEST_US]\n", argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s [--sync-every N] [--cuda-after FILE] STOP_FILE [REQUEST_US "
+                 "[NVTX_FILE]]\n",
+                 argv[0]);
     return 2;
   }
   const std::string stop = argv[1];
-  const int pause_us = argc > 2 ? std::atoi(argv[2]) : 200;
-  const std::string nvtx_file = argc > 3 && std::string(argv[3]) != "-" ? argv[3] : "";
-  bool nvtx = nvtx_file.empty();
-  if (argc > 4) {
-    while (access(argv[4], F_OK) != 0 && access(stop.c_str(), F_OK) != 0) usleep(1000);
+  while (!cuda_after.empty() && access(cuda_after.c_str(), F_OK) != 0 &&
+         access(stop.c_str(), F_OK) != 0) {
+    usleep(1000);
   }
+  const int pause_us = argc > 2 ? std::atoi(argv[2]) : 200;
+  const std::string nvtx_file = argc > 3 ? argv[3] : "";
+  bool nvtx = nvtx_file.empty();
   int* counter = nullptr;
   EXAMPLE_CHECK(cudaMalloc(&counter, sizeof(int)));
   EXAMPLE_CHECK(cudaMemset(counter, 0, sizeof(int)));
@@ -54,7 +75,7 @@ int main(int argc, char** argv) {
     if (!nvtx && requests % 100 == 0) nvtx = access(nvtx_file.c_str(), F_OK) == 0;
     if (nvtx) nvtxRangePushA(("request#" + std::to_string(requests)).c_str());
     serve_kernel<<<1, 32>>>(counter);
-    EXAMPLE_CHECK(cudaStreamSynchronize(0));
+    if ((requests + 1) % sync_every == 0) EXAMPLE_CHECK(cudaStreamSynchronize(0));
     if (nvtx) nvtxRangePop();
     ++requests;
     if (requests % 100 == 0) WriteCount(stop + ".count", requests);

@@ -8,6 +8,7 @@
 #include <cupti.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -268,6 +269,7 @@ CUDASIM_KNOB_FIXTURE(OtherToolsClock, "CUDASIM_TIMESTAMP_CALLBACK=tsc");
 CUDASIM_KNOB_FIXTURE(GpuClockSkew, "CUDASIM_GPU_SKEW_NS=-20000");
 CUDASIM_KNOB_FIXTURE(CuptiPatchLevel, "CUDASIM_CUPTI_VERSION=130002");
 CUDASIM_KNOB_FIXTURE(SharedBufferByDefault, "CUDASIM_PER_THREAD_BUFFERS=0");
+CUDASIM_KNOB_FIXTURE(SignalInCupti, "CUDASIM_SIGNAL_IN_CUPTI=10:1");  // SIGUSR1, first record
 
 TEST_F(StandIn, LaunchFiresRuntimeCallbackWithKernelNameAndNestedDriverCallback) {
   ASSERT_EQ(cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API), CUPTI_SUCCESS);
@@ -732,6 +734,45 @@ TEST_F(SharedBufferByDefault, TheKnobMakesTheSharedBufferTheDefault) {
   ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
   std::lock_guard<std::mutex> lock(g_mu);
   EXPECT_EQ(g_completed_buffers.size(), 1u);
+}
+
+// ---- CUDASIM_SIGNAL_IN_CUPTI -------------------------------------------------------------------
+
+std::atomic<bool> g_signal_handler_ran{false};
+std::atomic<bool> g_other_thread_answered{false};
+std::atomic<bool> g_answered_during_handler{false};
+
+void HandlerThatWaits(int) {
+  g_signal_handler_ran.store(true);
+  const timespec wait{0, 200'000'000};  // time for the other thread's CUPTI call, were it free
+  nanosleep(&wait, nullptr);
+  g_answered_during_handler.store(g_other_thread_answered.load());
+}
+
+// The signal is raised on the thread that writes the first record (the launch's kernel record),
+// while it holds the activity lock: another thread's cuptiActivityGetNumDroppedRecords (which
+// needs that lock) answers only once the handler has returned.
+TEST_F(SignalInCupti, TheSignalsHandlerRunsWhileTheThreadHoldsTheActivityLock) {
+  struct sigaction sa {}, old {};
+  sa.sa_handler = &HandlerThatWaits;
+  sigemptyset(&sa.sa_mask);
+  ASSERT_EQ(sigaction(SIGUSR1, &sa, &old), 0);
+  std::thread other([] {
+    while (!g_signal_handler_ran.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    size_t dropped = 0;
+    cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped);
+    g_other_thread_answered.store(true);
+  });
+  Enable({CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL});
+  const cudaError_t launched = LaunchTiny(dim3(1), dim3(32), nullptr);
+  const bool ran = g_signal_handler_ran.load();
+  if (!ran) g_signal_handler_ran.store(true);  // lets the other thread end
+  other.join();
+  sigaction(SIGUSR1, &old, nullptr);
+  if (!ran) GTEST_SKIP() << "an earlier test in this process made the first record";
+  EXPECT_EQ(launched, cudaSuccess);
+  EXPECT_FALSE(g_answered_during_handler.load());
+  EXPECT_TRUE(g_other_thread_answered.load());
 }
 
 // ---- cuptiActivityRegisterCallbacks is process-wide ---------------------------------------------

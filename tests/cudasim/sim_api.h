@@ -42,6 +42,10 @@ struct CudasimKnobs {
   bool symbol_name_reuse;          // symbolName storage is overwritten after each callback
   uint32_t timestamp_clock;        // kClockCupti, or kClockTsc: "another tool" set a timestamp callback
   int64_t gpu_skew_ns;             // added to GPU-side timestamps (kernel, memcpy, memset)
+  // CUDASIM_SIGNAL_IN_CUPTI=SIG:N: the thread writing the Nth activity record raises SIG while it
+  // holds the activity lock (0: never).
+  int signal_in_cupti;
+  uint64_t signal_at_record;
 };
 
 enum : uint32_t { kCuptiBuffers = 0, kStagedBuffers = 1 };

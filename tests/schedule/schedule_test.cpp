@@ -2,6 +2,7 @@
 // cases, repeat cycles, and that events outside the windows are absent from the outputs.
 // schedule_prog runs on the CUDA/CUPTI stand-in; nvtx_training needs no CUDA at all.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <map>
@@ -316,6 +317,114 @@ TEST(Schedule, BusyGpuWindowsGetEveryKernelFinished) {
     EXPECT_EQ(p.counters.window_starts_late, 0u);
     ExpectInsideWindow(p);
   }
+}
+
+// A SIGTERM that arrives while the program's thread is inside CUPTI holding CUPTI's lock: the
+// stand-in's CUDASIM_SIGNAL_IN_CUPTI raises it on launch_loop's thread as the 3000th activity
+// record is written, with the activity lock held, so every CUPTI flush waits on that thread, and
+// that thread waits in gprof-run's handler for the dump. (A stand-in test: it proves that the
+// collector copes with the stand-in's model of that lock.) The bound, 10 s for the whole run
+// (the process timeout): gprof-run gives CUPTI at most 2 s after the signal (flush.h
+// kSignalGpuTryMs), then writes the host data without it; 10 s leaves room for a loaded machine
+// and is half the 20 s a signal waits for the dump (kSignalFlushTimeoutMs) before the program
+// dies without it, which is what an unbounded drain ends in. The program dies of SIGTERM, as it
+// does without gprof-run. Records before the signal: one DEVICE, the cudaMalloc's MEMORY2, the
+// cudaMemset's MEMSET, an OVERHEAD per buffer request (a few), then one kernel per launch, so the
+// dump holds between 2900 and 2999 launch calls.
+ProcessResult RunSignalledInsideCupti(const std::string& out,
+                                      const std::map<std::string, std::string>& env) {
+  std::map<std::string, std::string> extra = env;
+  extra["GPROF_CUPTI_LIB"] = StandInLibDir() + "/libcupti.so.13";
+  extra["CUDASIM_SIGNAL_IN_CUPTI"] = std::to_string(SIGTERM) + ":3000";
+  ProcessOptions o = ProfiledOptions(out, StandInLibDir(), extra);
+  o.timeout = std::chrono::milliseconds(10000);
+  return RunProcess({ExamplePath("launch_loop"), "1000000"}, o);
+}
+
+size_t LaunchCalls(const Profile& p) {
+  size_t n = 0;
+  for (const ApiCall& c : p.api_calls) n += IsLaunchName(ApiNameOf(p, c)) ? 1 : 0;
+  return n;
+}
+
+TEST(Schedule, SigtermInsideACuptiLockWritesTheLastWindowWithinTenSeconds) {
+  const std::string out = MakeTempDir("signal_in_cupti_window");
+  // One window from the start, cut short by the signal: the last (current) window.
+  const ProcessResult r = RunSignalledInsideCupti(
+      out, {{"GPROF_STEP", "kernel:tiny"}, {"GPROF_SCHEDULE", "active=100000"}});
+  EXPECT_FALSE(r.timed_out) << r.err;
+  EXPECT_TRUE(r.signaled && r.term_signal == SIGTERM) << r.exit_code << " " << r.err;
+  std::vector<std::string> dumps;
+  for (const std::string& name : ListDir(out)) {
+    if (name.size() > 7 && name.substr(name.size() - 7) == ".gpdump") dumps.push_back(name);
+  }
+  ASSERT_EQ(dumps.size(), 1u) << r.err;
+  EXPECT_NE(dumps[0].find(".cycle0.steps0-"), std::string::npos) << dumps[0];
+  Profile p;
+  std::string error;
+  ASSERT_TRUE(ReadDump(out + "/" + dumps[0], &p, &error)) << error;
+  EXPECT_TRUE(p.info.partial_window);
+  EXPECT_GE(LaunchCalls(p), 2900u);
+  EXPECT_LT(LaunchCalls(p), 3000u);
+}
+
+// The same signal on a busy GPU (5 ms kernels launched back to back, as in
+// BusyGpuWindowsGetEveryKernelFinished): the completed windows are still held for their GPU
+// records when it comes, and are written with the current one. Records before the signal: one
+// DEVICE, MEMORY2, MEMSET and a few OVERHEAD, then one kernel per launch (activity stays on: the
+// wait step precedes a collecting one), so about 446 launches are made; step N ends at the Nth
+// tiny launch (steps 0..), so windows 1-100, 102-201, 203-302 and 304-403 are complete, with 100
+// launch calls each, and the fifth, from step 405, is cut short by the signal.
+TEST(Schedule, SigtermInsideACuptiLockOnABusyGpuWritesTheHeldWindowsWithinTenSeconds) {
+  const std::string out = MakeTempDir("signal_in_cupti_busy");
+  const std::map<std::string, std::string> env = {
+      {"CUDASIM_KERNEL_NS", "tiny=5000000"},
+      {"CUDASIM_LAUNCH_API_NS", "0"},
+      {"GPROF_STEP", "kernel:tiny"},
+      {"GPROF_SCHEDULE", "wait=1,warmup=0,active=100"},
+      {"GPROF_CUPTI_LIB", StandInLibDir() + "/libcupti.so.13"},
+      {"CUDASIM_SIGNAL_IN_CUPTI", std::to_string(SIGTERM) + ":450"}};
+  ProcessOptions o = ProfiledOptions(out, StandInLibDir(), env);
+  o.timeout = std::chrono::milliseconds(10000);
+  const ProcessResult r = RunProcess({ExamplePath("launch_loop"), "1000"}, o);
+  EXPECT_FALSE(r.timed_out) << r.err;
+  EXPECT_TRUE(r.signaled && r.term_signal == SIGTERM) << r.exit_code << " " << r.err;
+  std::vector<Profile> windows;
+  for (const std::string& name : ListDir(out)) {
+    if (name.size() < 7 || name.substr(name.size() - 7) != ".gpdump") continue;
+    std::string error;
+    ASSERT_TRUE(ReadDump(out + "/" + name, &windows.emplace_back(), &error)) << error;
+  }
+  std::sort(windows.begin(), windows.end(),
+            [](const Profile& a, const Profile& b) { return a.info.cycle < b.info.cycle; });
+  ASSERT_EQ(windows.size(), 5u) << r.err;
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(windows[i].info.first_step, 1 + 101 * i);
+    EXPECT_FALSE(windows[i].info.partial_window);
+    EXPECT_EQ(LaunchCalls(windows[i]), 100u);
+  }
+  EXPECT_EQ(windows[4].info.first_step, 405u);
+  EXPECT_TRUE(windows[4].info.partial_window);
+  EXPECT_GE(LaunchCalls(windows[4]), 1u);
+  EXPECT_LE(LaunchCalls(windows[4]), 45u);
+}
+
+TEST(Schedule, SigtermInsideACuptiLockWritesTheWholeRunWithinTenSeconds) {
+  const std::string out = MakeTempDir("signal_in_cupti_whole");
+  const ProcessResult r = RunSignalledInsideCupti(out, {});
+  EXPECT_FALSE(r.timed_out) << r.err;
+  EXPECT_TRUE(r.signaled && r.term_signal == SIGTERM) << r.exit_code << " " << r.err;
+  std::vector<std::string> dumps;
+  for (const std::string& name : ListDir(out)) {
+    if (name.size() > 7 && name.substr(name.size() - 7) == ".gpdump") dumps.push_back(name);
+  }
+  ASSERT_EQ(dumps.size(), 1u) << r.err;
+  EXPECT_EQ(dumps[0].find(".cycle"), std::string::npos) << dumps[0];
+  Profile p;
+  std::string error;
+  ASSERT_TRUE(ReadDump(out + "/" + dumps[0], &p, &error)) << error;
+  EXPECT_GE(LaunchCalls(p), 2900u);
+  EXPECT_LT(LaunchCalls(p), 3000u);
 }
 
 TEST(Schedule, ApiCallsAsSteps) {

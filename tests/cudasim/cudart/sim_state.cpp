@@ -38,6 +38,7 @@ const char* const kKnownKnobs[] = {
     "CUDASIM_PER_THREAD_BUFFERS", "CUDASIM_INCOMPLETE_RECORDS", "CUDASIM_NESTED_DRIVER",
     "CUDASIM_INJECT_IN_FIRST_CALL", "CUDASIM_LOAD_DRIVER", "CUDASIM_CUPTI_BEFORE_DRIVER",
     "CUDASIM_SYMBOL_NAME_REUSE", "CUDASIM_TIMESTAMP_CALLBACK", "CUDASIM_GPU_SKEW_NS",
+    "CUDASIM_SIGNAL_IN_CUPTI",
 };
 
 // Where knob values come from: the process environment, or (tests) a list of NAME=value lines.
@@ -139,6 +140,21 @@ uint32_t EnvChoice(const KnobSource& src, const char* name, std::initializer_lis
   return fallback;
 }
 
+// CUDASIM_SIGNAL_IN_CUPTI=SIG:N (fault; README "Knobs"): a signal number and a record count.
+void ParseSignalInCupti(const KnobSource& src, CudasimKnobs* k) {
+  const char* v = src.Get("CUDASIM_SIGNAL_IN_CUPTI");
+  if (v == nullptr || *v == '\0') return;
+  char* end = nullptr;
+  const long sig = std::strtol(v, &end, 10);
+  const unsigned long long n = *end == ':' ? std::strtoull(end + 1, &end, 10) : 0;
+  if (sig <= 0 || sig >= 65 || n == 0 || *end != '\0') {
+    std::fprintf(stderr, "cudasim: CUDASIM_SIGNAL_IN_CUPTI=%s is not SIGNAL:RECORD; ignored\n", v);
+    return;
+  }
+  k->signal_in_cupti = static_cast<int>(sig);
+  k->signal_at_record = n;
+}
+
 CudasimKnobs ParseKnobs(const KnobSource& src) {
   CudasimKnobs k{};
   k.api_ns = EnvU64(src, "CUDASIM_API_NS", 1500);
@@ -179,6 +195,7 @@ CudasimKnobs ParseKnobs(const KnobSource& src) {
   k.symbol_name_reuse = EnvBool(src, "CUDASIM_SYMBOL_NAME_REUSE", true);
   k.timestamp_clock = EnvChoice(src, "CUDASIM_TIMESTAMP_CALLBACK", {"none", "tsc"}, kClockCupti);
   k.gpu_skew_ns = EnvI64(src, "CUDASIM_GPU_SKEW_NS", 0);
+  ParseSignalInCupti(src, &k);
   src.WarnUnknown();
   return k;
 }

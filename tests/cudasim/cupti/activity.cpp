@@ -32,6 +32,7 @@
 //
 // Threads: StageRecord and the API run on application threads; Worker on the CUPTI thread.
 // Lock: CuptiState::stage_mu is a leaf lock, released around every call into the tool.
+#include <signal.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -248,6 +249,14 @@ void WriteRecord(const uint8_t* bytes, size_t size, uint64_t complete_ns, uint64
     if ((every != 0 && c.records_seen % every == 0) || t_in_buffer_callback) {
       ++c.dropped;
       return;
+    }
+    // Fault CUDASIM_SIGNAL_IN_CUPTI: a signal delivered to a thread while it is inside CUPTI
+    // holding CUPTI's lock (here the activity lock, stage_mu, as a record is written). Its
+    // handler runs on this thread with the lock held, so every CUPTI call that needs the lock
+    // (flushes, dropped-record counts, attributes, other threads' records) waits until the
+    // handler returns; a handler that waits for a flush of CUPTI waits on itself.
+    if (c.records_seen == cudasim_knobs()->signal_at_record) {
+      ::raise(cudasim_knobs()->signal_in_cupti);
     }
   }
   if (c.requested == nullptr) {  // no buffer callbacks yet: kept for the first registration
