@@ -195,5 +195,31 @@ TEST(MemorySum, TableOrderedByBytesAllocatedInMegabytes) {
   EXPECT_EQ(t.columns.back().header, "Owner");
 }
 
+// Without pinned host memory in any row (a torch program on the CPU: its CPU allocator is not
+// tracked) the CPU Mem columns would be zeros beside torch's real numbers: they are left out, and
+// one line under the table says why. The device columns stay.
+TEST(MemoryColumns, CpuMemColumnsAreLeftOutWithALineWhenNoRowHasHostMemory) {
+  Profile p = Allocations();
+  for (MemoryOp& m : p.memory_ops) {
+    if (m.mem_kind == MemKind::kPinned) m.mem_kind = MemKind::kDevice;
+  }
+  TableOptions memory;
+  memory.row_limit = -1;
+  memory.profile_memory = true;
+  const std::string t = RenderTable(p, memory);
+  EXPECT_EQ(t.find(" CPU Mem"), std::string::npos) << t;  // no header cell (right-aligned)
+  EXPECT_EQ(t.find("Self CPU Mem"), std::string::npos) << t;
+  EXPECT_NE(t.find("Self CUDA Mem"), std::string::npos) << t;
+  EXPECT_NE(t.find("\nCPU Mem columns left out: no row holds pinned host memory, the only host "
+                   "memory gprof-run counts (the host allocator, torch's CPU one included, is not "
+                   "tracked)\n"),
+            std::string::npos)
+      << t;
+  // With pinned memory (Allocations() as it is) the columns are there and the line is not.
+  const std::string with_host = RenderTable(Allocations(), memory);
+  EXPECT_NE(with_host.find("Self CPU Mem"), std::string::npos);
+  EXPECT_EQ(with_host.find("CPU Mem columns left out"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace gprof

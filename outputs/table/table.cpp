@@ -216,13 +216,21 @@ std::string RenderTable(const Profile& profile, const TableOptions& options,
     for (const char* h : {"Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg"}) header.push_back(h);
   }
   // torch: the memory columns with profile_memory; the device ones when some row has device
-  // memory.
+  // memory. CPU Mem only when some row has host memory: gprof-run counts pinned host memory (CUDA's
+  // allocation records) and not the host allocator, so a column of zeros would read as "this op
+  // allocated nothing" where torch shows its CPU allocations; a line under the table says so.
   const bool memory = options.profile_memory;
   bool device_memory = false;
-  for (const EventStats& e : events) device_memory = device_memory || e.cuda_mem != 0;
+  bool host_memory = false;
+  for (const EventStats& e : events) {
+    device_memory = device_memory || e.cuda_mem != 0;
+    host_memory = host_memory || e.cpu_mem != 0 || e.self_cpu_mem != 0;
+  }
   if (memory) {
-    header.push_back("CPU Mem");
-    header.push_back("Self CPU Mem");
+    if (host_memory) {
+      header.push_back("CPU Mem");
+      header.push_back("Self CPU Mem");
+    }
     if (device_memory) {
       header.push_back("CUDA Mem");
       header.push_back("Self CUDA Mem");
@@ -282,8 +290,10 @@ std::string RenderTable(const Profile& profile, const TableOptions& options,
       Cell(l, FormatDuration(e.cuda_total_ns / n), kColumnWidth);
     }
     if (memory) {
-      Cell(l, FormatMemory(e.cpu_mem), kColumnWidth);
-      Cell(l, FormatMemory(e.self_cpu_mem), kColumnWidth);
+      if (host_memory) {
+        Cell(l, FormatMemory(e.cpu_mem), kColumnWidth);
+        Cell(l, FormatMemory(e.self_cpu_mem), kColumnWidth);
+      }
       if (device_memory) {
         Cell(l, FormatMemory(e.cuda_mem), kColumnWidth);
         Cell(l, FormatMemory(e.self_cuda_mem), kColumnWidth);
@@ -306,6 +316,10 @@ std::string RenderTable(const Profile& profile, const TableOptions& options,
   if (shown < events.size()) line(FoldedRowsLine(events.size() - shown, shown, key));
   line("Self CPU time total: " + FormatDuration(self_cpu_total));
   if (gpu) line("Self CUDA time total: " + FormatDuration(self_cuda_total));
+  if (memory && !host_memory) {
+    line("CPU Mem columns left out: no row holds pinned host memory, the only host memory "
+         "gprof-run counts (the host allocator, torch's CPU one included, is not tracked)");
+  }
   for (const std::string& note : ProfileNotes(profile)) line(note);
   return out;
 }
