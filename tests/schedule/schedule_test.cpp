@@ -341,6 +341,15 @@ ProcessResult RunSignalledInsideCupti(const std::string& out,
   return RunProcess({ExamplePath("launch_loop"), "1000000"}, o);
 }
 
+// The names of the dumps (.gpdump) in `dir`.
+std::vector<std::string> DumpsIn(const std::string& dir) {
+  std::vector<std::string> dumps;
+  for (const std::string& name : ListDir(dir)) {
+    if (name.size() > 7 && name.substr(name.size() - 7) == ".gpdump") dumps.push_back(name);
+  }
+  return dumps;
+}
+
 size_t LaunchCalls(const Profile& p) {
   size_t n = 0;
   for (const ApiCall& c : p.api_calls) n += IsLaunchName(ApiNameOf(p, c)) ? 1 : 0;
@@ -354,10 +363,7 @@ TEST(Schedule, SigtermInsideACuptiLockWritesTheLastWindowWithinTenSeconds) {
       out, {{"GPROF_STEP", "kernel:tiny"}, {"GPROF_SCHEDULE", "active=100000"}});
   EXPECT_FALSE(r.timed_out) << r.err;
   EXPECT_TRUE(r.signaled && r.term_signal == SIGTERM) << r.exit_code << " " << r.err;
-  std::vector<std::string> dumps;
-  for (const std::string& name : ListDir(out)) {
-    if (name.size() > 7 && name.substr(name.size() - 7) == ".gpdump") dumps.push_back(name);
-  }
+  const std::vector<std::string> dumps = DumpsIn(out);
   ASSERT_EQ(dumps.size(), 1u) << r.err;
   EXPECT_NE(dumps[0].find(".cycle0.steps0-"), std::string::npos) << dumps[0];
   Profile p;
@@ -390,8 +396,7 @@ TEST(Schedule, SigtermInsideACuptiLockOnABusyGpuWritesTheHeldWindowsWithinTenSec
   EXPECT_FALSE(r.timed_out) << r.err;
   EXPECT_TRUE(r.signaled && r.term_signal == SIGTERM) << r.exit_code << " " << r.err;
   std::vector<Profile> windows;
-  for (const std::string& name : ListDir(out)) {
-    if (name.size() < 7 || name.substr(name.size() - 7) != ".gpdump") continue;
+  for (const std::string& name : DumpsIn(out)) {
     std::string error;
     ASSERT_TRUE(ReadDump(out + "/" + name, &windows.emplace_back(), &error)) << error;
   }
@@ -414,10 +419,7 @@ TEST(Schedule, SigtermInsideACuptiLockWritesTheWholeRunWithinTenSeconds) {
   const ProcessResult r = RunSignalledInsideCupti(out, {});
   EXPECT_FALSE(r.timed_out) << r.err;
   EXPECT_TRUE(r.signaled && r.term_signal == SIGTERM) << r.exit_code << " " << r.err;
-  std::vector<std::string> dumps;
-  for (const std::string& name : ListDir(out)) {
-    if (name.size() > 7 && name.substr(name.size() - 7) == ".gpdump") dumps.push_back(name);
-  }
+  const std::vector<std::string> dumps = DumpsIn(out);
   ASSERT_EQ(dumps.size(), 1u) << r.err;
   EXPECT_EQ(dumps[0].find(".cycle"), std::string::npos) << dumps[0];
   Profile p;
