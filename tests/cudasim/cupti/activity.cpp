@@ -536,6 +536,7 @@ size_t Size130(CUpti_ActivityKind kind) {
     case CUPTI_ACTIVITY_KIND_MARKER_DATA: return sizeof(CUpti_ActivityMarkerData2);
     case CUPTI_ACTIVITY_KIND_CONTEXT: return sizeof(CUpti_ActivityContext3);
     case CUPTI_ACTIVITY_KIND_NAME: return sizeof(CUpti_ActivityName);
+    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: return sizeof(CUpti_ActivityGraphTrace2);
     default: return 0;
   }
 }
