@@ -198,5 +198,35 @@ TEST(Graphs, WaitWarmupActiveWindowHoldsExactlyItsTwoReplays) {
   EXPECT_EQ(p.counters.gpu_records_incomplete, 0u);
 }
 
+// A capture that spans windows: every captured launch ends a step (`api:__cudaLaunchKernel`; the
+// replays make no launch call), so step 0 is the program start through the graph_add launch (with
+// cudaStreamBeginCapture), steps 1 and 2 are the graph_mul and graph_sub launches alone, and the
+// exit during step 3 saves the rest: cudaStreamEndCapture and the 5 replays, 15 kernels. Windows
+// 1 and 2 hold a captured launch whose cudaStreamBeginCapture is in an earlier window: it still
+// makes no record, so it must neither count as a launch without records nor hold its window.
+TEST(Graphs, ACaptureSpanningWindowsCountsNoCapturedLaunchInTheLaterWindows) {
+  const LauncherRun r = RunWindows({"--step", "api:__cudaLaunchKernel", "--wait", "0", "--warmup",
+                                    "0", "--active", "1", "--repeat", "0"},
+                                   "graphs_span");
+  ASSERT_EQ(r.process.exit_code, 0) << r.process.err;
+  EXPECT_EQ(r.process.err.find("never got a GPU record"), std::string::npos) << r.process.err;
+  ASSERT_EQ(r.windows.size(), 4u) << r.process.err;
+  for (size_t i = 0; i < r.windows.size(); ++i) {
+    const Profile& p = r.windows[i];
+    SCOPED_TRACE("window " + std::to_string(i));
+    EXPECT_EQ(p.counters.gpu_launches_without_records, 0u);
+    EXPECT_EQ(p.counters.gpu_records_uncorrelated, 0u);
+    if (i < 3) {
+      EXPECT_EQ(CapturedLaunchCalls(p), 1);
+      EXPECT_TRUE(p.kernels.empty());
+      continue;
+    }
+    EXPECT_TRUE(p.info.partial_window);
+    EXPECT_EQ(p.kernels.size(), static_cast<size_t>(kReplays * kPerGraph));
+    EXPECT_EQ(GraphLaunches(p).size(), static_cast<size_t>(kReplays));
+    EXPECT_EQ(ReplaysOf(p).outside_launches, 0);
+  }
+}
+
 }  // namespace
 }  // namespace gprof::testing
