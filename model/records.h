@@ -80,6 +80,9 @@ static_assert(sizeof(ApiCall) == 32);
 // segments of a long run (model/gpu_checks.h) without CUDA headers.
 enum ApiCallFlags : uint8_t {
   kApiCallLaunch = 1,  // a successful launch-like call (REFERENCE.md section 1: kernels, graphs)
+  // Made while its thread had a stream capture open (recorded by the API callback, so a capture
+  // begun before a window or segment still counts): its work went into a graph, not to the GPU.
+  kApiCallCaptured = 2,
 };
 
 // Name of an API (domain, cbid) pair, so that exporters need no CUDA headers. One per distinct

@@ -19,6 +19,25 @@ namespace {
 
 // initial-exec: no __tls_get_addr (which may allocate) on the callback path.
 thread_local int t_runtime_depth __attribute__((tls_model("initial-exec"))) = 0;
+// Stream captures this thread began and has not ended. Work it queues meanwhile goes into a graph
+// and makes no GPU record of its own; the flag travels in each call's record, so a window or
+// segment that starts inside the capture still knows (gpu_collector.h CapturedCalls).
+thread_local int t_open_captures __attribute__((tls_model("initial-exec"))) = 0;
+
+// Follows this thread's open captures at each EXIT (a failed begin opens none); returns the
+// flags of the call's record.
+uint8_t CaptureFlags(bool runtime, CUpti_CallbackId cbid, int32_t rc) noexcept {
+  const int edge = CaptureEdge(runtime, cbid);
+  if (edge > 0) {
+    if (rc == 0) ++t_open_captures;
+    return 0;
+  }
+  if (edge < 0) {
+    if (t_open_captures > 0) --t_open_captures;
+    return 0;
+  }
+  return t_open_captures > 0 ? kApiCallCaptured : 0;
+}
 
 // Whether a frame of the calling thread's stack belongs to the shared CUDA runtime: then
 // InitializeInjection runs inside a runtime call (at its lazy cuInit), whose ENTER came before we
@@ -100,6 +119,10 @@ void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     return;
   }
   const HookAtExit hook_at_exit{runtime, cbid, cb};
+  int32_t rc = 0;  // cudaError_t and CUresult are both int-sized enums
+  if (cb->functionReturnValue != nullptr) std::memcpy(&rc, cb->functionReturnValue, sizeof(rc));
+  // Before the collecting check: a capture begun while collection was off still counts.
+  const uint8_t flags = CaptureFlags(runtime, cbid, rc);
   if (!g_collecting.load(std::memory_order_relaxed) || HostInert()) return;
   Session* s = g_session;
   DomainTables& tables = s->domains[DomainIndex(domain)];
@@ -112,15 +135,14 @@ void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     return;
   }
   const uint64_t end = HostTicks();
-  int32_t rc = 0;  // cudaError_t and CUresult are both int-sized enums
-  if (cb->functionReturnValue != nullptr) std::memcpy(&rc, cb->functionReturnValue, sizeof(rc));
   if (tables.seen[cbid].load(std::memory_order_relaxed) == 0) {
     tables.seen[cbid].store(1, std::memory_order_relaxed);
   }
   // The record has no tid: the thread is implied by the buffer it lands in.
   const bool recorded = AppendApiRecord(start, end, cb->correlationId,
                                         static_cast<uint16_t>(cbid),
-                                        runtime ? ApiDomain::kRuntime : ApiDomain::kDriver, rc);
+                                        runtime ? ApiDomain::kRuntime : ApiDomain::kDriver, rc,
+                                        flags);
   // GPROF_BACKTRACE: taken at EXIT, after `end` was read, so the walk is not part of the call's
   // time, and only for calls that were recorded (the stack is the same as at ENTER: this
   // callback runs inside the API function's frame both times). Skips this callback's frame.

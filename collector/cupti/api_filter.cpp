@@ -126,6 +126,7 @@ std::vector<uint8_t> BuildCallbackTable(const std::vector<uint8_t>& record,
     const std::string_view base = BaseApiName(names[cbid]);
     const auto id = static_cast<uint32_t>(cbid);
     bool on = cbid < record.size() && record[cbid] != 0;
+    on = on || CaptureEdge(runtime, id) != 0;  // the callback follows open stream captures
     if (kernel_steps) on = on || (runtime ? IsRuntimeLaunchCbid(id) : IsDriverLaunchCbid(id));
     if (!step_api.empty()) on = on || (!base.empty() && base == step_api);
     if (profiler_api) {
@@ -156,6 +157,37 @@ bool IsRuntimeLaunchCbid(uint32_t cbid) {
       return true;
     default:
       return false;
+  }
+}
+
+int CaptureEdge(bool runtime, uint32_t cbid) {
+  if (runtime) {
+    switch (cbid) {
+      case CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_ptsz_v10000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_v12030:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_ptsz_v12030:
+        return 1;
+      case CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_ptsz_v10000:
+        return -1;
+      default:
+        return 0;
+    }
+  }
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz:
+      return 1;
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz:
+      return -1;
+    default:
+      return 0;
   }
 }
 

@@ -70,4 +70,10 @@ std::vector<uint8_t> BuildCallbackTable(const std::vector<uint8_t>& record,
 bool IsRuntimeLaunchCbid(uint32_t cbid);
 bool IsDriverLaunchCbid(uint32_t cbid);
 
+// cupti_runtime_cbid.h / cupti_driver_cbid.h: +1 for the calls that begin a stream capture
+// (cu/cudaStreamBeginCapture*, ...ToGraph), -1 for those that end one (cu/cudaStreamEndCapture),
+// 0 for every other id. Their callbacks are always enabled (BuildCallbackTable): the API
+// callback follows each thread's open captures with them.
+int CaptureEdge(bool runtime, uint32_t cbid);
+
 }  // namespace gprof::collector

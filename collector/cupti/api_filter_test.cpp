@@ -215,5 +215,28 @@ TEST(CallbackTable, StepDetectionTurnsOnTheIdsItWatches) {
   EXPECT_EQ(kernel[5], 0);
 }
 
+// The callback follows each thread's open stream captures (api_callback.cpp), so their begin and
+// end stay on with a filter that records nothing.
+TEST(CallbackTable, StreamCaptureBeginAndEndStayOnWhateverTheFilter) {
+  ApiFilter none;
+  none.base = ApiFilter::Base::kNone;
+  const uint32_t begin = CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000;
+  const uint32_t end = CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000;
+  std::vector<std::string> names(end + 1, "cudaGetDevice_v3020");
+  names[0] = "";
+  names[begin] = "cudaStreamBeginCapture_v10000";
+  names[end] = "cudaStreamEndCapture_v10000";
+  const auto record = BuildApiFilterTable(none, names);
+  const auto on = BuildCallbackTable(record, names, true, false, Config{});
+  EXPECT_EQ(on[begin], 1);
+  EXPECT_EQ(on[end], 1);
+  EXPECT_EQ(on[begin - 1], 0);
+  EXPECT_EQ(CaptureEdge(true, begin), 1);
+  EXPECT_EQ(CaptureEdge(true, end), -1);
+  EXPECT_EQ(CaptureEdge(false, CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2), 1);
+  EXPECT_EQ(CaptureEdge(false, CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture), -1);
+  EXPECT_EQ(CaptureEdge(true, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000), 0);
+}
+
 }  // namespace
 }  // namespace gprof::collector

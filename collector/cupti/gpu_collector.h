@@ -64,10 +64,15 @@ bool HandedOverAt(uint64_t start_ns);
 // A successful launch-like call (api_filter.h's lists: kernels, cooperative, graphs).
 bool IsLaunchCall(const ApiCall& c);
 // For each call of `p`: whether it was made on a thread while a stream capture that thread began
-// was open (between a successful cu/cudaStreamBeginCapture* and its EndCapture). Work made then
-// is captured into a graph, not run: such a call never gets a GPU record of its own (its work
-// runs later under the cudaGraphLaunch's correlation id). Launches made into a capturing stream
-// from another thread are not seen (the calls carry no stream). Pure.
+// was open (between a successful cu/cudaStreamBeginCapture* and its EndCapture): in `p`, or as
+// the API callback saw it (kApiCallCaptured, which also knows captures begun before a window or
+// segment that `p` is). Work made then is captured into a graph, not run: such a call never gets
+// a GPU record of its own (its work runs later under the cudaGraphLaunch's correlation id). The
+// calls carry no stream, so two cases are taken wrongly: launches made into a capturing stream
+// from another thread (Relaxed mode) are not seen as captured, and launches the capturing thread
+// makes into another, non-capturing stream during the capture are taken as captured although
+// they run (their records still arrive and are kept; only the window wait and the
+// launches-without-records count skip them). Pure.
 std::vector<bool> CapturedCalls(const Profile& p);
 // cudaGraphLaunch / cuGraphLaunch (and their _ptsz forms): the graph's work carries this call's
 // correlation id, but a graph of host or empty nodes has no GPU record at all.

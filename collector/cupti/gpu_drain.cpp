@@ -110,39 +110,13 @@ bool IsLaunchCall(const ApiCall& c) {
 
 namespace {
 
-// cupti_runtime_cbid.h / cupti_driver_cbid.h: the calls that begin and end a stream capture.
+// A successful cu/cudaStreamBeginCapture*, a cu/cudaStreamEndCapture (api_filter.h CaptureEdge).
 bool BeginsCapture(const ApiCall& c) {
-  if (c.domain == ApiDomain::kRuntime) {
-    switch (c.cbid) {
-      case CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000:
-      case CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_ptsz_v10000:
-      case CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_v12030:
-      case CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_ptsz_v12030:
-        return c.return_code == 0;
-      default:
-        return false;
-    }
-  }
-  switch (c.cbid) {
-    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture:
-    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz:
-    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2:
-    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz:
-    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph:
-    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz:
-      return c.return_code == 0;
-    default:
-      return false;
-  }
+  return CaptureEdge(c.domain == ApiDomain::kRuntime, c.cbid) > 0 && c.return_code == 0;
 }
 
 bool EndsCapture(const ApiCall& c) {
-  if (c.domain == ApiDomain::kRuntime) {
-    return c.cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000 ||
-           c.cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_ptsz_v10000;
-  }
-  return c.cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture ||
-         c.cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz;
+  return CaptureEdge(c.domain == ApiDomain::kRuntime, c.cbid) < 0;
 }
 
 }  // namespace
@@ -171,8 +145,9 @@ std::vector<bool> CapturedCalls(const Profile& p) {
       ++depth;
     } else if (EndsCapture(c)) {
       if (depth > 0) --depth;
-    } else if (depth > 0) {
-      captured[i] = true;
+    } else {
+      // The callback's flag also sees captures begun before this profile's first call.
+      captured[i] = depth > 0 || (c.flags & kApiCallCaptured) != 0;
     }
   }
   return captured;

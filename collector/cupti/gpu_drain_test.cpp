@@ -160,5 +160,20 @@ TEST(MarkLaunchCalls, LaunchesDuringAStreamCaptureOnTheirThreadAreNotLaunches) {
                                                  false, false}));
 }
 
+// A window or segment that starts inside a capture holds captured calls without their
+// cudaStreamBeginCapture: the API callback's flag (kApiCallCaptured) still marks them.
+TEST(MarkLaunchCalls, LaunchesFlaggedCapturedByTheCallbackAreNotLaunchesWithoutTheirBegin) {
+  const uint16_t launch = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+  Profile p;
+  p.api_calls = {ApiCall{10, 15, 1, 1, launch, ApiDomain::kRuntime, kApiCallCaptured, 0},
+                 ApiCall{20, 25, 2, 1, CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000,
+                         ApiDomain::kRuntime, 0, 0},
+                 ApiCall{30, 35, 3, 1, launch, ApiDomain::kRuntime, 0, 0}};
+  MarkLaunchCalls(&p, nullptr);
+  EXPECT_EQ(p.api_calls[0].flags, kApiCallCaptured);  // not a launch: its work is in a graph
+  EXPECT_EQ(p.api_calls[2].flags, kApiCallLaunch);
+  EXPECT_EQ(CapturedCalls(p), (std::vector<bool>{true, false, false}));
+}
+
 }  // namespace
 }  // namespace gprof::collector

@@ -23,7 +23,7 @@ struct ApiHostRecord {
   int32_t return_code;      // cudaError_t / CUresult
   uint16_t cbid;
   ApiDomain domain;
-  uint8_t pad0;
+  uint8_t flags;            // ApiCallFlags the callback knows (kApiCallCaptured)
 };
 static_assert(sizeof(ApiHostRecord) == 32);
 static_assert(offsetof(ApiHostRecord, start) == 8);  // thread_buffer.h: timestamp at offset 8
@@ -33,7 +33,7 @@ inline constexpr uint32_t kApiRecordPayload =
 
 // Appends one API record to the calling thread's buffer (false: dropped and counted).
 inline bool AppendApiRecord(uint64_t start, uint64_t end, uint32_t correlation_id, uint16_t cbid,
-                            ApiDomain domain, int32_t return_code) noexcept {
+                            ApiDomain domain, int32_t return_code, uint8_t flags = 0) noexcept {
   char* at = ReserveHostRecord(sizeof(ApiHostRecord));
   if (at == nullptr) return false;
   ApiHostRecord r;
@@ -44,7 +44,7 @@ inline bool AppendApiRecord(uint64_t start, uint64_t end, uint32_t correlation_i
   r.return_code = return_code;
   r.cbid = cbid;
   r.domain = domain;
-  r.pad0 = 0;
+  r.flags = flags;
   std::memcpy(at, &r, sizeof r);
   PublishHostRecord(at, sizeof(ApiHostRecord));
   return true;

@@ -565,7 +565,7 @@ class NewChecksOnStandIn(unittest.TestCase):
         fn(s)
         return s, "\n".join(f"{st} {msg}" for st, msg in s.checks)
 
-    def test_busy_gpu_windows_and_exit_with_kernels_queued_pass_and_graphs_skip(self):
+    def test_busy_gpu_windows_exit_with_kernels_queued_and_graphs_pass(self):
         with tempfile.TemporaryDirectory() as d:
             runner = Runner(BUILD, True, d)
             _, text = self.statuses(lambda s: windows_check.run_busy(runner, s))
@@ -576,7 +576,11 @@ class NewChecksOnStandIn(unittest.TestCase):
                                                gpu_work_check.run_graphs(runner, s),
                                                gpu_work_check.run_module_unload(runner, s)))
             self.assertIn("PASS exit with kernels queued: all 200 queued kernels recorded", text)
-            self.assertIn("SKIP graphs and stream capture", text)
+            # graph_capture 5: 5 replays of a 3-kernel graph (examples/cuda/graph_capture.cu).
+            self.assertIn("PASS graph_capture: 15 kernels, expected 15 (5 replays x 3)", text)
+            self.assertIn("PASS graph_capture: kernels per cudaGraphLaunch: [3, 3, 3, 3, 3]", text)
+            self.assertIn("PASS graph_capture: graphNodeId on 15 of 15 kernels", text)
+            self.assertIn("PASS graph_capture: captured launches not counted", text)
             self.assertIn("SKIP cuModuleUnload", text)
             self.assertNotIn("FAIL", text)
 

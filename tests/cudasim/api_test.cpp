@@ -143,6 +143,7 @@ void Completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
       case CUPTI_ACTIVITY_KIND_DEVICE: size = sizeof(CUpti_ActivityDevice5); break;
       case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: size = sizeof(CUpti_ActivityExternalCorrelation); break;
       case CUPTI_ACTIVITY_KIND_OVERHEAD: size = sizeof(CUpti_ActivityOverhead3); break;
+      case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: size = sizeof(CUpti_ActivityGraphTrace2); break;
       default: ADD_FAILURE() << "unexpected kind " << r->kind; continue;
     }
     g_records.emplace_back(bytes, bytes + size);
@@ -1157,3 +1158,163 @@ TEST(StandInRuntime, UnknownLaunchAndBadConfigurationAreErrors) {
 }
 
 }  // namespace
+
+// Stream capture and graphs (README "Stream capture and graphs"): 2 kernels, a memset and a copy
+// captured on one stream, the graph launched 3 times.
+class CapturedGraph : public StandIn {
+ protected:
+  void CaptureAndReplay(int replays) {
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&a_, 256), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&b_, 256), cudaSuccess);
+    ASSERT_EQ(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    unsigned long long capture_id = 0;
+    cudaGraph_t seen_graph = nullptr;
+    ASSERT_EQ(cudaStreamGetCaptureInfo(stream_, &status, &capture_id, &seen_graph), cudaSuccess);
+    EXPECT_EQ(status, cudaStreamCaptureStatusActive);
+    EXPECT_NE(capture_id, 0u);
+    EXPECT_NE(seen_graph, nullptr);
+    ASSERT_EQ(LaunchTiny(dim3(4), dim3(64), stream_), cudaSuccess);
+    ASSERT_EQ(cudaMemsetAsync(a_, 1, 256, stream_), cudaSuccess);
+    ASSERT_EQ(cudaMemcpyAsync(b_, a_, 256, cudaMemcpyDeviceToDevice, stream_), cudaSuccess);
+    ASSERT_EQ(LaunchOther(dim3(8), dim3(32), stream_), cudaSuccess);
+    ASSERT_EQ(cudaStreamEndCapture(stream_, &graph_), cudaSuccess);
+    ASSERT_NE(graph_, nullptr);
+    EXPECT_EQ(graph_, seen_graph);
+    ASSERT_EQ(cudaStreamIsCapturing(stream_, &status), cudaSuccess);
+    EXPECT_EQ(status, cudaStreamCaptureStatusNone);
+    ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+    ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+    captured_kernels_ = Records<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL).size();
+    captured_copies_ = Records<CUpti_ActivityMemcpy6>(CUPTI_ACTIVITY_KIND_MEMCPY).size() +
+                       Records<CUpti_ActivityMemset4>(CUPTI_ACTIVITY_KIND_MEMSET).size();
+    ASSERT_EQ(cudaGraphInstantiate(&exec_, graph_, 0), cudaSuccess);
+    for (int i = 0; i < replays; ++i) ASSERT_EQ(cudaGraphLaunch(exec_, stream_), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+    ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+  }
+  void TearDown() override {
+    if (exec_ != nullptr) EXPECT_EQ(cudaGraphExecDestroy(exec_), cudaSuccess);
+    if (graph_ != nullptr) EXPECT_EQ(cudaGraphDestroy(graph_), cudaSuccess);
+    cudaFree(a_);
+    cudaFree(b_);
+    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+    StandIn::TearDown();
+  }
+  cudaStream_t stream_ = nullptr;
+  void* a_ = nullptr;
+  void* b_ = nullptr;
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+  size_t captured_kernels_ = 0, captured_copies_ = 0;
+};
+
+TEST_F(CapturedGraph, CapturedWorkMakesNoRecordAndEachReplayRunsEveryNodeUnderItsGraphLaunch) {
+  ASSERT_EQ(cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API), CUPTI_SUCCESS);
+  Enable({CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+          CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME});
+  CaptureAndReplay(3);
+  // The captured calls fired their callbacks, and made no GPU record.
+  EXPECT_EQ(Correlations(CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000).size(), 2u);
+  EXPECT_EQ(Correlations(CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020).size(), 1u);
+  EXPECT_EQ(Correlations(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020).size(), 1u);
+  EXPECT_EQ(captured_kernels_, 0u);
+  EXPECT_EQ(captured_copies_, 0u);
+
+  const std::vector<uint32_t> launches = Correlations(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000);
+  ASSERT_EQ(launches.size(), 3u);
+  auto kernels = Records<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  auto sets = Records<CUpti_ActivityMemset4>(CUPTI_ACTIVITY_KIND_MEMSET);
+  auto copies = Records<CUpti_ActivityMemcpy6>(CUPTI_ACTIVITY_KIND_MEMCPY);
+  ASSERT_EQ(kernels.size(), 6u);  // 2 kernel nodes x 3 replays
+  ASSERT_EQ(sets.size(), 3u);
+  ASSERT_EQ(copies.size(), 3u);
+  uint32_t stream_id = 0;
+  ASSERT_EQ(cuptiGetStreamId(nullptr, reinterpret_cast<CUstream>(stream_), &stream_id), CUPTI_SUCCESS);
+  const uint32_t graph_id = kernels[0].graphId;
+  EXPECT_NE(graph_id, 0u);
+  std::set<uint64_t> node_ids;
+  for (int r = 0; r < 3; ++r) {
+    SCOPED_TRACE(r);
+    const CUpti_ActivityKernel10& tiny = kernels[2 * r];
+    const CUpti_ActivityKernel10& other = kernels[2 * r + 1];
+    EXPECT_STREQ(tiny.name, kTinyKernelName);
+    EXPECT_STREQ(other.name, kOtherKernelName);
+    EXPECT_EQ(tiny.gridX, 4);
+    EXPECT_EQ(other.gridX, 8);
+    for (uint32_t corr : {tiny.correlationId, other.correlationId, sets[r].correlationId,
+                          copies[r].correlationId, copies[r].runtimeCorrelationId}) {
+      EXPECT_EQ(corr, launches[r]);
+    }
+    for (uint32_t g : {tiny.graphId, other.graphId, sets[r].graphId, copies[r].graphId}) {
+      EXPECT_EQ(g, graph_id);
+    }
+    // Each node keeps its id across replays; the four nodes have four ids.
+    EXPECT_EQ(tiny.graphNodeId, kernels[0].graphNodeId);
+    EXPECT_EQ(other.graphNodeId, kernels[1].graphNodeId);
+    EXPECT_EQ(sets[r].graphNodeId, sets[0].graphNodeId);
+    EXPECT_EQ(copies[r].graphNodeId, copies[0].graphNodeId);
+    EXPECT_EQ(tiny.streamId, stream_id);
+    EXPECT_EQ(copies[r].bytes, 256u);
+    EXPECT_EQ(copies[r].copyKind, CUPTI_ACTIVITY_MEMCPY_KIND_DTOD);
+    // Capture order on the launch stream: tiny, memset, copy, other.
+    EXPECT_LE(tiny.end, sets[r].start);
+    EXPECT_LE(sets[r].end, copies[r].start);
+    EXPECT_LE(copies[r].end, other.start);
+  }
+  for (uint64_t id : {kernels[0].graphNodeId, kernels[1].graphNodeId, sets[0].graphNodeId,
+                      copies[0].graphNodeId}) {
+    EXPECT_NE(id, 0u);
+    node_ids.insert(id);
+  }
+  EXPECT_EQ(node_ids.size(), 4u);
+  // Each replay ran the bytes too: the copy moved the memset's 0x01 bytes.
+  EXPECT_EQ(static_cast<const unsigned char*>(b_)[255], 1);
+}
+
+TEST_F(CapturedGraph, WithGraphTraceOnAGraphLaunchMakesOneGraphRecordAndNoNodeRecords) {
+  ASSERT_EQ(cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API), CUPTI_SUCCESS);
+  Enable({CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+          CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_GRAPH_TRACE});
+  CaptureAndReplay(2);
+  EXPECT_TRUE(Records<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL).empty());
+  EXPECT_TRUE(Records<CUpti_ActivityMemcpy6>(CUPTI_ACTIVITY_KIND_MEMCPY).empty());
+  EXPECT_TRUE(Records<CUpti_ActivityMemset4>(CUPTI_ACTIVITY_KIND_MEMSET).empty());
+  auto graphs = Records<CUpti_ActivityGraphTrace2>(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+  ASSERT_EQ(graphs.size(), 2u);
+  // Correlated with the driver call that launched the graph (cuGraphLaunch, nested).
+  std::vector<uint32_t> driver_launches;
+  for (const auto& s : SeenIn(CUPTI_CB_DOMAIN_DRIVER_API)) {
+    if (s.cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch && s.site == CUPTI_API_ENTER) {
+      driver_launches.push_back(s.correlation);
+    }
+  }
+  ASSERT_EQ(driver_launches.size(), 2u);
+  EXPECT_EQ(graphs[0].correlationId, driver_launches[0]);
+  EXPECT_EQ(graphs[1].correlationId, driver_launches[1]);
+  EXPECT_EQ(graphs[0].graphId, graphs[1].graphId);
+  EXPECT_NE(graphs[0].graphId, 0u);
+  EXPECT_LT(graphs[0].start, graphs[0].end);
+  EXPECT_LE(graphs[0].end, graphs[1].start);
+}
+
+TEST_F(StandIn, SynchronizingACapturingStreamInvalidatesTheCaptureAndTheLegacyStreamCannotCapture) {
+  EXPECT_EQ(cudaStreamBeginCapture(nullptr, cudaStreamCaptureModeGlobal),
+            cudaErrorStreamCaptureUnsupported);
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed), cudaSuccess);
+  EXPECT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed), cudaErrorIllegalState);
+  EXPECT_EQ(cudaGetLastError(), cudaErrorIllegalState);  // LaunchTiny reports the last error
+  ASSERT_EQ(LaunchTiny(dim3(1), dim3(32), stream), cudaSuccess);
+  EXPECT_EQ(cudaStreamSynchronize(stream), cudaErrorStreamCaptureUnsupported);
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  ASSERT_EQ(cudaStreamIsCapturing(stream, &status), cudaSuccess);
+  EXPECT_EQ(status, cudaStreamCaptureStatusInvalidated);
+  cudaGraph_t graph = reinterpret_cast<cudaGraph_t>(&status);
+  EXPECT_EQ(cudaStreamEndCapture(stream, &graph), cudaErrorStreamCaptureInvalidated);
+  EXPECT_EQ(graph, nullptr);
+  EXPECT_EQ(cudaStreamEndCapture(stream, &graph), cudaErrorIllegalState);
+  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}

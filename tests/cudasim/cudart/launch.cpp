@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "tests/cudasim/cudart/graphs.h"
 #include "tests/cudasim/cudart/sim_state.h"
 
 using namespace gprof::cudasim;
@@ -57,12 +58,16 @@ bool ValidConfig(dim3 grid, dim3 block) {
          block.z != 0 && uint64_t{block.x} * block.y * block.z <= 1024;
 }
 
-// Queues the kernel on its stream after `call_start` + launch latency and emits its record with
-// `correlation` (the id of the API call that launched it: cupti_activity.h, CUpti_ActivityKernel10
-// ::correlationId, "identical to the correlation ID in the driver or runtime API activity record
-// that launched the kernel"). False when the stream is invalid.
+}  // namespace
+
+namespace gprof::cudasim {
+
+// The record's `correlation` is the id of the API call that launched the kernel (cupti_activity.h,
+// CUpti_ActivityKernel10::correlationId, "identical to the correlation ID in the driver or runtime
+// API activity record that launched the kernel"): for a graph's node, the cudaGraphLaunch.
 bool ScheduleKernel(const Kernel& kernel, dim3 grid, dim3 block, size_t shared_mem,
-                    cudaStream_t stream, uint64_t call_start, uint32_t correlation) {
+                    cudaStream_t stream, uint64_t call_start, uint32_t correlation, GraphIds ids,
+                    bool emit_record, uint64_t* start_out) {
   uint64_t duration = KernelDurationNs(kernel, grid, block);
   uint64_t start = 0;
   uint32_t stream_id = 0;
@@ -74,7 +79,8 @@ bool ScheduleKernel(const Kernel& kernel, dim3 grid, dim3 block, size_t shared_m
     start = EnqueueLocked(s, st, call_start + Knobs().launch_latency_ns, duration);
     stream_id = st->id;
   }
-  if (KindEnabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) {
+  if (start_out != nullptr) *start_out = start;
+  if (emit_record && KindEnabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) {
     CUpti_ActivityKernel10 rec{};
     rec.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
     rec.registersPerThread = 32;
@@ -97,10 +103,16 @@ bool ScheduleKernel(const Kernel& kernel, dim3 grid, dim3 block, size_t shared_m
     rec.queued = CUPTI_TIMESTAMP_UNKNOWN;
     rec.submitted = CUPTI_TIMESTAMP_UNKNOWN;
     rec.launchType = CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR;
+    rec.graphId = ids.graph_id;
+    rec.graphNodeId = ids.node_id;
     EmitRecord(&rec, sizeof(rec), rec.end);
   }
   return true;
 }
+
+}  // namespace gprof::cudasim
+
+namespace {
 
 // The common body of all runtime launch entry points: runtime call, nested cuLaunchKernel(Ex)
 // driver call, virtual-GPU scheduling, kernel record.
@@ -134,6 +146,15 @@ cudaError_t Launch(CUpti_CallbackId cbid, const char* api_name, const void* para
               extended ? "cuLaunchKernelEx" : "cuLaunchKernel",
               extended ? static_cast<const void*>(&drv_ex_params) : &drv_params, 0, symbol,
               ApiCall::kNestedDriver);
+  GraphWork work;
+  work.kernel = kernel;
+  work.grid = grid;
+  work.block = block;
+  work.shared_mem = shared_mem;
+  if (CaptureWork(stream, work)) {  // captured: no GPU work, no kernel record (graphs.h)
+    drv.Finish(CUDA_SUCCESS);
+    return static_cast<cudaError_t>(rt.Finish(cudaSuccess));
+  }
   if (!ScheduleKernel(*kernel, grid, block, shared_mem, stream, rt.submit_ns(), rt.correlation_id())) {
     drv.Finish(CUDA_ERROR_INVALID_HANDLE);
     return static_cast<cudaError_t>(rt.Finish(cudaErrorInvalidResourceHandle));
@@ -208,6 +229,12 @@ int cudasim_driver_launch(CUpti_CallbackId cbid, const char* name, CUfunction f,
   if (kernel == nullptr) return drv.Finish(CUDA_ERROR_INVALID_HANDLE);
   dim3 grid(grid_x, grid_y, grid_z), block(block_x, block_y, block_z);
   if (!ValidConfig(grid, block)) return drv.Finish(CUDA_ERROR_INVALID_VALUE);
+  GraphWork work;
+  work.kernel = kernel;
+  work.grid = grid;
+  work.block = block;
+  work.shared_mem = shared_mem;
+  if (CaptureWork(reinterpret_cast<cudaStream_t>(stream), work)) return drv.Finish(CUDA_SUCCESS);
   if (!ScheduleKernel(*kernel, grid, block, shared_mem, reinterpret_cast<cudaStream_t>(stream),
                       drv.submit_ns(), drv.correlation_id())) {
     return drv.Finish(CUDA_ERROR_INVALID_HANDLE);

@@ -1,13 +1,13 @@
 // Memory entry points of the stand-in libcudart.so.13: device, pinned, managed and pool
-// allocations (all plain host memory), and memcpy/memset, sync and async, every copy kind. A copy
-// really moves the bytes on the host and takes bytes / bandwidth of virtual GPU time. Test-only.
-// Threads: any application thread.
+// allocations (all plain host memory), pointer queries. Copies and memsets are in copies.cpp.
+// Test-only. Threads: any application thread.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <cstring>
+
+#include <unistd.h>
 
 #include "tests/cudasim/cudart/sim_state.h"
 
@@ -88,167 +88,6 @@ cudaError_t Release(ApiCall& call, void* p, std::initializer_list<CUpti_Activity
                    call.correlation_id(), stream_id, a.async);
   std::free(p);
   return static_cast<cudaError_t>(call.Finish(cudaSuccess));
-}
-
-bool IsDeviceSide(CUpti_ActivityMemoryKind k) {
-  return k == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE || k == CUPTI_ACTIVITY_MEMORY_KIND_MANAGED;
-}
-
-uint64_t TransferNs(size_t bytes, double gbps) {  // 1 GB/s is 1 byte per ns
-  return static_cast<uint64_t>(std::ceil(static_cast<double>(bytes) / gbps));
-}
-
-// One memcpy: nested driver call, virtual-GPU scheduling, the real byte move, the record.
-cudaError_t Copy(ApiCall& rt, void* dst, const void* src, size_t count, cudaMemcpyKind kind,
-                 cudaStream_t stream, bool async) {
-  if (count > 0 && (dst == nullptr || src == nullptr)) {
-    return static_cast<cudaError_t>(rt.Finish(cudaErrorInvalidValue));
-  }
-  State& s = GetState();
-  CUpti_ActivityMemoryKind src_kind, dst_kind;
-  {
-    std::lock_guard<std::mutex> lock(s.mu);
-    src_kind = MemoryKindLocked(s, src);
-    dst_kind = MemoryKindLocked(s, dst);
-  }
-  bool src_dev = IsDeviceSide(src_kind), dst_dev = IsDeviceSide(dst_kind);
-  switch (kind) {  // an explicit kind wins over what the pointers say, as on real hardware
-    case cudaMemcpyHostToDevice: src_dev = false; dst_dev = true; break;
-    case cudaMemcpyDeviceToHost: src_dev = true; dst_dev = false; break;
-    case cudaMemcpyDeviceToDevice: src_dev = dst_dev = true; break;
-    case cudaMemcpyHostToHost: src_dev = dst_dev = false; break;
-    case cudaMemcpyDefault: break;
-    default: return static_cast<cudaError_t>(rt.Finish(cudaErrorInvalidMemcpyDirection));
-  }
-  if (!src_dev && IsDeviceSide(src_kind)) src_kind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
-  if (!dst_dev && IsDeviceSide(dst_kind)) dst_kind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
-  if (src_dev && !IsDeviceSide(src_kind)) src_kind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-  if (dst_dev && !IsDeviceSide(dst_kind)) dst_kind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-
-  const CudasimKnobs& knobs = Knobs();
-  CUpti_ActivityMemcpyKind copy_kind;
-  double gbps;
-  const char* drv_name;
-  CUpti_CallbackId drv_cbid;
-  bool pageable_host = false;
-  if (!src_dev && dst_dev) {
-    copy_kind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
-    pageable_host = src_kind != CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
-    drv_name = async ? "cuMemcpyHtoDAsync_v2" : "cuMemcpyHtoD_v2";
-    drv_cbid = async ? CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2 : CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2;
-  } else if (src_dev && !dst_dev) {
-    copy_kind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
-    pageable_host = dst_kind != CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
-    drv_name = async ? "cuMemcpyDtoHAsync_v2" : "cuMemcpyDtoH_v2";
-    drv_cbid = async ? CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2 : CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2;
-  } else if (src_dev && dst_dev) {
-    copy_kind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOD;
-    drv_name = async ? "cuMemcpyDtoDAsync_v2" : "cuMemcpyDtoD_v2";
-    drv_cbid = async ? CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2 : CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2;
-  } else {
-    copy_kind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOH;
-    pageable_host = true;
-    drv_name = async ? "cuMemcpyAsync" : "cuMemcpy";
-    drv_cbid = async ? CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync : CUPTI_DRIVER_TRACE_CBID_cuMemcpy;
-  }
-  if (copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOD) {
-    gbps = knobs.bw_dtod_gbps;
-  } else {
-    gbps = pageable_host ? knobs.bw_pageable_gbps : knobs.bw_pinned_gbps;
-  }
-  // All driver memcpy params structs share this layout: dst, src, byte count, [stream].
-  cuMemcpyAsync_params drv_params{reinterpret_cast<CUdeviceptr>(dst),
-                                  reinterpret_cast<CUdeviceptr>(src), count,
-                                  reinterpret_cast<CUstream>(stream)};
-  ApiCall drv(CUPTI_CB_DOMAIN_DRIVER_API, drv_cbid, drv_name, &drv_params, 0, nullptr,
-              ApiCall::kNestedDriver);
-  uint64_t duration = TransferNs(count, gbps);
-  uint64_t start = 0;
-  uint32_t stream_id = 0;
-  {
-    std::lock_guard<std::mutex> lock(s.mu);
-    Stream* st = ResolveStreamLocked(s, stream);
-    if (st != nullptr) {
-      start = EnqueueLocked(s, st, rt.submit_ns() + knobs.launch_latency_ns, duration);
-      stream_id = st->id;
-    }
-  }
-  if (stream_id == 0) {
-    drv.Finish(CUDA_ERROR_INVALID_HANDLE);
-    return static_cast<cudaError_t>(rt.Finish(cudaErrorInvalidResourceHandle));
-  }
-  if (count > 0) std::memmove(dst, src, count);
-  // Synchronous copies, and async copies that touch pageable host memory, hold the host until the
-  // copy is done (the driver stages pageable memory).
-  if (!async || pageable_host) WaitUntil(start + duration);
-  drv.Finish(CUDA_SUCCESS);
-  if (KindEnabled(CUPTI_ACTIVITY_KIND_MEMCPY)) {
-    CUpti_ActivityMemcpy6 rec{};
-    rec.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
-    rec.copyKind = static_cast<uint8_t>(copy_kind);
-    rec.srcKind = static_cast<uint8_t>(src_kind);
-    rec.dstKind = static_cast<uint8_t>(dst_kind);
-    rec.flags = async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
-    rec.bytes = count;
-    rec.start = start;
-    rec.end = start + duration;
-    rec.deviceId = 0;
-    rec.contextId = 1;
-    rec.streamId = stream_id;
-    rec.correlationId = rt.correlation_id();
-    rec.runtimeCorrelationId = rt.correlation_id();
-    rec.copyCount = 1;
-    EmitRecord(&rec, sizeof(rec), rec.end);
-  }
-  return static_cast<cudaError_t>(rt.Finish(cudaSuccess));
-}
-
-cudaError_t Set(ApiCall& rt, void* ptr, int value, size_t count, cudaStream_t stream, bool async) {
-  if (count > 0 && ptr == nullptr) return static_cast<cudaError_t>(rt.Finish(cudaErrorInvalidValue));
-  State& s = GetState();
-  cuMemsetD8Async_params drv_params{reinterpret_cast<CUdeviceptr>(ptr),
-                                    static_cast<unsigned char>(value), count,
-                                    reinterpret_cast<CUstream>(stream)};
-  ApiCall drv(CUPTI_CB_DOMAIN_DRIVER_API,
-              async ? CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async : CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2,
-              async ? "cuMemsetD8Async" : "cuMemsetD8_v2", &drv_params, 0, nullptr,
-              ApiCall::kNestedDriver);
-  uint64_t duration = TransferNs(count, Knobs().bw_dtod_gbps);
-  uint64_t start = 0;
-  uint32_t stream_id = 0;
-  CUpti_ActivityMemoryKind mem_kind;
-  {
-    std::lock_guard<std::mutex> lock(s.mu);
-    mem_kind = MemoryKindLocked(s, ptr);
-    Stream* st = ResolveStreamLocked(s, stream);
-    if (st != nullptr) {
-      start = EnqueueLocked(s, st, rt.submit_ns() + Knobs().launch_latency_ns, duration);
-      stream_id = st->id;
-    }
-  }
-  if (stream_id == 0) {
-    drv.Finish(CUDA_ERROR_INVALID_HANDLE);
-    return static_cast<cudaError_t>(rt.Finish(cudaErrorInvalidResourceHandle));
-  }
-  if (count > 0) std::memset(ptr, value, count);
-  if (!async) WaitUntil(start + duration);
-  drv.Finish(CUDA_SUCCESS);
-  if (KindEnabled(CUPTI_ACTIVITY_KIND_MEMSET)) {
-    CUpti_ActivityMemset4 rec{};
-    rec.kind = CUPTI_ACTIVITY_KIND_MEMSET;
-    rec.value = static_cast<uint32_t>(value);
-    rec.bytes = count;
-    rec.start = start;
-    rec.end = start + duration;
-    rec.deviceId = 0;
-    rec.contextId = 1;
-    rec.streamId = stream_id;
-    rec.correlationId = rt.correlation_id();
-    rec.flags = async ? CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC : 0;
-    rec.memoryKind = static_cast<uint16_t>(mem_kind);
-    EmitRecord(&rec, sizeof(rec), rec.end);
-  }
-  return static_cast<cudaError_t>(rt.Finish(cudaSuccess));
 }
 
 }  // namespace
@@ -366,31 +205,6 @@ cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const vo
     attributes->hostPointer = const_cast<void*>(ptr);
   }
   return static_cast<cudaError_t>(call.Finish(cudaSuccess));
-}
-
-cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
-  cudaMemcpy_v3020_params p{dst, src, count, kind};
-  CUDASIM_RUNTIME_CALL(call, cudaMemcpy_v3020, "cudaMemcpy", &p);
-  return Copy(call, dst, src, count, kind, nullptr, false);
-}
-
-cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
-                            cudaStream_t stream) {
-  cudaMemcpyAsync_v3020_params p{dst, src, count, kind, stream};
-  CUDASIM_RUNTIME_CALL(call, cudaMemcpyAsync_v3020, "cudaMemcpyAsync", &p);
-  return Copy(call, dst, src, count, kind, stream, true);
-}
-
-cudaError_t cudaMemset(void* devPtr, int value, size_t count) {
-  cudaMemset_v3020_params p{devPtr, value, count};
-  CUDASIM_RUNTIME_CALL(call, cudaMemset_v3020, "cudaMemset", &p);
-  return Set(call, devPtr, value, count, nullptr, false);
-}
-
-cudaError_t cudaMemsetAsync(void* devPtr, int value, size_t count, cudaStream_t stream) {
-  cudaMemsetAsync_v3020_params p{devPtr, value, count, stream};
-  CUDASIM_RUNTIME_CALL(call, cudaMemsetAsync_v3020, "cudaMemsetAsync", &p);
-  return Set(call, devPtr, value, count, stream, true);
 }
 
 }  // extern "C"

@@ -28,11 +28,14 @@ struct Kernel {
   uint64_t duration_override_ns = 0;  // from CUDASIM_KERNEL_NS; 0 = derive from grid size
 };
 
+struct Capture;  // graphs.cpp: a stream capture in progress
+
 struct Stream {
   uint32_t id = 0;        // CUPTI stream id
   bool blocking = true;   // synchronizes with the legacy default stream
   int priority = 0;
   uint64_t tail_ns = 0;   // virtual time at which the last work queued on it ends
+  Capture* capture = nullptr;  // set while the stream captures (graphs.h); guarded by State::mu
 };
 
 struct Event {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "tests/cudasim/cudart/graphs.h"
 #include "tests/cudasim/cudart/sim_state.h"
 
 using namespace gprof::cudasim;
@@ -141,6 +142,10 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   cudaStreamSynchronize_v3020_params p{stream};
   CUDASIM_RUNTIME_CALL(call, cudaStreamSynchronize_v3020, "cudaStreamSynchronize", &p);
+  // A capturing stream cannot be synchronized; the attempt invalidates the capture (graphs.h).
+  if (InvalidateCapture(stream)) {
+    return static_cast<cudaError_t>(call.Finish(cudaErrorStreamCaptureUnsupported));
+  }
   uint64_t target = 0;
   uint32_t stream_id = 0;
   {
@@ -164,6 +169,9 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
 cudaError_t cudaStreamQuery(cudaStream_t stream) {
   cudaStreamQuery_v3020_params p{stream};
   CUDASIM_RUNTIME_CALL(call, cudaStreamQuery_v3020, "cudaStreamQuery", &p);
+  if (InvalidateCapture(stream)) {
+    return static_cast<cudaError_t>(call.Finish(cudaErrorStreamCaptureUnsupported));
+  }
   State& s = GetState();
   std::unique_lock<std::mutex> lock(s.mu);
   Stream* st = ResolveStreamLocked(s, stream);
@@ -176,6 +184,7 @@ cudaError_t cudaStreamQuery(cudaStream_t stream) {
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
   cudaStreamWaitEvent_v3020_params p{stream, event, flags};
   CUDASIM_RUNTIME_CALL(call, cudaStreamWaitEvent_v3020, "cudaStreamWaitEvent", &p);
+  AbortIfCapturing(stream, "cudaStreamWaitEvent on a capturing stream");
   uint32_t stream_id = 0, event_id = 0;
   {
     State& s = GetState();
@@ -266,12 +275,14 @@ static cudaError_t RecordEvent(ApiCall& call, cudaEvent_t event, cudaStream_t st
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   cudaEventRecord_v3020_params p{event, stream};
   CUDASIM_RUNTIME_CALL(call, cudaEventRecord_v3020, "cudaEventRecord", &p);
+  AbortIfCapturing(stream, "cudaEventRecord on a capturing stream");
   return RecordEvent(call, event, stream);
 }
 
 cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags) {
   cudaEventRecordWithFlags_v11010_params p{event, stream, flags};
   CUDASIM_RUNTIME_CALL(call, cudaEventRecordWithFlags_v11010, "cudaEventRecordWithFlags", &p);
+  AbortIfCapturing(stream, "cudaEventRecord on a capturing stream");
   return RecordEvent(call, event, stream);
 }
 

@@ -549,6 +549,7 @@ size_t Size130(CUpti_ActivityKind kind) {
 #endif
     case CUPTI_ACTIVITY_KIND_CONTEXT: return sizeof(CUpti_ActivityContext3);
     case CUPTI_ACTIVITY_KIND_NAME: return sizeof(CUpti_ActivityName);
+    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: return sizeof(CUpti_ActivityGraphTrace2);
     default: return 0;
   }
 }
