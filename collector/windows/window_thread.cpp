@@ -20,6 +20,7 @@
 #include "collector/host/host_collection.h"
 #include "collector/host/nvtx_hooks.h"
 #include "collector/host/nvtx_registry.h"
+#include "collector/host/profile_builder.h"
 #include "collector/host/thread_buffer.h"
 #include "collector/windows/schedule.h"
 #include "collector/windows/window_cut.h"
@@ -93,18 +94,19 @@ void Act(Windows* w, TrackerOutput out, uint64_t ts) {
     w->lost_reported = lost;
     w->late_reported = late;
     const std::string path = w->write_window(span, &w->gpu_pending);
-    ResetHostRecordsBefore(span.end_ns);
+    ResetHostRecordsBefore(span.end_ns, &OpenAtWindowStart::Visit, &WindowStartCarry());
     saved.push_back({span.cycle, path, span.partial});
   }
   if (out.discard) {
-    ResetHostRecordsBefore(out.discard_before_ns);
+    ResetHostRecordsBefore(out.discard_before_ns, &OpenAtWindowStart::Visit,
+                           &WindowStartCarry());
     DrainGpu(&w->gpu_pending, /*forced=*/false);
     TickHeldWindows(w, /*exiting=*/false);  // late records of held windows first
     Profile none;
     CutWindow(&w->gpu_pending, out.discard_before_ns, UINT64_MAX, &none);
   }
   if (!w->tracker.InWindow() && !out.discard) {
-    ResetHostRecordsBefore(ts);
+    ResetHostRecordsBefore(ts, &OpenAtWindowStart::Visit, &WindowStartCarry());
   }
   UpdateGpuActivity(w);
   const ControlState state = w->tracker.InWindow()        ? ControlState::kCapturing
