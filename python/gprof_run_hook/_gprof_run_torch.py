@@ -15,7 +15,8 @@
 # - Threads: install() runs on the thread that imported torch. _on_new_thread() runs on each
 #   threading.Thread started later, as its first profile event (op ranges on, and the memory
 #   part's thread tag). The wrappers run on whichever thread the program calls torch's profiler
-#   from; the optimizer hook on whichever thread calls optimizer.step(). Per-thread state lives
+#   from; the optimizer hook on whichever thread calls optimizer.step(), the forward pre-hook
+#   (once) on whichever thread runs the first forward. Per-thread state lives
 #   in a threading.local; the step counters are guarded by _steps_lock.
 # - torch's profiler state is per thread, and torch refuses a second profiler on a thread
 #   ("Profiler is already enabled on this thread"): ours steps aside while the program runs its
@@ -44,6 +45,7 @@ step_ranges = 0               # ProfilerStep#N ranges started by us (ProfilerSte
 MARK_PROFILER_STARTED = "gprof-run: torch.profiler started"
 MARK_PROFILER_STOPPED = "gprof-run: torch.profiler stopped"
 MARK_OWN_STEPS = "gprof-run: program has its own steps"
+MARK_TORCH_IMPORTED = "gprof-run: torch imported"
 STEP_PREFIX = "ProfilerStep#"
 
 _TRUE = ("1", "true", "on", "yes")
@@ -62,6 +64,7 @@ _steps_lock = allocate_lock()  # guards the step state below; held across NVTX r
                                # which never call back into Python
 _steps_on = False            # we are turning optimizer steps into ranges
 _open_step = None            # id of the open ProfilerStep range (range_start's handle)
+_first_forward = None        # handle of the global forward pre-hook that starts step 0
 _own_steps_unwrap = []       # (owner, name, ours, original): undone once own steps are seen
 
 
@@ -198,6 +201,46 @@ def _ops_off_at_exit():
 
 # ---- 3. optimizer steps as ProfilerStep#N ranges ------------------------------------------------
 
+def _on_first_forward(module, args):
+    """torch's global forward pre-hook, called once: at the first forward of any nn.Module,
+    ProfilerStep#0 starts, so that step 0 holds the first iteration and not the start-up
+    (interpreter, `import torch`, data and model set-up: seconds, against steps of milliseconds).
+    Why the first forward, and not the first op of the thread that later steps the optimizer:
+    that thread is known only once it steps, and an NVTX range cannot start in the past; the
+    first op of the importing thread would put the model's construction (parameter init ops)
+    into step 0. The hook takes itself off here, so torch's module calls go back to their fast
+    path after one call. Returns None (the module's inputs unchanged); never raises."""
+    global _open_step, step_ranges, _first_forward
+    try:
+        with _steps_lock:
+            handle, _first_forward = _first_forward, None
+            if handle is None:
+                return None  # another thread's forward got here first
+            handle.remove()
+            if _steps_on and _open_step is None and optimizer_steps == 0:
+                _open_step = _nvtx.range_start(STEP_PREFIX + "0")
+                step_ranges += 1
+    except Exception as exc:
+        _failed("starting step 0 at the first forward", exc)
+    return None
+
+
+def _end_open_step_at_exit():
+    """atexit: the open step ends here, so it is a whole range and not counted as a range left
+    open at the end of the profile (that count is for data the program lost). Runs after the
+    program's own atexit handlers registered after torch was imported, before the library's
+    exit flush (a Py_AtExit callback, which runs after every atexit handler). Never raises."""
+    global _open_step, _steps_on
+    try:
+        with _steps_lock:
+            _steps_on = False
+            if _open_step is not None:
+                _nvtx.range_end(_open_step)
+                _open_step = None
+    except Exception as exc:
+        _failed("ending the last step at exit", exc)
+
+
 def _on_optimizer_step(optimizer, args, kwargs):
     """torch's global optimizer post hook: runs at the end of every optimizer.step(), inside
     torch's `Optimizer.step#...` range. Never raises."""
@@ -217,7 +260,7 @@ def _on_optimizer_step(optimizer, args, kwargs):
 
 def _own_steps_seen():
     """The program has steps of its own: ours end here, once. Never raises."""
-    global own_steps_detected, _steps_on, _open_step
+    global own_steps_detected, _steps_on, _open_step, _first_forward
     try:
         with _steps_lock:
             if own_steps_detected:
@@ -227,6 +270,9 @@ def _own_steps_seen():
             if _open_step is not None:
                 _nvtx.range_end(_open_step)
                 _open_step = None
+            if _first_forward is not None:
+                _first_forward.remove()
+                _first_forward = None
         _mark(MARK_OWN_STEPS)
         # Nothing left to detect: the program's calls go straight to torch again (unless someone
         # wrapped the same method after us; then ours stays, a call-through).
@@ -271,15 +317,18 @@ def _install_own_steps_detection(torch):
 def _install_steps(torch):
     """Raises (and leaves nothing half done that matters) where torch lacks global optimizer
     hooks or NVTX; the caller then goes without steps."""
-    global _steps_on, _open_step, step_ranges
+    global _steps_on, _first_forward
     # torch.optim deletes its `optimizer` attribute; the module is loaded with torch.
     from torch.optim.optimizer import register_optimizer_step_post_hook as register
+    from torch.nn.modules.module import register_module_forward_pre_hook as on_forward
+    import atexit
+    _nvtx.range_start  # raises where torch has no NVTX
     _install_own_steps_detection(torch)
     with _steps_lock:
-        _open_step = _nvtx.range_start(STEP_PREFIX + "0")  # raises where torch has no NVTX
-        step_ranges += 1
         _steps_on = True
+        _first_forward = on_forward(_on_first_forward)
     register(_on_optimizer_step)
+    atexit.register(_end_open_step_at_exit)
 
 
 # ---- entry ---------------------------------------------------------------------------------------
@@ -288,9 +337,14 @@ def _after_fork_in_child():
     """A child forked while another thread held one of our locks (DataLoader workers fork from a
     training process) would wait for it forever: the child gets fresh ones. It runs on the one
     thread the child has, before any of the program's code."""
-    global _count_lock, _steps_lock
+    global _count_lock, _steps_lock, _open_step
     _count_lock = allocate_lock()
     _steps_lock = allocate_lock()
+    # The child's library is inert (a fork without exec): no steps there, and the parent's open
+    # range is the parent's to end.
+    global _steps_on
+    _steps_on = False
+    _open_step = None
 
 
 def _op_range_state(torch, shapes):
@@ -340,6 +394,11 @@ def install(torch, report=None):
             False, False, False, False, torch._C._profiler._ExperimentalConfig())
     except Exception:
         return  # not a torch with these APIs (or a stand-in): nothing to do, quietly
+
+    # The first NVTX call of the process, made here and not inside the program's first op: it
+    # initializes the injection library, and an op during which that happens loses its begin
+    # (its end is then counted as an unmatched pop). The mark also dates the end of the import.
+    _mark(MARK_TORCH_IMPORTED)
 
     try:
         if hasattr(os, "register_at_fork"):
