@@ -65,6 +65,7 @@ _steps_lock = allocate_lock()  # guards the step state below; held across NVTX r
 _steps_on = False            # we are turning optimizer steps into ranges
 _open_step = None            # id of the open ProfilerStep range (range_start's handle)
 _first_forward = None        # handle of the global forward pre-hook that starts step 0
+_forward_seen = False        # that hook has seen its first eager forward
 _own_steps_unwrap = []       # (owner, name, ours, original): undone once own steps are seen
 
 
@@ -202,21 +203,25 @@ def _ops_off_at_exit():
 # ---- 3. optimizer steps as ProfilerStep#N ranges ------------------------------------------------
 
 def _on_first_forward(module, args):
-    """torch's global forward pre-hook, called once: at the first forward of any nn.Module,
-    ProfilerStep#0 starts, so that step 0 holds the first iteration and not the start-up
-    (interpreter, `import torch`, data and model set-up: seconds, against steps of milliseconds).
-    Why the first forward, and not the first op of the thread that later steps the optimizer:
-    that thread is known only once it steps, and an NVTX range cannot start in the past; the
-    first op of the importing thread would put the model's construction (parameter init ops)
-    into step 0. The hook takes itself off here, so torch's module calls go back to their fast
-    path after one call. Returns None (the module's inputs unchanged); never raises."""
-    global _open_step, step_ranges, _first_forward
+    """torch's global forward pre-hook: ProfilerStep#0 starts at the first forward of any
+    nn.Module, so step 0 is the first iteration, not the start-up (interpreter, `import torch`,
+    data and model set-up). Not the first op of the thread that later steps the optimizer: that
+    thread is known only once it steps, an NVTX range cannot start in the past, and the importing
+    thread's first op would put the model's construction into step 0. Never raises."""
+    global _open_step, step_ranges, _first_forward, _forward_seen
     try:
+        if _is_compiling():
+            return None  # dynamo traces this into the program's graph: a no-op, no graph break
         with _steps_lock:
-            handle, _first_forward = _first_forward, None
-            if handle is None:
-                return None  # another thread's forward got here first
-            handle.remove()
+            handle = _first_forward
+            if handle is None or _forward_seen:
+                return None  # another thread's forward got here first, or kept (below)
+            _forward_seen = True
+            # Taken off (module calls go back to torch's fast path), unless torch.compile made
+            # graphs while it was there: they guard on the hooks, and would be compiled again.
+            if not _compiled_anything():
+                _first_forward = None
+                handle.remove()
             if _steps_on and _open_step is None and optimizer_steps == 0:
                 _open_step = _nvtx.range_start(STEP_PREFIX + "0")
                 step_ranges += 1
@@ -225,11 +230,21 @@ def _on_first_forward(module, args):
     return None
 
 
+def _is_compiling():
+    return False  # torch.compiler.is_compiling where torch has it (_install_steps)
+
+
+def _compiled_anything():
+    dynamo = sys.modules.get("torch._dynamo.utils")  # dynamo's own counter of graphs made
+    try:
+        return dynamo is not None and dynamo.counters["stats"]["unique_graphs"] > 0
+    except Exception:
+        return False
+
+
 def _end_open_step_at_exit():
-    """atexit: the open step ends here, so it is a whole range and not counted as a range left
-    open at the end of the profile (that count is for data the program lost). Runs after the
-    program's own atexit handlers registered after torch was imported, before the library's
-    exit flush (a Py_AtExit callback, which runs after every atexit handler). Never raises."""
+    """atexit (after the program's handlers registered after torch was imported, before the
+    library's Py_AtExit flush): the open step ends, so no range of ours is left open."""
     global _open_step, _steps_on
     try:
         with _steps_lock:
@@ -317,7 +332,8 @@ def _install_own_steps_detection(torch):
 def _install_steps(torch):
     """Raises (and leaves nothing half done that matters) where torch lacks global optimizer
     hooks or NVTX; the caller then goes without steps."""
-    global _steps_on, _first_forward
+    global _steps_on, _first_forward, _is_compiling
+    _is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", _is_compiling)
     # torch.optim deletes its `optimizer` attribute; the module is loaded with torch.
     from torch.optim.optimizer import register_optimizer_step_post_hook as register
     from torch.nn.modules.module import register_module_forward_pre_hook as on_forward
@@ -337,14 +353,10 @@ def _after_fork_in_child():
     """A child forked while another thread held one of our locks (DataLoader workers fork from a
     training process) would wait for it forever: the child gets fresh ones. It runs on the one
     thread the child has, before any of the program's code."""
-    global _count_lock, _steps_lock, _open_step
+    global _count_lock, _steps_lock, _open_step, _steps_on
     _count_lock = allocate_lock()
     _steps_lock = allocate_lock()
-    # The child's library is inert (a fork without exec): no steps there, and the parent's open
-    # range is the parent's to end.
-    global _steps_on
-    _steps_on = False
-    _open_step = None
+    _steps_on, _open_step = False, None  # the child's library is inert; the range is the parent's
 
 
 def _op_range_state(torch, shapes):
@@ -395,9 +407,8 @@ def install(torch, report=None):
     except Exception:
         return  # not a torch with these APIs (or a stand-in): nothing to do, quietly
 
-    # The first NVTX call of the process, made here and not inside the program's first op: it
-    # initializes the injection library, and an op during which that happens loses its begin
-    # (its end is then counted as an unmatched pop). The mark also dates the end of the import.
+    # The process's first NVTX call initializes our library: made inside the program's first op,
+    # that op's begin was lost and its end counted as an unmatched pop.
     _mark(MARK_TORCH_IMPORTED)
 
     try:

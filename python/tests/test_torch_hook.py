@@ -397,6 +397,29 @@ class TorchHookTest(unittest.TestCase):
             ["end", 104],                          # at exit: no range left open
         ])
 
+    def test_a_first_forward_inside_torch_compile_breaks_no_graph_and_compiles_nothing_again(self):
+        # The step-0 hook is a global module hook: dynamo traces it into a compiled function that
+        # calls a module first. The program's graphs must be the ones it gets without the hook:
+        # no graph break, and no second compile after a later eager forward.
+        code = """\
+            import json
+            import torch
+            import torch._dynamo.utils as dynamo_utils
+            m = torch.nn.Linear(4, 4)
+            g = torch.compile(lambda x: m(x).sum())
+            x = torch.randn(2, 4)
+            for _ in range(3):
+                g(x)
+            m(x)  # an eager forward afterwards
+            for _ in range(3):
+                g(x)
+            print(json.dumps({"graph_breaks": sum(dynamo_utils.counters["graph_break"].values()),
+                              "graphs": dynamo_utils.counters["stats"]["unique_graphs"]}))
+            """
+        without = self.run_json(code, hook=False)[1]
+        self.assertEqual(without, {"graph_breaks": 0, "graphs": 1})
+        self.assertEqual(self.run_json(code)[1], without)
+
     def test_no_forward_before_the_first_optimizer_step_starts_at_step_1(self):
         # A model without nn.Module (plain tensors): there is no forward to start step 0 at, so
         # the steps start at the first optimizer.step(), #1, and the first iteration is part of
