@@ -204,10 +204,9 @@ def _ops_off_at_exit():
 
 def _on_first_forward(module, args):
     """torch's global forward pre-hook: ProfilerStep#0 starts at the first forward of any
-    nn.Module, so step 0 is the first iteration, not the start-up (interpreter, `import torch`,
-    data and model set-up). Not the first op of the thread that later steps the optimizer: that
-    thread is known only once it steps, an NVTX range cannot start in the past, and the importing
-    thread's first op would put the model's construction into step 0. Never raises."""
+    nn.Module, so step 0 is the first iteration, not the start-up. Not at the first op of the
+    thread that later steps the optimizer: that thread is known only once it steps, an NVTX range
+    cannot start in the past, and the importing thread's first op is the model's construction."""
     global _open_step, step_ranges, _first_forward, _forward_seen
     try:
         if _is_compiling():
@@ -230,14 +229,12 @@ def _on_first_forward(module, args):
     return None
 
 
-def _is_compiling():
-    return False  # torch.compiler.is_compiling where torch has it (_install_steps)
+_is_compiling = bool  # torch.compiler.is_compiling where torch has it (_install_steps)
 
 
 def _compiled_anything():
-    dynamo = sys.modules.get("torch._dynamo.utils")  # dynamo's own counter of graphs made
-    try:
-        return dynamo is not None and dynamo.counters["stats"]["unique_graphs"] > 0
+    try:  # dynamo's own counter of the graphs it made
+        return sys.modules["torch._dynamo.utils"].counters["stats"]["unique_graphs"] > 0
     except Exception:
         return False
 
@@ -267,6 +264,9 @@ def _on_optimizer_step(optimizer, args, kwargs):
                 return
             if _open_step is not None:
                 _nvtx.range_end(_open_step)
+            elif step_ranges == 0:  # no forward began step 0: an empty one keeps step N the
+                _nvtx.range_end(_nvtx.range_start(STEP_PREFIX + "0"))  # N-th step boundary, as
+                step_ranges += 1                                        # windows count them
             _open_step = _nvtx.range_start(STEP_PREFIX + str(optimizer_steps))
             step_ranges += 1
     except Exception as exc:

@@ -420,10 +420,11 @@ class TorchHookTest(unittest.TestCase):
         self.assertEqual(without, {"graph_breaks": 0, "graphs": 1})
         self.assertEqual(self.run_json(code)[1], without)
 
-    def test_no_forward_before_the_first_optimizer_step_starts_at_step_1(self):
+    def test_no_forward_before_the_first_optimizer_step_makes_step_0_empty(self):
         # A model without nn.Module (plain tensors): there is no forward to start step 0 at, so
-        # the steps start at the first optimizer.step(), #1, and the first iteration is part of
-        # the start-up.
+        # the first iteration is part of the start-up and step 0 is empty, made at the first
+        # optimizer.step() just before #1: step N stays the N-th step boundary, as schedule
+        # windows count them, so a window named stepsA-B holds ProfilerStep#A..#B.
         code = program(NVTX_RECORDER, """\
             w = torch.zeros(4, requires_grad=True)
             opt = torch.optim.SGD([w], lr=0.1)
@@ -432,8 +433,9 @@ class TorchHookTest(unittest.TestCase):
             print(json.dumps(NVTX_CALLS))
             """)
         _, calls = self.run_json(code)
-        self.assertEqual(calls, [["start", "ProfilerStep#1", 101],
-                                 ["end", 101], ["start", "ProfilerStep#2", 102]])
+        self.assertEqual(calls, [["start", "ProfilerStep#0", 101], ["end", 101],
+                                 ["start", "ProfilerStep#1", 102],
+                                 ["end", 102], ["start", "ProfilerStep#2", 103]])
 
     # ---- rules: no CUDA, nothing the program would notice ----------------------------------------------
 
