@@ -16,6 +16,7 @@
 #include <system_error>
 #include <utility>
 
+#include "analysis/attribution/gpu_attribution.h"
 #include "analysis/findings/findings.h"
 #include "analysis/samples/native_symbols.h"
 #include "analysis/tables/op_stacks.h"
@@ -32,6 +33,7 @@
 #include "outputs/sqlite/sqlite_export.h"
 #include "outputs/trace/gzip_file.h"
 #include "outputs/trace/trace_split.h"
+#include "text/format.h"
 
 namespace gprof::launcher {
 namespace {
@@ -46,7 +48,21 @@ struct Totals {
   // often it ran and for how long, and whether the program had steps of its own.
   uint64_t torch_profiler_spans = 0, torch_profiler_ns = 0;
   bool own_steps = false;
+  std::string startup;  // StartupText of the main process's whole run
 };
+
+// The start-up, a phase of its own: from the start of collection to the first step (the Python
+// hook's ProfilerStep#0 begins at the model's first forward, docs/PYTORCH.md), time in no step.
+// "" when the profile has no steps.
+std::string StartupText(const Profile& p) {
+  const HostRange* first = nullptr;
+  for (const HostRange& r : p.ranges) {
+    if (IsStepRange(p, r) && (first == nullptr || r.start_ns < first->start_ns)) first = &r;
+  }
+  if (first == nullptr || first->start_ns < p.info.start_ns) return "";
+  return "start-up " + FormatDuration(first->start_ns - p.info.start_ns) + " before " +
+         std::string(p.strings.Get(first->name)) + " (in no step)";
+}
 
 // Exact texts of the Python hook's NVTX marks (_gprof_run_torch.py).
 constexpr std::string_view kTorchProfilerStarted = "gprof-run: torch.profiler started";
@@ -335,6 +351,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
         totals.pids.insert(static_cast<uint32_t>(d.pid));
         Add(&totals, profile);
       }
+      if (is_main) totals.startup = StartupText(profile);
       // The table shown on stderr: the main whole run, else the main process's latest window
       // (windows sort after the whole run, by cycle).
       if (is_main || (d.pid == main_pid && main_table_source != "whole-run")) {
@@ -405,6 +422,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
   if (const std::string torch = TorchProfilerText(totals, cupti_text); !torch.empty()) {
     cupti_text += "; " + torch;
   }
+  if (!totals.startup.empty()) cupti_text += "; " + totals.startup;
   if (const std::string forked = ForkedWithoutExecText(dir, dumps); !forked.empty()) {
     where += "; " + forked;
   }

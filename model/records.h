@@ -28,6 +28,8 @@ enum RangeFlags : uint16_t {
                              // carried torch's ", seq = ", ", op_id = " ... suffixes, now split
                              // into the fields below; `name` is the op name as torch names it
   kRangeCpuOp = 1 << 4,      // ... and an operator (Kineto's cpu_op), not a user_annotation
+  kRangeCutAtWindowEnd = 1 << 5,  // still open when its schedule window ended: it ends at the
+                                  // window's end there, and goes on past it (not a loss)
 };
 
 // An NVTX range (push/pop or start/end) on a host thread. 48 bytes.

@@ -221,10 +221,23 @@ void ColdStartFinding(Analysis& a, std::vector<Finding>* out) {
             (first_launch ? "; its first launch came " +
                                 FormatDuration(*first_launch - first.start_ns) + " after it began"
                           : std::string());
+  const std::string work =
+      p.kernels.empty() && p.memcpys.empty() && p.memsets.empty()
+          ? "One-off work (lazy initialization, caches filling, allocator growth, the first "
+            "batch's loading) lands in the first step."
+          : "One-off start-up work (CUDA context and module loading, cuBLAS/cuDNN heuristics, "
+            "allocator growth) lands in the first step.";
+  // A window that begins after step 0 (first_step > 0) already had steps left out before it
+  // (--wait, --warmup, --skip-first): telling that user to pass --wait 1 again would be wrong.
   f.advice =
-      "One-off start-up work (CUDA context and module loading, cuBLAS/cuDNN heuristics, "
-      "allocator growth) lands in the first step. Warm up before measuring: skip it with "
-      "--wait 1 (or --skip-first N), as torch.profiler's schedule(wait=1, warmup=1, ...) does.";
+      p.info.first_step > 0
+          ? work + " This window already starts at step " + std::to_string(p.info.first_step) +
+                ", after the steps --wait/--warmup/--skip-first left out, and its first step is "
+                "still slow: the one-off work lasts longer than those steps, or comes back. Leave "
+                "out more steps (a larger --wait or --skip-first), or look at what this step does "
+                "that the others do not."
+          : work + " Warm up before measuring: skip it with --wait 1 (or --skip-first N), as "
+                   "torch.profiler's schedule(wait=1, warmup=1, ...) does.";
   out->push_back(std::move(f));
 }
 

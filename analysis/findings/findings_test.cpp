@@ -447,6 +447,43 @@ TEST(FindingsColdStart, FirstStepFarSlowerThanTheRestWithItsDeadWindow) {
   EXPECT_EQ(Find(FindFindings(profile(3)), "cold_start"), nullptr);
 }
 
+// The same slow first step, in a window that starts at step 2 (`--wait 1 --warmup 1`: the user
+// already left steps out): the advice must not tell them to pass --wait 1, and says the window
+// already starts at step 2. On a whole run (first_step 0) it does advise --wait 1. Without GPU
+// work (a CPU-only run) it speaks of no CUDA context.
+TEST(FindingsColdStart, AdviceNeverAsksForWait1WhenTheWindowAlreadySkippedSteps) {
+  const auto profile = [](uint32_t first_step, bool gpu) {
+    Profile p = NewProfile();
+    p.info.first_step = first_step;
+    p.info.last_step = first_step + 3;
+    uint64_t t = 0;
+    for (uint32_t n = 0; n < 4; ++n) {
+      const uint64_t len = (n == 0 ? 10 : 2) * 1'000'000;
+      p.steps.push_back({t0 + t, t0 + t + len, first_step + n, kTid});
+      t += len;
+    }
+    if (gpu) {
+      AddApi(&p, 6'000'000, 6'010'000, 5, kLaunch);
+      AddKernel(&p, 6'020'000, 6'100'000, 5, "_Z4workv");
+    }
+    return p;
+  };
+  for (bool gpu : {true, false}) {
+    SCOPED_TRACE(gpu ? "gpu" : "cpu only");
+    const std::vector<Finding> window = FindFindings(profile(2, gpu));
+    const Finding* f = Find(window, "cold_start");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->Get("step")->n, 2u);
+    EXPECT_EQ(f->advice.find("--wait 1"), std::string::npos) << f->advice;
+    EXPECT_NE(f->advice.find("already starts at step 2"), std::string::npos) << f->advice;
+    EXPECT_EQ(f->advice.find("CUDA context") == std::string::npos, !gpu) << f->advice;
+    const std::vector<Finding> whole = FindFindings(profile(0, gpu));
+    const Finding* g = Find(whole, "cold_start");
+    ASSERT_NE(g, nullptr);
+    EXPECT_NE(g->advice.find("--wait 1"), std::string::npos) << g->advice;
+  }
+}
+
 TEST(FindingsOutput, NoGpuDataNoFindingsAndTheOutputsSaySo) {
   Profile p = NewProfile();
   p.info.end_ns = t0 + 1'000'000;

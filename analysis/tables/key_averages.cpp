@@ -5,6 +5,12 @@
 // their duration and their Self CPU is 0 (the thread time inside them is already owned by the
 // events that ran on the threads; counting it again would make "Self CPU time total" exceed the
 // real CPU time).
+// Steps are the exception: a start/end ProfilerStep#N range (gprof-run's Python hook makes them
+// from optimizer.step(), on the thread that steps) is a step on its starting thread's tree, as
+// Step records and the program's own ProfilerStep scopes are: it encloses that thread's ops, and
+// its Self CPU is the time no op of that thread covered (the Python between ops), as torch's
+// ProfilerStep#N rows have it. So the steps' CPU total never exceeds "Self CPU time total": the
+// ProfilerStep* row stays within 100%.
 // CUDA totals of ranges and steps (push/pop and start/end alike) are not summed up the thread's
 // nesting tree: they are the GPU time each one owns by gpu_attribution.h's rule (ranges: the
 // launching call ran on the range's thread and started inside it; steps: the launching call
@@ -156,11 +162,14 @@ std::vector<EventStats> KeyAverages(const Profile& p, const KeyAveragesOptions& 
   }
   for (uint32_t i = 0; i < p.ranges.size(); ++i) {
     const HostRange& r = p.ranges[i];
-    range_names[i] = IsStepRange(p, r) ? step_name : std::string(p.strings.Get(r.name));
-    if (r.flags & kRangeStartEnd) continue;
-    HostNode n{r.start_ns, r.end_ns, 1, i, &range_names[i]};
+    const bool step = IsStepRange(p, r);
+    range_names[i] = step ? step_name : std::string(p.strings.Get(r.name));
+    if ((r.flags & kRangeStartEnd) && !step) continue;
+    // A start/end step encloses the ranges of equal times, as Step records do (order 0).
+    HostNode n{r.start_ns, r.end_ns, static_cast<uint8_t>((r.flags & kRangeStartEnd) ? 0 : 1), i,
+               &range_names[i]};
     n.cuda_ns = owners.RangeGpuNs(i);
-    n.step = IsStepRange(p, r);
+    n.step = step;
     by_thread[r.tid].push_back(n);
   }
   for (uint32_t i = 0; i < p.api_calls.size(); ++i) {
@@ -192,8 +201,17 @@ std::vector<EventStats> KeyAverages(const Profile& p, const KeyAveragesOptions& 
       HostNode& n = nodes[i];
       while (!stack.empty() && nodes[stack.back()].end <= n.start) stack.pop_back();
       // A partial overlap (possible only between a step and a range) is not nesting: the event
-      // becomes a child of the innermost open event that contains it, or a root.
-      while (!stack.empty() && nodes[stack.back()].end < n.end) stack.pop_back();
+      // becomes a child of the innermost open event that contains it, or a root. The time the
+      // two share is not the step's own (its Self CPU): the hook's steps start and end inside
+      // torch's Optimizer.step range.
+      uint64_t shared = 0;
+      while (!stack.empty() && nodes[stack.back()].end < n.end) {
+        HostNode& up = nodes[stack.back()];
+        if (up.step && !n.step && up.end > n.start) up.children_ns += up.end - n.start;
+        if (n.step && !up.step && up.end > n.start) shared = std::max(shared, up.end - n.start);
+        stack.pop_back();
+      }
+      n.children_ns += shared;
       if (!stack.empty()) {
         n.parent = static_cast<int64_t>(stack.back());
         nodes[stack.back()].children_ns += Dur(n.start, n.end);
@@ -301,7 +319,7 @@ std::vector<EventStats> KeyAverages(const Profile& p, const KeyAveragesOptions& 
   // Start/end ranges: see the file comment.
   for (uint32_t i = 0; i < p.ranges.size(); ++i) {
     const HostRange& r = p.ranges[i];
-    if (!(r.flags & kRangeStartEnd)) continue;
+    if (!(r.flags & kRangeStartEnd) || IsStepRange(p, r)) continue;  // steps: on the trees
     shapes_of_next = r.shapes;
     stack_of_next = stack_key(i);
     add((r.flags & kRangeCpuOp) && !IsStepRange(p, r) ? RowKind::kOp : RowKind::kRange,

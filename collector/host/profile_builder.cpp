@@ -143,7 +143,13 @@ void ProfileBuilder::Add(uint32_t tid, HostRecordType type, uint8_t flags, const
       if (!ReadNvtxEnd(type, payload, size, &domain, &ts, &id)) return;
       auto it = stacks_.find((static_cast<uint64_t>(tid) << 16) | Domain(domain));
       if (it == stacks_.end() || it->second.empty()) {
-        ++profile_->counters.nvtx_unmatched_pops;
+        const uint64_t key = (static_cast<uint64_t>(tid) << 16) | domain;
+        if (open_at_start_ != nullptr &&
+            pops_past_start_[key] < open_at_start_->OpenPushes(key)) {
+          ++pops_past_start_[key];  // its push came before the window: cut by the edge
+        } else {
+          ++profile_->counters.nvtx_unmatched_pops;
+        }
         return;
       }
       HostRange range = it->second.back();
@@ -206,6 +212,9 @@ void ProfileBuilder::MatchEnds(bool final) {
   for (const PendingEnd& end : ends_) {
     auto it = started_.find(end.id);
     if (it == started_.end()) {
+      if (open_at_start_ != nullptr && open_at_start_->StartOpen(end.id)) {
+        continue;  // started before the window: cut by the edge
+      }
       if (final || end.carried) {
         ++profile_->counters.nvtx_unmatched_pops;
       } else {
@@ -285,12 +294,44 @@ void TakeHostDeltas(Profile* profile) {
 
 }  // namespace
 
-void BuildHostProfile(Profile* profile, uint64_t end_ns) {
+OpenAtWindowStart& WindowStartCarry() {
+  static auto* carry = new OpenAtWindowStart;  // leaked on purpose: used until the last flush
+  return *carry;
+}
+
+void OpenAtWindowStart::Visit(void* ctx, uint32_t tid, HostRecordType type, uint8_t flags,
+                              const void* payload, uint32_t size) {
+  auto* self = static_cast<OpenAtWindowStart*>(ctx);
+  if (type == HostRecordType::kNvtxPush || type == HostRecordType::kNvtxStart) {
+    NvtxBeginFields f;
+    const char* name = nullptr;
+    uint32_t name_len = 0;
+    if (!ReadNvtxBegin(type, flags, payload, size, &f, &name, &name_len)) return;
+    if (type == HostRecordType::kNvtxPush) {
+      ++self->pushes_[(static_cast<uint64_t>(tid) << 16) | f.domain];
+    } else if (self->ends_first_.erase(f.id) == 0) {
+      self->starts_.insert(f.id);
+    }
+  } else if (type == HostRecordType::kNvtxPop || type == HostRecordType::kNvtxEnd) {
+    uint16_t domain = 0;
+    uint64_t ts = 0, id = 0;
+    if (!ReadNvtxEnd(type, payload, size, &domain, &ts, &id)) return;
+    if (type == HostRecordType::kNvtxPop) {
+      auto it = self->pushes_.find((static_cast<uint64_t>(tid) << 16) | domain);
+      if (it != self->pushes_.end() && it->second > 0) --it->second;
+    } else if (self->starts_.erase(id) == 0) {
+      self->ends_first_.insert(id);
+    }
+  }
+}
+
+void BuildHostProfile(Profile* profile, uint64_t end_ns, const OpenAtWindowStart* open_at_start) {
   // A fresh calibration pair per build: the host clock map stays close to CLOCK_REALTIME from
   // here on even if the program stamps nothing for a long time.
   CalibrateHostClock();
   const NvtxRegistrySnapshot registry = SnapshotNvtxRegistry();
   ProfileBuilder builder(registry, profile);
+  builder.SetOpenAtStart(open_at_start);
   VisitHostRecords(&ProfileBuilder::Visit, &builder);
   builder.Finish(end_ns);
   TakeHostDeltas(profile);

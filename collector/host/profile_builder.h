@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "collector/host/nvtx_records.h"
@@ -18,6 +19,33 @@
 #include "model/profile.h"
 
 namespace gprof::collector {
+
+// Ranges open across a window's start edge. A schedule window's records begin at its start
+// (ResetHostRecordsBefore forgot the earlier ones), so a range that opened before the window and
+// closes inside it reaches the window's build as a pop or end with nothing open. That is a range
+// cut by the window's edge, not a pop the program made with nothing pushed: this keeps, from the
+// records the resets forgot (their `dropped` visitor), how many pushes per (thread, domain) and
+// which start ids had not closed yet, and a window's build counts in nvtx_unmatched_pops only the
+// pops and ends beyond those. Window thread only, serialized with the builds (flush_mutex).
+class OpenAtWindowStart {
+ public:
+  static void Visit(void* ctx, uint32_t tid, HostRecordType type, uint8_t flags,
+                    const void* payload, uint32_t size);
+  // Pushes on `key` (tid << 16 | the record's domain index) still open at the last cut.
+  uint64_t OpenPushes(uint64_t key) const {
+    auto it = pushes_.find(key);
+    return it == pushes_.end() ? 0 : it->second;
+  }
+  bool StartOpen(uint64_t id) const { return starts_.count(id) != 0; }
+
+ private:
+  std::unordered_map<uint64_t, uint64_t> pushes_;
+  std::unordered_set<uint64_t> starts_;
+  std::unordered_set<uint64_t> ends_first_;  // ends forgotten before their start (another slot)
+};
+
+// The process's one (never destroyed: the collector's state outlives atexit).
+OpenAtWindowStart& WindowStartCarry();
 
 class ProfileBuilder {
  public:
@@ -36,6 +64,8 @@ class ProfileBuilder {
   void Seal();
   // The registry for the next records (a segment takes a fresh snapshot); it must outlive them.
   void SetRegistry(const NvtxRegistrySnapshot& registry) { registry_ = &registry; }
+  // A window's build: pops and ends of ranges opened before the window are not counted.
+  void SetOpenAtStart(const OpenAtWindowStart* open) { open_at_start_ = open; }
 
   // Adapter for VisitHostRecords: `ctx` is a ProfileBuilder*.
   static void Visit(void* ctx, uint32_t tid, HostRecordType type, uint8_t flags,
@@ -54,6 +84,8 @@ class ProfileBuilder {
 
   const NvtxRegistrySnapshot* registry_;
   Profile* profile_;
+  const OpenAtWindowStart* open_at_start_ = nullptr;
+  std::unordered_map<uint64_t, uint64_t> pops_past_start_;  // per key: pops excused so far
   std::unordered_map<uint64_t, std::vector<Open>> stacks_;  // key: tid << 16 | domain
   std::unordered_map<uint64_t, Open> started_;              // start/end by range id
   struct PendingEnd {
@@ -85,8 +117,10 @@ class HostSegments {
 
 // Builds the host part of a profile from everything recorded since the last ResetHostRecords.
 // counters.host_events_dropped gets the host records dropped since the previous call (not the
-// running total), so each window dump counts its own losses. Callers must not overlap (the
-// runtime holds its flush_mutex).
-void BuildHostProfile(Profile* profile, uint64_t end_ns);
+// running total), so each window dump counts its own losses. A window's build passes
+// `open_at_start` (WindowStartCarry()). Callers must not overlap (the runtime holds its
+// flush_mutex).
+void BuildHostProfile(Profile* profile, uint64_t end_ns,
+                      const OpenAtWindowStart* open_at_start = nullptr);
 
 }  // namespace gprof::collector

@@ -468,5 +468,59 @@ TEST_F(Builder, AnEndSealedBeforeItsStartPairsInTheNextSegmentThenCounts) {
   EXPECT_EQ(profile_.counters.nvtx_unmatched_pops, 1u);
 }
 
+// A window's records begin at its start; what the resets forgot before it went through
+// OpenAtWindowStart. Forgotten: on thread 1 a push (torch's Optimizer.step, still open), a
+// push/pop pair (closed), start id 5 (still open) and start/end id 6 (closed). In the window: the
+// first pop on thread 1 closes the forgotten push (the window's edge cut that range: no loss), a
+// second pop on thread 1 and one on thread 2 have nothing open anywhere, end id 5 closes the
+// forgotten start, and ends 6 (closed before) and 8 (never started) have none: 4 unmatched.
+TEST_F(Builder, PopsAndEndsOfRangesOpenedBeforeTheWindowAreNotUnmatched) {
+  OpenAtWindowStart carry;
+  auto forget = [&](uint32_t tid, auto&& write) {
+    std::vector<char> record = write();
+    HostRecordHeader h;
+    std::memcpy(&h, record.data(), sizeof h);
+    OpenAtWindowStart::Visit(&carry, tid, h.type, h.flags, record.data() + sizeof h, h.size);
+  };
+  auto begin = [&](HostRecordType type, uint64_t ts, uint64_t id) {
+    return [=, this] {
+      NvtxBeginFields f;
+      f.ts = T(ts);
+      f.id = id;
+      f.encoding = NvtxNameEncoding::kUtf8;
+      const std::string name = "forgotten";
+      std::vector<char> record(
+          HostRecordBytes(NvtxBeginFixedPayload(type, false, f.encoding) + name.size()));
+      WriteNvtxBegin(record.data(), type, f, name.data(), static_cast<uint32_t>(name.size()));
+      return record;
+    };
+  };
+  auto end = [&](HostRecordType type, uint64_t ts, uint64_t id) {
+    return [=, this] {
+      std::vector<char> record(24);
+      WriteNvtxEnd(record.data(), type, 0, T(ts), id);
+      return record;
+    };
+  };
+  forget(1, begin(HostRecordType::kNvtxPush, 100, 0));
+  forget(1, begin(HostRecordType::kNvtxPush, 110, 0));
+  forget(1, end(HostRecordType::kNvtxPop, 120, 0));
+  forget(1, begin(HostRecordType::kNvtxStart, 130, 5));
+  forget(1, begin(HostRecordType::kNvtxStart, 135, 6));
+  forget(1, end(HostRecordType::kNvtxEnd, 140, 6));
+
+  builder_.SetOpenAtStart(&carry);
+  Pop(1, 300);
+  Pop(2, 305);
+  Pop(1, 310);
+  End(HostRecordType::kNvtxEnd, 1, 320, 0, 5);
+  End(HostRecordType::kNvtxEnd, 1, 330, 0, 6);
+  End(HostRecordType::kNvtxEnd, 1, 340, 0, 8);
+  builder_.Finish(Ns(1000));
+  EXPECT_TRUE(profile_.ranges.empty());
+  EXPECT_EQ(profile_.counters.nvtx_unmatched_pops, 4u);
+  EXPECT_EQ(profile_.counters.nvtx_ranges_open_at_end, 0u);
+}
+
 }  // namespace
 }  // namespace gprof::collector

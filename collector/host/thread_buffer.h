@@ -145,8 +145,11 @@ void ResetHostRecords();
 
 // Window boundaries cut at a timestamp: forgets, slot by slot, the published records that come
 // before that slot's first record whose timestamp (CLOCK_REALTIME ns, compared through
-// HostTicksToNs) is >= `ts_ns`. Same threading rules as ResetHostRecords.
-void ResetHostRecordsBefore(uint64_t ts_ns);
+// HostTicksToNs) is >= `ts_ns`. Same threading rules as ResetHostRecords. `dropped`, when given,
+// sees each forgotten record first, in each slot's order (the window thread keeps what was still
+// open across the cut: profile_builder.h's OpenAtWindowStart).
+void ResetHostRecordsBefore(uint64_t ts_ns, HostRecordVisitor dropped = nullptr,
+                            void* ctx = nullptr);
 
 // Records dropped (monotonic): the arena was full, a payload too large, or no thread slot free.
 uint64_t HostRecordsDropped();

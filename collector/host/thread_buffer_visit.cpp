@@ -79,7 +79,7 @@ void ConsumeHostRecords(HostRecordVisitor visitor, void* ctx) {
 
 void ResetHostRecords() { ConsumeHostRecords(nullptr, nullptr); }
 
-void ResetHostRecordsBefore(uint64_t ts_ns) {
+void ResetHostRecordsBefore(uint64_t ts_ns, HostRecordVisitor dropped, void* ctx) {
   ThreadState* const slots = g_slots.load(std::memory_order_acquire);
   if (slots == nullptr) return;
   const uint32_t threads = std::min(g_slot_cursor.load(std::memory_order_acquire), g_max_threads);
@@ -105,6 +105,9 @@ void ResetHostRecordsBefore(uint64_t ts_ns) {
             stop = true;
             break;
           }
+        }
+        if (dropped != nullptr && h.type != HostRecordType::kThreadHandover) {
+          dropped(ctx, t->first_tid, h.type, h.flags, base + pos + kHeaderSize, h.size);
         }
         pos += HostRecordBytes(h.size);
       }

@@ -256,7 +256,7 @@ std::string WriteWindow(const WindowSpan& span, Profile* gpu_pending, bool* held
     std::lock_guard<std::mutex> lock(rt.flush_mutex);
     Profile profile;
     profile.info = rt.info;
-    BuildHostProfile(&profile, span.end_ns);
+    BuildHostProfile(&profile, span.end_ns, &WindowStartCarry());
     MarkLaunchCalls(&profile, &HandedOverAt);
     const bool gpu = g_gpu_state.load(std::memory_order_acquire) == kGpuStarted;
     if (gpu) {
@@ -264,7 +264,7 @@ std::string WriteWindow(const WindowSpan& span, Profile* gpu_pending, bool* held
       AddGpuApiNames(&profile);  // host data first: the calls' names, should CUPTI not answer
       CollectWindowGpu(&profile, gpu_pending);  // window_gpu.h: never a forced flush mid-run
     }
-    CutWindow(&profile, span.start_ns, span.end_ns, gpu_pending);
+    CutWindow(&profile, span.start_ns, span.end_ns, gpu_pending, /*program_ended=*/span.partial);
     // NVTX steps named ProfilerStep#N are already ranges in the profile; other sources get
     // ProfilerStep#N spans so that HTA and the table see iterations.
     const StepSource& step = rt.config.step;

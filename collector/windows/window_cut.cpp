@@ -64,16 +64,21 @@ void MoveAll(std::vector<T>* from, Transfer* transfer, std::vector<T>* into) {
 
 }  // namespace
 
-void CutWindow(Profile* p, uint64_t start_ns, uint64_t end_ns, Profile* carry) {
+void CutWindow(Profile* p, uint64_t start_ns, uint64_t end_ns, Profile* carry,
+               bool program_ended) {
   auto inside = [&](uint64_t ts) { return ts >= start_ns && ts < end_ns; };
 
-  // Host side.
+  // Host side. A range the build closed at `end_ns` (kRangeOpenAtEnd: still open when the
+  // window was built) was cut by the window's end as much as one that closed later.
   std::erase_if(p->ranges, [&](const HostRange& r) { return !inside(r.start_ns); });
   uint64_t open = 0;
   for (HostRange& r : p->ranges) {
     if (r.end_ns > end_ns) {
       r.end_ns = end_ns;
-      r.flags |= kRangeOpenAtEnd;
+      r.flags |= program_ended ? kRangeOpenAtEnd : kRangeCutAtWindowEnd;
+    }
+    if (!program_ended && (r.flags & kRangeOpenAtEnd)) {
+      r.flags = static_cast<uint16_t>((r.flags & ~kRangeOpenAtEnd) | kRangeCutAtWindowEnd);
     }
     open += (r.flags & kRangeOpenAtEnd) != 0;
   }

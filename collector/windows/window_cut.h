@@ -3,7 +3,10 @@
 //
 // What belongs to window [start, end):
 // - host events (ranges, marks, API calls) that start inside it; a range still open at `end` is
-//   clipped there and flagged kRangeOpenAtEnd;
+//   clipped there and flagged kRangeCutAtWindowEnd: the window's edge cut it, the program did not
+//   leave it open, so it is no loss (nvtx_ranges_open_at_end counts none of them). Only when the
+//   program ended the window (`program_ended`: it exited inside it) is a range still open at the
+//   end flagged kRangeOpenAtEnd and counted, as in a whole run;
 // - GPU records launched by an API call that belongs to the window, whenever they ran;
 // - GPU records whose launching call is unknown (not recorded) that start inside it, unless their
 //   correlation id is below every call of the window (CUPTI numbers calls in the order they
@@ -21,7 +24,8 @@ namespace gprof::collector {
 
 // Keeps in `profile` only the window's events (see above) and moves later GPU records into
 // `carry` (appended; names and launch configs re-interned there).
-void CutWindow(Profile* profile, uint64_t start_ns, uint64_t end_ns, Profile* carry);
+void CutWindow(Profile* profile, uint64_t start_ns, uint64_t end_ns, Profile* carry,
+               bool program_ended = false);
 
 // Moves every GPU-side record (kernels, copies, memsets, syncs, memory ops, overheads, launch
 // configs, devices, api names) from `from` into `into`, re-interning strings. `from` is left

@@ -17,7 +17,9 @@ ApiCall Call(uint64_t start, uint32_t corr) {
   return {start, start + 5, corr, 1, 505, ApiDomain::kRuntime, 0, 0};
 }
 
-TEST(CutWindow, HostEventsInsideTheWindowAreKeptAndOpenRangesClipped) {
+// A range that crosses the window's end was cut by the window, not left open by the program: it
+// ends at the window's end, flagged as cut there, and is no loss.
+TEST(CutWindow, HostEventsInsideTheWindowAreKeptAndRangesCutByItsEndAreNoLoss) {
   Profile p;
   const StringId step = p.strings.Intern("step");
   p.ranges.push_back({500, 1500, step, 1, 0, 0, 0});   // starts before: dropped
@@ -31,10 +33,31 @@ TEST(CutWindow, HostEventsInsideTheWindowAreKeptAndOpenRangesClipped) {
   ASSERT_EQ(p.ranges.size(), 2u);
   EXPECT_EQ(p.ranges[0].start_ns, 1100u);
   EXPECT_EQ(p.ranges[1].end_ns, kE);
-  EXPECT_EQ(p.ranges[1].flags & kRangeOpenAtEnd, kRangeOpenAtEnd);
-  EXPECT_EQ(p.counters.nvtx_ranges_open_at_end, 1u);
+  EXPECT_EQ(p.ranges[1].flags, kRangeCutAtWindowEnd);
+  EXPECT_EQ(p.counters.nvtx_ranges_open_at_end, 0u);
   ASSERT_EQ(p.marks.size(), 1u);
   EXPECT_EQ(p.marks[0].ts_ns, 1000u);
+}
+
+// A range still open when the window was built (the build closed it at the window's end and
+// flagged it open) is cut by the window too; only when the program's exit ended the window is it
+// a range the program left open, counted as before.
+TEST(CutWindow, RangeOpenAtTheWindowsEndIsALossOnlyWhenTheProgramEndedTheWindow) {
+  for (bool program_ended : {false, true}) {
+    SCOPED_TRACE(program_ended ? "program ended" : "window ended");
+    Profile p;
+    const StringId name = p.strings.Intern("Optimizer.step#AdamW.step");
+    p.ranges.push_back({1300, kE, name, 1, 0, kRangeOpenAtEnd, 0});
+    p.ranges.push_back({1400, kE + 50, name, 1, 0, 0, 0});
+    Profile carry;
+    CutWindow(&p, kS, kE, &carry, program_ended);
+    ASSERT_EQ(p.ranges.size(), 2u);
+    EXPECT_EQ(p.ranges[1].end_ns, kE);
+    const uint16_t flag = program_ended ? kRangeOpenAtEnd : kRangeCutAtWindowEnd;
+    EXPECT_EQ(p.ranges[0].flags, flag);
+    EXPECT_EQ(p.ranges[1].flags, flag);
+    EXPECT_EQ(p.counters.nvtx_ranges_open_at_end, program_ended ? 2u : 0u);
+  }
 }
 
 TEST(CutWindow, GpuWorkFollowsItsLaunch) {

@@ -20,6 +20,7 @@
 #include "collector/host/host_collection.h"
 #include "collector/host/nvtx_hooks.h"
 #include "collector/host/nvtx_registry.h"
+#include "collector/host/profile_builder.h"
 #include "collector/host/thread_buffer.h"
 #include "collector/windows/schedule.h"
 #include "collector/windows/window_cut.h"
@@ -94,11 +95,12 @@ void Act(Windows* w, TrackerOutput out, uint64_t ts) {
     w->late_reported = late;
     bool held = false;
     const std::string path = w->write_window(span, &w->gpu_pending, &held);
-    ResetHostRecordsBefore(span.end_ns);
+    ResetHostRecordsBefore(span.end_ns, &OpenAtWindowStart::Visit, &WindowStartCarry());
     if (!held) saved.push_back({span.cycle, path, span.partial});  // else told when written
   }
   if (out.discard) {
-    ResetHostRecordsBefore(out.discard_before_ns);
+    ResetHostRecordsBefore(out.discard_before_ns, &OpenAtWindowStart::Visit,
+                           &WindowStartCarry());
     // At exit the held windows' last drain is the runtime's (bounded after a signal): none here.
     if (!g_finished.load(std::memory_order_acquire)) DrainGpu(&w->gpu_pending, /*forced=*/false);
     TickHeldWindows(w, /*exiting=*/false);  // late records of held windows first
@@ -106,7 +108,7 @@ void Act(Windows* w, TrackerOutput out, uint64_t ts) {
     CutWindow(&w->gpu_pending, out.discard_before_ns, UINT64_MAX, &none);
   }
   if (!w->tracker.InWindow() && !out.discard) {
-    ResetHostRecordsBefore(ts);
+    ResetHostRecordsBefore(ts, &OpenAtWindowStart::Visit, &WindowStartCarry());
   }
   UpdateGpuActivity(w);
   const ControlState state = w->tracker.InWindow()        ? ControlState::kCapturing

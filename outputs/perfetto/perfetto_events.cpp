@@ -69,6 +69,7 @@ void PerfettoWriter::RangeArgs(uint16_t domain, uint32_t category, uint16_t flag
   if (!dom.empty()) StringArg(kArgDomain, dom);
   if (category != 0) UintArg(kArgCategory, category);
   if (flags & kRangeOpenAtEnd) BoolArg(kArgOpenAtEnd, true);
+  if (flags & kRangeCutAtWindowEnd) BoolArg(kArgCutAtWindowEnd, true);
 }
 
 void PerfettoWriter::TorchArgs(const HostRange& r) {

@@ -73,12 +73,13 @@ constexpr std::string_view kCategoryNames[kCategoryCount] = {
 enum ArgName : uint8_t {
   kArgCorrelation, kArgStream, kArgGrid, kArgBlock, kArgBytes, kArgDomain, kArgCategory,
   kArgOpenAtEnd, kArgRecordFunctionId, kArgSequenceNumber, kArgInputDims, kArgStack,
-  kArgPythonId, kArgPythonParentId, kArgPythonThread, kArgSampled, kArgSamples, kArgCount,
+  kArgPythonId, kArgPythonParentId, kArgPythonThread, kArgSampled, kArgSamples,
+  kArgCutAtWindowEnd, kArgCount,
 };
 constexpr std::string_view kArgNames[kArgCount] = {
     "correlation", "stream", "grid", "block", "bytes", "domain", "category", "open at end",
     "Record function id", "Sequence number", "Input Dims", "stack", "Python id",
-    "Python parent id", "Python thread", "sampled", "samples"};
+    "Python parent id", "Python thread", "sampled", "samples", "cut at window end"};
 
 inline uint64_t Iid(Category c) { return uint64_t{c} + 1; }
 inline uint64_t Iid(ArgName a) { return uint64_t{a} + 1; }

@@ -223,6 +223,40 @@ TEST(KeyAverages, OnlyChildOfTheSameNameIsFoldedIntoItsParentAsTorchDoes) {
   EXPECT_EQ(rows["aten::add"].cpu_total_ns, 110u);
 }
 
+// gprof-run's Python hook makes steps as start/end ranges that start and end inside torch's
+// Optimizer.step range (its post hook). Thread 1: Optimizer.step [0, 100), ProfilerStep#1
+// [90, 390), aten::mm [150, 250), Optimizer.step [300, 400), and an "epoch" start/end range
+// [0, 400) that is no step. The step's own time is what no op covers: 300 - (100 - 90) shared
+// with the first Optimizer.step - 100 of aten::mm - (390 - 300) shared with the second = 100
+// (the Python between ops, as torch's ProfilerStep#N rows have it). The self times then add up
+// to the 400 ns of wall time, and the step's CPU total, 300, stays within it (75%). The epoch
+// range keeps Self CPU 0.
+TEST(KeyAverages, StartEndStepOwnsTheThreadTimeNoOpCoversSoItsTotalStaysWithinTheSelfTotal) {
+  Profile p;
+  const StringId opt = p.strings.Intern("Optimizer.step#AdamW.step");
+  p.ranges.push_back({0, 100, opt, 1, 0, 0, 0});
+  p.ranges.push_back({90, 390, p.strings.Intern("ProfilerStep#1"), 1, 0, kRangeStartEnd, 0});
+  p.ranges.push_back({150, 250, p.strings.Intern("aten::mm"), 1, 0, 0, 0});
+  p.ranges.push_back({300, 400, opt, 1, 0, 0, 0});
+  p.ranges.push_back({0, 400, p.strings.Intern("epoch"), 1, 0, kRangeStartEnd, 0});
+  std::map<std::string, EventStats> rows;
+  uint64_t self_total = 0;
+  for (const EventStats& e : KeyAverages(p)) {
+    rows[e.name] = e;
+    self_total += e.self_cpu_ns;
+  }
+  EXPECT_EQ(rows["ProfilerStep*"].count, 1u);
+  EXPECT_EQ(rows["ProfilerStep*"].cpu_total_ns, 300u);
+  EXPECT_EQ(rows["ProfilerStep*"].self_cpu_ns, 100u);
+  EXPECT_EQ(rows["Optimizer.step#AdamW.step"].count, 2u);
+  EXPECT_EQ(rows["Optimizer.step#AdamW.step"].self_cpu_ns, 200u);
+  EXPECT_EQ(rows["aten::mm"].self_cpu_ns, 100u);
+  EXPECT_EQ(rows["epoch"].self_cpu_ns, 0u);
+  EXPECT_EQ(rows["epoch"].cpu_total_ns, 400u);
+  EXPECT_EQ(self_total, 400u);
+  EXPECT_LE(rows["ProfilerStep*"].cpu_total_ns, self_total);
+}
+
 }  // namespace
 }  // namespace gprof
 

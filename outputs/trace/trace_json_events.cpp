@@ -101,6 +101,7 @@ void TraceEventWriter::RangeArgs(uint16_t domain, uint32_t category, uint16_t fl
   if (category != 0) { key("category"); out_.Uint(category); }
   if (flags & kRangeStartEnd) { key("start/end range"); out_.Raw("true"); }
   if (flags & kRangeOpenAtEnd) { key("open at end"); out_.Raw("true"); }
+  if (flags & kRangeCutAtWindowEnd) { key("cut at window end"); out_.Raw("true"); }
   if (torch != nullptr && (torch->flags & kRangeTorch)) {
     // Kineto's arg names for a cpu_op / user_annotation from RecordFunction.
     if (torch->op_id != 0) { key("Record function id"); out_.Uint(torch->op_id); }

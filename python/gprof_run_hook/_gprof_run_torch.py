@@ -15,7 +15,8 @@
 # - Threads: install() runs on the thread that imported torch. _on_new_thread() runs on each
 #   threading.Thread started later, as its first profile event (op ranges on, and the memory
 #   part's thread tag). The wrappers run on whichever thread the program calls torch's profiler
-#   from; the optimizer hook on whichever thread calls optimizer.step(). Per-thread state lives
+#   from; the optimizer hook on whichever thread calls optimizer.step(), the forward pre-hook
+#   (once) on whichever thread runs the first forward. Per-thread state lives
 #   in a threading.local; the step counters are guarded by _steps_lock.
 # - torch's profiler state is per thread, and torch refuses a second profiler on a thread
 #   ("Profiler is already enabled on this thread"): ours steps aside while the program runs its
@@ -44,6 +45,7 @@ step_ranges = 0               # ProfilerStep#N ranges started by us (ProfilerSte
 MARK_PROFILER_STARTED = "gprof-run: torch.profiler started"
 MARK_PROFILER_STOPPED = "gprof-run: torch.profiler stopped"
 MARK_OWN_STEPS = "gprof-run: program has its own steps"
+MARK_TORCH_IMPORTED = "gprof-run: torch imported"
 STEP_PREFIX = "ProfilerStep#"
 
 _TRUE = ("1", "true", "on", "yes")
@@ -62,6 +64,8 @@ _steps_lock = allocate_lock()  # guards the step state below; held across NVTX r
                                # which never call back into Python
 _steps_on = False            # we are turning optimizer steps into ranges
 _open_step = None            # id of the open ProfilerStep range (range_start's handle)
+_first_forward = None        # handle of the global forward pre-hook that starts step 0
+_forward_seen = False        # that hook has seen its first eager forward
 _own_steps_unwrap = []       # (owner, name, ours, original): undone once own steps are seen
 
 
@@ -198,6 +202,57 @@ def _ops_off_at_exit():
 
 # ---- 3. optimizer steps as ProfilerStep#N ranges ------------------------------------------------
 
+def _on_first_forward(module, args):
+    """torch's global forward pre-hook: ProfilerStep#0 starts at the first forward of any
+    nn.Module, so step 0 is the first iteration, not the start-up. Not at the first op of the
+    thread that later steps the optimizer: that thread is known only once it steps, an NVTX range
+    cannot start in the past, and the importing thread's first op is the model's construction."""
+    global _open_step, step_ranges, _first_forward, _forward_seen
+    try:
+        if _is_compiling():
+            return None  # dynamo traces this into the program's graph: a no-op, no graph break
+        with _steps_lock:
+            handle = _first_forward
+            if handle is None or _forward_seen:
+                return None  # another thread's forward got here first, or kept (below)
+            _forward_seen = True
+            # Taken off (module calls go back to torch's fast path), unless torch.compile made
+            # graphs while it was there: they guard on the hooks, and would be compiled again.
+            if not _compiled_anything():
+                _first_forward = None
+                handle.remove()
+            if _steps_on and _open_step is None and optimizer_steps == 0:
+                _open_step = _nvtx.range_start(STEP_PREFIX + "0")
+                step_ranges += 1
+    except Exception as exc:
+        _failed("starting step 0 at the first forward", exc)
+    return None
+
+
+_is_compiling = bool  # torch.compiler.is_compiling where torch has it (_install_steps)
+
+
+def _compiled_anything():
+    try:  # dynamo's own counter of the graphs it made
+        return sys.modules["torch._dynamo.utils"].counters["stats"]["unique_graphs"] > 0
+    except Exception:
+        return False
+
+
+def _end_open_step_at_exit():
+    """atexit (after the program's handlers registered after torch was imported, before the
+    library's Py_AtExit flush): the open step ends, so no range of ours is left open."""
+    global _open_step, _steps_on
+    try:
+        with _steps_lock:
+            _steps_on = False
+            if _open_step is not None:
+                _nvtx.range_end(_open_step)
+                _open_step = None
+    except Exception as exc:
+        _failed("ending the last step at exit", exc)
+
+
 def _on_optimizer_step(optimizer, args, kwargs):
     """torch's global optimizer post hook: runs at the end of every optimizer.step(), inside
     torch's `Optimizer.step#...` range. Never raises."""
@@ -209,6 +264,9 @@ def _on_optimizer_step(optimizer, args, kwargs):
                 return
             if _open_step is not None:
                 _nvtx.range_end(_open_step)
+            elif step_ranges == 0:  # no forward began step 0: an empty one keeps step N the
+                _nvtx.range_end(_nvtx.range_start(STEP_PREFIX + "0"))  # N-th step boundary, as
+                step_ranges += 1                                        # windows count them
             _open_step = _nvtx.range_start(STEP_PREFIX + str(optimizer_steps))
             step_ranges += 1
     except Exception as exc:
@@ -217,7 +275,7 @@ def _on_optimizer_step(optimizer, args, kwargs):
 
 def _own_steps_seen():
     """The program has steps of its own: ours end here, once. Never raises."""
-    global own_steps_detected, _steps_on, _open_step
+    global own_steps_detected, _steps_on, _open_step, _first_forward
     try:
         with _steps_lock:
             if own_steps_detected:
@@ -227,6 +285,9 @@ def _own_steps_seen():
             if _open_step is not None:
                 _nvtx.range_end(_open_step)
                 _open_step = None
+            if _first_forward is not None:
+                _first_forward.remove()
+                _first_forward = None
         _mark(MARK_OWN_STEPS)
         # Nothing left to detect: the program's calls go straight to torch again (unless someone
         # wrapped the same method after us; then ours stays, a call-through).
@@ -271,15 +332,19 @@ def _install_own_steps_detection(torch):
 def _install_steps(torch):
     """Raises (and leaves nothing half done that matters) where torch lacks global optimizer
     hooks or NVTX; the caller then goes without steps."""
-    global _steps_on, _open_step, step_ranges
+    global _steps_on, _first_forward, _is_compiling
+    _is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", _is_compiling)
     # torch.optim deletes its `optimizer` attribute; the module is loaded with torch.
     from torch.optim.optimizer import register_optimizer_step_post_hook as register
+    from torch.nn.modules.module import register_module_forward_pre_hook as on_forward
+    import atexit
+    _nvtx.range_start  # raises where torch has no NVTX
     _install_own_steps_detection(torch)
     with _steps_lock:
-        _open_step = _nvtx.range_start(STEP_PREFIX + "0")  # raises where torch has no NVTX
-        step_ranges += 1
         _steps_on = True
+        _first_forward = on_forward(_on_first_forward)
     register(_on_optimizer_step)
+    atexit.register(_end_open_step_at_exit)
 
 
 # ---- entry ---------------------------------------------------------------------------------------
@@ -288,9 +353,10 @@ def _after_fork_in_child():
     """A child forked while another thread held one of our locks (DataLoader workers fork from a
     training process) would wait for it forever: the child gets fresh ones. It runs on the one
     thread the child has, before any of the program's code."""
-    global _count_lock, _steps_lock
+    global _count_lock, _steps_lock, _open_step, _steps_on
     _count_lock = allocate_lock()
     _steps_lock = allocate_lock()
+    _steps_on, _open_step = False, None  # the child's library is inert; the range is the parent's
 
 
 def _op_range_state(torch, shapes):
@@ -340,6 +406,10 @@ def install(torch, report=None):
             False, False, False, False, torch._C._profiler._ExperimentalConfig())
     except Exception:
         return  # not a torch with these APIs (or a stand-in): nothing to do, quietly
+
+    # The process's first NVTX call initializes our library: made inside the program's first op,
+    # that op's begin was lost and its end counted as an unmatched pop.
+    _mark(MARK_TORCH_IMPORTED)
 
     try:
         if hasattr(os, "register_at_fork"):

@@ -182,8 +182,10 @@ class TorchHookTest(unittest.TestCase):
             t = threading.Thread(target=lambda: seen.append(enabled())); t.start(); t.join()
             with ThreadPoolExecutor(2) as pool:
                 seen += pool.map(lambda _: enabled(), range(2))
+            profile_hook = threading.getprofile() is not None
+            torch.nn.Linear(2, 1)(torch.ones(1, 2))  # the first forward: step 0 starts
             print(json.dumps({"main": enabled(), "threads": seen, "state": STATE(),
-                              "profile_hook": threading.getprofile() is not None}))
+                              "profile_hook": profile_hook}))
             """)
         r, out = self.run_json(code, env={"GPROF_TORCH_OPS": "0"})
         self.assertEqual(r.stderr, b"")
@@ -275,7 +277,9 @@ class TorchHookTest(unittest.TestCase):
                             "gprof-run: torch.profiler stopped"])
         starts = [c for c in out["nvtx"] if c[0] == "start"]
         ends = [c[1] for c in out["nvtx"] if c[0] == "end"]
-        self.assertEqual([c[1] for c in starts], ["ProfilerStep#1", "ProfilerStep#2"])
+        # Step 0 starts at the first forward, after the program's first profile.
+        self.assertEqual([c[1] for c in starts], ["ProfilerStep#0", "ProfilerStep#1",
+                                                  "ProfilerStep#2"])
         self.assertEqual(ends[-1], starts[-1][2])  # the open step ends when own steps are seen
 
     def test_a_schedule_driven_torch_profiler_keeps_its_steps_and_ours_stop(self):
@@ -337,9 +341,9 @@ class TorchHookTest(unittest.TestCase):
             """)
         r, out = self.run_json(code)
         self.assertEqual(r.stderr, b"")
-        self.assertEqual(out["at_import"]["step_ranges"], 1)  # ProfilerStep#0, from the import on
+        self.assertEqual(out["at_import"]["step_ranges"], 0)  # no forward yet: no step
         self.assertEqual(out["after_five"]["optimizer_steps"], 5)
-        self.assertEqual(out["after_five"]["step_ranges"], 6)
+        self.assertEqual(out["after_five"]["step_ranges"], 6)  # #0 from the first forward, #1-#5
         self.assertEqual(out["after_two"]["optimizer_steps"], 7)
         state = out["state"]
         self.assertTrue(state["own_steps_detected"])
@@ -347,10 +351,10 @@ class TorchHookTest(unittest.TestCase):
         self.assertEqual(state["step_ranges"], 8)
         calls = out["nvtx"]
         # Each step ends the open range, then starts the next one; own steps end the last.
-        expected = [["start", "ProfilerStep#%d" % n, 100 + n] for n in range(1, 8)]
+        expected = [["start", "ProfilerStep#%d" % n, 101 + n] for n in range(0, 8)]
         self.assertEqual([c for c in calls if c[0] == "start"], expected)
         ends = [c[1] for c in calls if c[0] == "end"]
-        self.assertEqual(ends, [0, 101, 102, 103, 104, 105, 106, 107])  # 0: #0, before the recorder
+        self.assertEqual(ends, [101, 102, 103, 104, 105, 106, 107, 108])
         self.assertEqual(calls[-1], ["mark", "gprof-run: program has its own steps"])
         self.assertEqual([c[0] for c in calls[-2:]], ["end", "mark"])
 
@@ -359,6 +363,79 @@ class TorchHookTest(unittest.TestCase):
         self.assertEqual(off["state"]["optimizer_steps"], 0)  # no hook on the optimizers at all
         self.assertFalse(off["state"]["own_steps_detected"])
         self.assertEqual(off["nvtx"], [])
+
+    def test_step_0_starts_at_the_first_forward_and_the_last_step_ends_at_exit(self):
+        # The start-up (imports, a 0.2 s pause standing in for data loading, the model's
+        # construction and its parameter-init ops) is in no step: ProfilerStep#0 starts when the
+        # first forward begins. At exit the last step, still open, ends (an atexit handler
+        # registered before `import torch` runs after the hook's and prints what it saw).
+        code = program("""\
+            import atexit, json, time
+            atexit.register(lambda: print(json.dumps(NVTX_CALLS)))
+            """, NVTX_RECORDER, TRAIN_STEP, """\
+            from torch.nn.modules import module as nn_module
+            time.sleep(0.2)
+            model, opt = make_model()
+            torch.nn.init.normal_(model.weight)
+            NVTX_CALLS.append(["program", "first forward next", len(nn_module._global_forward_pre_hooks)])
+            train(model, opt, 3)
+            NVTX_CALLS.append(["program", "forward hooks left", len(nn_module._global_forward_pre_hooks)])
+            print(json.dumps(STATE()))
+            """)
+        r = self.run_python(code)
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        self.assertEqual(r.stderr, b"")
+        state, calls = [json.loads(l) for l in r.stdout.decode().splitlines()[-2:]]
+        self.assertEqual(state["step_ranges"], 4)  # #0 from the first forward, #1-#3
+        self.assertEqual(calls, [
+            ["program", "first forward next", 1],  # the hook's forward pre-hook, waiting
+            ["start", "ProfilerStep#0", 101],      # the first forward of the loop
+            ["end", 101], ["start", "ProfilerStep#1", 102],
+            ["end", 102], ["start", "ProfilerStep#2", 103],
+            ["end", 103], ["start", "ProfilerStep#3", 104],
+            ["program", "forward hooks left", 0],  # taken off after the first forward
+            ["end", 104],                          # at exit: no range left open
+        ])
+
+    def test_a_first_forward_inside_torch_compile_breaks_no_graph_and_compiles_nothing_again(self):
+        # The step-0 hook is a global module hook: dynamo traces it into a compiled function that
+        # calls a module first. The program's graphs must be the ones it gets without the hook:
+        # no graph break, and no second compile after a later eager forward.
+        code = """\
+            import json
+            import torch
+            import torch._dynamo.utils as dynamo_utils
+            m = torch.nn.Linear(4, 4)
+            g = torch.compile(lambda x: m(x).sum())
+            x = torch.randn(2, 4)
+            for _ in range(3):
+                g(x)
+            m(x)  # an eager forward afterwards
+            for _ in range(3):
+                g(x)
+            print(json.dumps({"graph_breaks": sum(dynamo_utils.counters["graph_break"].values()),
+                              "graphs": dynamo_utils.counters["stats"]["unique_graphs"]}))
+            """
+        without = self.run_json(code, hook=False)[1]
+        self.assertEqual(without, {"graph_breaks": 0, "graphs": 1})
+        self.assertEqual(self.run_json(code)[1], without)
+
+    def test_no_forward_before_the_first_optimizer_step_makes_step_0_empty(self):
+        # A model without nn.Module (plain tensors): there is no forward to start step 0 at, so
+        # the first iteration is part of the start-up and step 0 is empty, made at the first
+        # optimizer.step() just before #1: step N stays the N-th step boundary, as schedule
+        # windows count them, so a window named stepsA-B holds ProfilerStep#A..#B.
+        code = program(NVTX_RECORDER, """\
+            w = torch.zeros(4, requires_grad=True)
+            opt = torch.optim.SGD([w], lr=0.1)
+            for _ in range(2):
+                opt.zero_grad(); (w * 2).sum().backward(); opt.step()
+            print(json.dumps(NVTX_CALLS))
+            """)
+        _, calls = self.run_json(code)
+        self.assertEqual(calls, [["start", "ProfilerStep#0", 101], ["end", 101],
+                                 ["start", "ProfilerStep#1", 102],
+                                 ["end", 102], ["start", "ProfilerStep#2", 103]])
 
     # ---- rules: no CUDA, nothing the program would notice ----------------------------------------------
 
