@@ -63,6 +63,9 @@ bool ParseTorchOpName(std::string_view text, TorchOpName* out) {
 
 bool IsTorchCpuOpName(std::string_view name) {
   if (name.find("::") != std::string_view::npos) return true;
+  // The un-namespaced ops torch records under cpu_op (torch 2.15's torch.profiler trace of
+  // `y.detach()` and `w.detach_()`: "cat": "cpu_op", names "detach" and "detach_").
+  if (name == "detach" || name == "detach_") return true;
   // An autograd node: an identifier ending in "Backward" and a version number (MmBackward0).
   size_t end = name.size();
   while (end > 0 && name[end - 1] >= '0' && name[end - 1] <= '9') --end;

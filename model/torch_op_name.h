@@ -40,8 +40,8 @@ bool ParseTorchOpName(std::string_view text, TorchOpName* out);
 // operator ("aten::mm", "c10d::allreduce_", "autograd::engine::evaluate_function: MmBackward0",
 // "prim::...", "cuda::..."), or an autograd node ("MmBackward0", "AccumulateGrad"). Everything
 // else — record_function ranges such as "Optimizer.step#AdamW.step", "ProfilerStep#3",
-// "Torch-Compiled Region: 0/0" — is a user annotation. Known miss: the few un-namespaced
-// VariableType ops (torch names one "detach") count as annotations.
+// "Torch-Compiled Region: 0/0" — is a user annotation, but for the un-namespaced ops torch files
+// under cpu_op ("detach", "detach_"; any other such name counts as an annotation).
 bool IsTorchCpuOpName(std::string_view name);
 
 }  // namespace gprof

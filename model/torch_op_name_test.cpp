@@ -74,6 +74,12 @@ TEST(TorchOpName, CpuOpNames) {
   EXPECT_FALSE(IsTorchCpuOpName("my Backward0"));    // not an identifier
   EXPECT_FALSE(IsTorchCpuOpName("MmBackward"));      // no version number
   EXPECT_FALSE(IsTorchCpuOpName("ProfilerStep#3"));
+  // torch 2.15's torch.profiler files y.detach() and w.detach_() under cpu_op, unnamespaced;
+  // a user's range of a longer name stays an annotation.
+  EXPECT_TRUE(IsTorchCpuOpName("detach"));
+  EXPECT_TRUE(IsTorchCpuOpName("detach_"));
+  EXPECT_FALSE(IsTorchCpuOpName("detached"));
+  EXPECT_FALSE(IsTorchCpuOpName("my_detach"));
 }
 
 }  // namespace
