@@ -29,6 +29,7 @@
 #include "launcher/row_limit.h"
 #include "model/dump.h"
 #include "model/output_file.h"
+#include "model/program_profiler_steps.h"
 #include "outputs/perfetto/perfetto_trace.h"
 #include "outputs/sqlite/sqlite_export.h"
 #include "outputs/trace/gzip_file.h"
@@ -48,6 +49,7 @@ struct Totals {
   // often it ran and for how long, and whether the program had steps of its own.
   uint64_t torch_profiler_spans = 0, torch_profiler_ns = 0;
   bool own_steps = false;
+  std::vector<StepRun> program_profiler_steps;  // steps whose ops the program's profiler had
   std::string startup;  // StartupText of the main process's whole run
 };
 
@@ -70,6 +72,7 @@ constexpr std::string_view kTorchProfilerStopped = "gprof-run: torch.profiler st
 constexpr std::string_view kOwnSteps = "gprof-run: program has its own steps";
 
 void AddTorchMarks(Totals* t, const Profile& p) {
+  for (const StepRun& r : ProgramProfilerSteps(p)) t->program_profiler_steps.push_back(r);
   std::map<uint32_t, uint64_t> started;  // by thread: when the program's profiler started
   for (const HostMark& m : p.marks) {
     const std::string_view name = p.strings.Get(m.name);
@@ -99,6 +102,8 @@ std::string TorchProfilerText(const Totals& t, const std::string& cupti) {
           (cupti.rfind("CUPTI ", 0) == 0 ? "CUPTI stayed with gprof-run"
                                          : "gprof-run did not hold CUPTI");
   }
+  const std::string had = ProgramProfilerStepsText(MergeStepRuns(t.program_profiler_steps));
+  if (!had.empty()) out += (out.empty() ? "" : "; ") + had;
   if (t.own_steps) {
     out += std::string(out.empty() ? "" : "; ") +
            "the program has its own steps (prof.step() / ProfilerStep ranges): optimizer steps "

@@ -191,6 +191,7 @@ std::vector<EventStats> KeyAverages(const Profile& p, const KeyAveragesOptions& 
   Mem outside_mem;  // torch memory events outside every range: the "[memory]" row
   uint64_t outside_count = 0;
 
+  if (options.folded_ranges != nullptr) options.folded_ranges->assign(p.ranges.size(), false);
   for (auto& [tid, nodes] : by_thread) {
     std::sort(nodes.begin(), nodes.end(), [](const HostNode& a, const HostNode& b) {
       return std::make_tuple(a.start, b.end, a.order, a.index) <
@@ -239,6 +240,11 @@ std::vector<EventStats> KeyAverages(const Profile& p, const KeyAveragesOptions& 
         folded[i] = true;
         nodes[up].children_ns = n.children_ns;
         child_count[up] = child_count[i];
+      }
+    }
+    if (options.folded_ranges != nullptr) {
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        if (folded[i]) (*options.folded_ranges)[nodes[i].index] = true;
       }
     }
     // Children follow their parents in this order, so a reverse pass sees every subtree complete.

@@ -78,6 +78,9 @@ struct KeyAveragesOptions {
   bool group_by_input_shape = false;
   bool instances = false;  // fill EventStats::instances_ns (gprof-run diff's medians)
   const RangeStacks* stacks = nullptr;  // StacksOfRanges of the same profile, or none
+  // When set: sized to Profile::ranges, true for each range folded into its parent of the same
+  // name (torch's _remove_dup_nodes, above), which no row counts (stats' nvtx_sum skips them too).
+  std::vector<bool>* folded_ranges = nullptr;
 };
 std::vector<EventStats> KeyAverages(const Profile& profile, const KeyAveragesOptions& options);
 inline std::vector<EventStats> KeyAverages(const Profile& profile,

@@ -14,6 +14,7 @@
 #include "analysis/attribution/gpu_attribution.h"
 #include "analysis/attribution/names.h"
 #include "analysis/samples/native_symbols.h"
+#include "analysis/tables/key_averages.h"
 
 namespace gprof {
 namespace {
@@ -181,7 +182,17 @@ void StatsCollector::Add(const Profile& p) {
       api_stack_[{names.ApiCallName(c), frame}].push_back(Duration(c.start_ns, c.end_ns));
     }
   }
-  for (const HostRange& r : p.ranges) {
+  // A torch op range that is the only child of one of the same name (an op redispatching to
+  // itself: aten::div_ inside aten::div_) is one op, as the table and torch.profiler count it.
+  std::vector<bool> folded;
+  if (!p.ranges.empty()) {
+    KeyAveragesOptions fold;
+    fold.folded_ranges = &folded;
+    KeyAverages(p, fold);
+  }
+  for (size_t i = 0; i < p.ranges.size(); ++i) {
+    if (i < folded.size() && folded[i]) continue;
+    const HostRange& r = p.ranges[i];
     const std::string style = (r.flags & kRangeStartEnd) ? "StartEnd" : "PushPop";
     nvtx_[{RangeName(p, r), style}].push_back(Duration(r.start_ns, r.end_ns));
   }

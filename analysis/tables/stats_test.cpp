@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
@@ -193,6 +194,29 @@ TEST(StatsReports, NvtxSumHasStyleAndDomainPrefix) {
   EXPECT_NEAR(rows[2].s.stddev, 141.4213562, 1e-6);
   EXPECT_EQ(rows[3].name, "mylib:io");
   EXPECT_NEAR(rows[3].percent, 3.2258065, 1e-6);
+}
+
+// torch's redispatch: aten::div_ [0,100) whose only child is aten::div_ [10,90) is one op, as
+// the table and torch.profiler count it; aten::mul [200,300) with two children (aten::mul
+// [210,220), aten::add [230,240)) is not folded. So: aten::div_ 1 of 100 ns, aten::mul 2 (100 and
+// 10 ns), aten::add 1.
+TEST(StatsReports, NvtxSumCountsATorchOpRedispatchingToItselfOnceAsTheTableDoes) {
+  Profile p;
+  const StringId div = p.strings.Intern("aten::div_");
+  const StringId mul = p.strings.Intern("aten::mul");
+  p.ranges.push_back({t0 + 0, t0 + 100, div, 1, 0, 0, 0});
+  p.ranges.push_back({t0 + 10, t0 + 90, div, 1, 0, 0, 0});
+  p.ranges.push_back({t0 + 200, t0 + 300, mul, 1, 0, 0, 0});
+  p.ranges.push_back({t0 + 210, t0 + 220, mul, 1, 0, 0, 0});
+  p.ranges.push_back({t0 + 230, t0 + 240, p.strings.Intern("aten::add"), 1, 0, 0, 0});
+  std::map<std::string, StatsRow> by_name;
+  for (const StatsRow& r : Collect(p).Rows("nvtx_sum")) by_name[r.name] = r;
+  ASSERT_EQ(by_name.size(), 3u);
+  EXPECT_EQ(by_name["aten::div_"].s.count, 1u);
+  EXPECT_EQ(by_name["aten::div_"].s.total, 100u);
+  EXPECT_EQ(by_name["aten::mul"].s.count, 2u);
+  EXPECT_EQ(by_name["aten::mul"].s.total, 110u);
+  EXPECT_EQ(by_name["aten::add"].s.count, 1u);
 }
 
 TEST(StatsReports, StepsFromProfileStepsAndProfilerStepRanges) {

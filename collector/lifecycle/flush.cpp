@@ -28,6 +28,7 @@
 #include "collector/windows/window_thread.h"
 #include "model/dump.h"
 #include "model/gpu_checks.h"
+#include "model/program_profiler_steps.h"
 #include "support/clock.h"
 #include "support/log.h"
 
@@ -265,6 +266,15 @@ std::string WriteWindow(const WindowSpan& span, Profile* gpu_pending, bool* held
       CollectWindowGpu(&profile, gpu_pending);  // window_gpu.h: never a forced flush mid-run
     }
     CutWindow(&profile, span.start_ns, span.end_ns, gpu_pending, /*program_ended=*/span.partial);
+    // Steps the program's own torch.profiler had since the previous window: a mark each, at the
+    // window's start on its stepping thread, for the closing line (model/program_profiler_steps.h).
+    for (const auto& run : span.program_profiler_steps) {
+      const uint32_t tid = span.steps.empty() ? 0 : span.steps.front().tid;
+      profile.marks.insert(profile.marks.begin(),
+                           HostMark{span.start_ns, profile.strings.Intern(
+                                                       ProgramProfilerStepsMark(run)),
+                                    tid, 0, 0, 0});
+    }
     // NVTX steps named ProfilerStep#N are already ranges in the profile; other sources get
     // ProfilerStep#N spans so that HTA and the table see iterations.
     const StepSource& step = rt.config.step;

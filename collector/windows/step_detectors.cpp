@@ -14,6 +14,7 @@
 #include <cstring>
 #include <regex>
 #include <string>
+#include <string_view>
 
 #include "collector/cupti/api_filter.h"
 #include "collector/host/host_collection.h"
@@ -44,25 +45,40 @@ void WaitForWindowThread(Windows* w, uint64_t step) {
   w->late_starts.fetch_add(1, std::memory_order_relaxed);
 }
 
-void Post(EventKind kind, uint64_t ts) {
+void Post(EventKind kind, uint64_t ts, int64_t number = -1) {
   Windows* w = g_windows.load(std::memory_order_acquire);
   if (w == nullptr || HostInert()) return;
-  if (!w->queue.Push({ts, CurrentTid(), kind})) {
+  Event e{ts, CurrentTid(), kind};
+  e.number = number;
+  if (!w->queue.Push(e)) {
     w->lost.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   w->wake_seq.fetch_add(1, std::memory_order_release);
   syscall(SYS_futex, &w->wake_seq, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
   if (kind == EventKind::kStep && w->config.schedule.enabled()) {
+    if (number >= 0) {
+      // The program's own number: waited for only when it follows the last one (a number out of
+      // sequence starts from nothing, which the window thread could not foresee).
+      const uint64_t want = static_cast<uint64_t>(number);
+      if (w->step_posts.exchange(want + 1, std::memory_order_relaxed) == want) {
+        WaitForWindowThread(w, want);
+      }
+      return;
+    }
     // NVTX sources: the i-th boundary begins step i; end-of-step sources: step i+1.
     const uint64_t first = w->config.step.kind == StepSource::Kind::kNvtx ? 0 : 1;
     WaitForWindowThread(w, w->step_posts.fetch_add(1, std::memory_order_relaxed) + first);
   }
 }
 
-bool NameEquals(const std::string& want, const char* name, uint32_t len) {
+bool NameEquals(std::string_view want, const char* name, uint32_t len) {
   return name != nullptr && want.size() == len && std::memcmp(want.data(), name, len) == 0;
 }
+
+// The exact text of the Python hook's mark (python/gprof_run_hook/_gprof_run_torch.py,
+// MARK_PROFILER_STARTED), made right after torch started the program's own profiler.
+constexpr std::string_view kProgramProfilerStarted = "gprof-run: torch.profiler started";
 
 // Per-thread depth of the open NVTX capture range (push/pop) and its start/end id.
 thread_local int t_push_depth __attribute__((tls_model("initial-exec"))) = 0;
@@ -116,7 +132,12 @@ void OnNvtx(NvtxEventKind kind, uint16_t domain, const char* name, uint32_t len,
   }
   if (StepsWanted(w) && c.step.kind == StepSource::Kind::kNvtx && begins &&
       StepNameMatches(c.step.pattern, name, len)) {
-    Post(EventKind::kStep, ts);
+    Post(EventKind::kStep, ts, ProgramStepNumber(name, len));
+  }
+  // The Python hook's mark: the program's own torch.profiler has just started on this thread.
+  if (kind == NvtxEventKind::kMark && c.schedule.enabled() && domain == 0 &&
+      NameEquals(kProgramProfilerStarted, name, len)) {
+    Post(EventKind::kProgramProfiler, ts);
   }
 }
 

@@ -53,4 +53,20 @@ inline bool StepNameMatches(std::string_view pattern, const char* name, uint32_t
   return op != len && op != 0 && NameMatchesGlob(pattern, name, op);
 }
 
+// The program's own step number: N of a step named "ProfilerStep#N" (torch.profiler's
+// record_function scopes, and programs that number their steps so), also with torch's NVTX
+// suffixes ("ProfilerStep#3, op_id = 9"); -1 for any other name or a number past 2^32 - 1.
+inline int64_t ProgramStepNumber(const char* name, uint32_t len) {
+  constexpr std::string_view kPrefix = "ProfilerStep#";
+  const uint32_t end = TorchOpNameLength(name, len);
+  if (end <= kPrefix.size() || std::memcmp(name, kPrefix.data(), kPrefix.size()) != 0) return -1;
+  int64_t n = 0;
+  for (uint32_t i = static_cast<uint32_t>(kPrefix.size()); i < end; ++i) {
+    if (name[i] < '0' || name[i] > '9') return -1;
+    n = n * 10 + (name[i] - '0');
+    if (n > int64_t{UINT32_MAX}) return -1;
+  }
+  return n;
+}
+
 }  // namespace gprof::collector

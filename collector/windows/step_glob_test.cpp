@@ -54,5 +54,22 @@ TEST(StepGlob, TorchRangeTextsMatchByTheirOpName) {
   EXPECT_EQ(TorchOpNameLength("a, seq = 1, op_id = 2", 21), 1u);
 }
 
+// A step named ProfilerStep#N carries the program's own number N (torch.profiler's scopes).
+TEST(StepGlob, ProgramStepNumberIsTheNumberAfterProfilerStepHash) {
+  const auto n = [](std::string_view text) {
+    return ProgramStepNumber(text.data(), static_cast<uint32_t>(text.size()));
+  };
+  EXPECT_EQ(n("ProfilerStep#0"), 0);
+  EXPECT_EQ(n("ProfilerStep#17"), 17);
+  EXPECT_EQ(n("ProfilerStep#5, op_id = 9"), 5);              // torch's NVTX observer text
+  EXPECT_EQ(n("ProfilerStep#4294967295"), 4294967295);
+  EXPECT_EQ(n("ProfilerStep#4294967296"), -1);               // past a step number's range
+  EXPECT_EQ(n("ProfilerStep#"), -1);
+  EXPECT_EQ(n("ProfilerStep#3a"), -1);
+  EXPECT_EQ(n("ProfilerStep"), -1);
+  EXPECT_EQ(n("train_step#3"), -1);
+  EXPECT_EQ(ProgramStepNumber(nullptr, 0), -1);
+}
+
 }  // namespace
 }  // namespace gprof::collector

@@ -53,11 +53,23 @@ TrackerOutput WindowTracker::Begin() {
   return out;
 }
 
-TrackerOutput WindowTracker::OnStepBoundary(uint64_t ts, uint32_t tid) {
+TrackerOutput WindowTracker::OnStepBoundary(uint64_t ts, uint32_t tid, int64_t number) {
   if (step_kind_ == StepSource::Kind::kTime) return {};
   if (Control()) return ControlBoundary(ts, tid);
   if (!schedule_.enabled()) return {};
-  return Boundary(ts, tid);
+  return Boundary(ts, tid, number);
+}
+
+TrackerOutput WindowTracker::OnProgramProfiler(uint64_t ts, uint32_t tid) {
+  TrackerOutput out;
+  if (!schedule_.enabled() || Control() || program_profiler_) return out;
+  if (step_ >= 0 && tid != step_tid_) return out;  // another thread: the stepping one keeps its ops
+  program_profiler_ = true;
+  if (window_open_) {
+    window_.steps.push_back({step_start_ns_, ts, static_cast<uint32_t>(step_), step_tid_});
+    CloseWindowAtCurrentStep(ts, &out);
+  }
+  return out;
 }
 
 TrackerOutput WindowTracker::ControlBoundary(uint64_t ts, uint32_t tid) {
@@ -119,16 +131,37 @@ TrackerOutput WindowTracker::OnControlPause(uint64_t ts) {
   return out;
 }
 
-TrackerOutput WindowTracker::Boundary(uint64_t ts, uint32_t tid) {
+TrackerOutput WindowTracker::Boundary(uint64_t ts, uint32_t tid, int64_t number) {
   TrackerOutput out;
+  const int64_t next = number >= 0 ? number : step_ + 1;
+  // The schedule goes on from `next` as after a gap: a number out of sequence, or the first
+  // step after the program's profiler had the ops.
+  const bool gap = next != step_ + 1 || program_profiler_;
   if (step_ >= 0 && window_open_) {
     window_.steps.push_back(
         {step_start_ns_, ts, static_cast<uint32_t>(step_), step_tid_});
+    if (gap) CloseWindowAtCurrentStep(ts, &out);
   }
-  ++step_;
+  if (program_profiler_) {
+    const int64_t first = next > step_ ? step_ + 1 : 0;
+    if (first < next) {
+      program_profiler_steps_.emplace_back(static_cast<uint32_t>(first),
+                                           static_cast<uint32_t>(next - 1));
+    }
+    program_profiler_ = false;
+  }
+  if (next <= step_) cycle_base_ = next_cycle_;  // the numbering starts again: so do the cycles
+  step_ = next;
   step_start_ns_ = ts;
   step_tid_ = tid;
-  const StepTransition t = TransitionAt(schedule_, static_cast<uint64_t>(step_));
+  StepTransition t = TransitionAt(schedule_, static_cast<uint64_t>(step_));
+  if (gap) {
+    // Nothing was collected for the steps before this one: it starts from nothing.
+    const bool on = t.action != StepAction::kNone;
+    t.save_window = false;
+    t.start_collecting = on;
+    t.stop_collecting = !on && collecting_;
+  }
   if (t.save_window && window_open_) CloseWindow(ts, /*partial=*/false, &out);
   if (t.stop_collecting) {
     SetCollecting(&out, false);
@@ -142,7 +175,8 @@ TrackerOutput WindowTracker::Boundary(uint64_t ts, uint32_t tid) {
       t.action == StepAction::kRecord || t.action == StepAction::kRecordAndSave;
   if (active && !window_open_) {
     OpenWindow(ts, &out);  // also discards the warmup, if there was one
-    window_.cycle = static_cast<uint32_t>(ScheduleCycle(schedule_, step_));
+    window_.cycle = cycle_base_ + static_cast<uint32_t>(ScheduleCycle(schedule_, step_));
+    next_cycle_ = std::max(next_cycle_, window_.cycle + 1);
     window_.first_step = static_cast<uint32_t>(step_);
   } else if (t.action == StepAction::kWarmup && t.start_collecting) {
     out.discard = true;  // warmup starts from nothing too
@@ -160,12 +194,19 @@ void WindowTracker::OpenWindow(uint64_t ts, TrackerOutput* out) {
   out->discard_before_ns = std::max(out->discard_before_ns, ts);
 }
 
+void WindowTracker::CloseWindowAtCurrentStep(uint64_t ts, TrackerOutput* out) {
+  CloseWindow(ts, /*partial=*/false, out);
+  out->save.back().last_step = static_cast<uint32_t>(step_);
+}
+
 void WindowTracker::CloseWindow(uint64_t ts, bool partial, TrackerOutput* out) {
   window_.end_ns = ts;
   window_.partial = partial;
   if (schedule_.enabled()) {
     window_.last_step = static_cast<uint32_t>(partial ? step_ : step_ - 1);
   }
+  window_.program_profiler_steps = std::move(program_profiler_steps_);
+  program_profiler_steps_.clear();
   out->save.push_back(std::move(window_));
   window_ = WindowSpan{};
   window_open_ = false;

@@ -9,6 +9,17 @@
 // boundary is the call's return). For NVTX sources each matching range start begins a step and the
 // time before the first one belongs to no step.
 //
+// Step numbers. A boundary may carry the program's own number (an NVTX step named
+// ProfilerStep#N, as torch.profiler and programs that number their steps write it): the step is
+// then that number. A number that skips ahead (the steps in between were not seen: the program's
+// own torch.profiler had their ops) or starts again (not above the current step: the program's
+// numbering after gprof-run's own optimizer steps, or a second profiler) ends any open window at
+// the boundary, and the schedule goes on from that number as if the steps before it had collected
+// nothing; a number that starts again also starts the schedule's cycles again (window cycle
+// numbers go on counting, so file names stay unique). OnProgramProfiler (the program's own
+// torch.profiler starting on the thread that steps) ends the current step and any open window
+// there: until the next boundary the ops are the program's profiler's, so no window spans them.
+//
 // Windows (torch.profiler.schedule semantics, REFERENCE.md §2): warmup collects and is discarded
 // when the first active step begins; the window covers the active steps and is saved when the
 // last active step ends; a window cut short by exit is saved as partial; one ended during warmup
@@ -19,6 +30,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "config/config.h"
@@ -34,6 +46,9 @@ struct WindowSpan {
   uint64_t end_ns = 0;
   bool partial = false;      // cut short by exit
   std::vector<Step> steps;   // ProfilerStep#N spans inside the window
+  // Runs of steps [first, last] that the program's own profiler had (see OnProgramProfiler),
+  // found since the previous saved window, in order: each run goes with one saved window.
+  std::vector<std::pair<uint32_t, uint32_t>> program_profiler_steps;
   // Filled by the window thread when it saves the window (Counters of the same names).
   uint64_t events_lost = 0;
   uint64_t starts_late = 0;
@@ -56,8 +71,13 @@ class WindowTracker {
   bool windowed() const { return windowed_; }
   // The state at program start (collecting or not).
   TrackerOutput Begin();
-  // A step boundary seen at `ts` on thread `tid` (from the configured step source).
-  TrackerOutput OnStepBoundary(uint64_t ts, uint32_t tid);
+  // A step boundary seen at `ts` on thread `tid` (from the configured step source); `number` is
+  // the program's own step number when the boundary carries one, else -1.
+  TrackerOutput OnStepBoundary(uint64_t ts, uint32_t tid, int64_t number = -1);
+  // The program's own torch.profiler started at `ts` on thread `tid` (the Python hook's mark):
+  // when that thread is the one that steps (or no step was seen yet), the current step and any
+  // open window end there, and the steps until the next boundary are the program's profiler's.
+  TrackerOutput OnProgramProfiler(uint64_t ts, uint32_t tid);
   // cudaProfilerStart / an NVTX capture range opening, and their ends.
   TrackerOutput OnCaptureStart(uint64_t ts);
   TrackerOutput OnCaptureStop(uint64_t ts);
@@ -87,11 +107,14 @@ class WindowTracker {
   uint64_t NextDeadline() const;
 
  private:
-  TrackerOutput Boundary(uint64_t ts, uint32_t tid);
+  TrackerOutput Boundary(uint64_t ts, uint32_t tid, int64_t number = -1);
   TrackerOutput ControlBoundary(uint64_t ts, uint32_t tid);
   bool Control() const { return capture_.kind == CaptureRange::Kind::kControl; }
   void OpenWindow(uint64_t ts, TrackerOutput* out);
   void CloseWindow(uint64_t ts, bool partial, TrackerOutput* out);
+  // Closes the open window at `ts` with the current step as its last (a window ended early by a
+  // renumbering or by the program's profiler).
+  void CloseWindowAtCurrentStep(uint64_t ts, TrackerOutput* out);
   bool AfterDelay(uint64_t ts) const { return ts >= start_ns_ + capture_.delay_ns; }
 
   Schedule schedule_;
@@ -106,6 +129,10 @@ class WindowTracker {
   uint64_t step_start_ns_ = 0;
   uint32_t step_tid_ = 0;
   uint64_t next_time_step_ns_ = UINT64_MAX;
+  bool program_profiler_ = false;  // the program's profiler took the ops; no step seen since
+  std::vector<std::pair<uint32_t, uint32_t>> program_profiler_steps_;
+  uint32_t cycle_base_ = 0;        // added to window cycle numbers after a numbering restart
+  uint32_t next_cycle_ = 0;        // one above the highest cycle number a window had
 
   // Current window.
   bool collecting_ = false;

@@ -23,6 +23,7 @@ enum class EventKind : uint8_t {
   kCaptureStop = 3,
   kControlCapture = 4,  // collector/control/: duration_ns, steps
   kControlPause = 5,
+  kProgramProfiler = 6,  // the program's own torch.profiler started (the Python hook's mark)
 };
 
 struct Event {
@@ -31,6 +32,7 @@ struct Event {
   EventKind kind;
   uint32_t steps = 0;         // kControlCapture
   uint64_t duration_ns = 0;   // kControlCapture
+  int64_t number = -1;        // kStep: the program's own step number (ProfilerStep#N), or -1
 };
 
 // Bounded multi-producer single-consumer queue (Vyukov's cell-sequence design): producers claim a
@@ -92,8 +94,8 @@ struct Windows {
   std::atomic<bool> stop{false};
   std::atomic<bool> exited{false};  // the window thread has seen `stop` and returns
   std::atomic<uint64_t> lost{0};
-  // Step boundaries posted so far (program threads), and the last step through which the window
-  // thread has switched GPU collection on (-1: none). A boundary that begins a collecting step
+  // Step boundaries posted so far (program threads; after a numbered boundary, its number + 1),
+  // and the last step through which the window thread has switched GPU collection on (-1: none). A boundary that begins a collecting step
   // waits, bounded, until the window thread has caught up (see Post).
   std::atomic<uint64_t> step_posts{0};
   std::atomic<int64_t> ready_through{-1};

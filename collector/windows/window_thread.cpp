@@ -143,7 +143,12 @@ void ApplyControl(Windows* w, const Event& e) {
 
 void Apply(Windows* w, const Event& e) {
   switch (e.kind) {
-    case EventKind::kStep: Act(w, w->tracker.OnStepBoundary(e.ts_ns, e.tid), e.ts_ns); break;
+    case EventKind::kStep:
+      Act(w, w->tracker.OnStepBoundary(e.ts_ns, e.tid, e.number), e.ts_ns);
+      break;
+    case EventKind::kProgramProfiler:
+      Act(w, w->tracker.OnProgramProfiler(e.ts_ns, e.tid), e.ts_ns);
+      break;
     case EventKind::kCaptureStart: Act(w, w->tracker.OnCaptureStart(e.ts_ns), e.ts_ns); break;
     case EventKind::kCaptureStop: Act(w, w->tracker.OnCaptureStop(e.ts_ns), e.ts_ns); break;
     case EventKind::kControlCapture:

@@ -17,12 +17,10 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-TORCH_PYTHON = os.environ.get("TORCH_PYTHON", "")
-GPROF_RUN = os.environ.get("GPROF_RUN", "")
+from torch_runner import GPROF_RUN, HERE, TORCH_PYTHON, GprofTorchCase, needs_torch
+
 STEPS = 5
 
 
@@ -79,25 +77,8 @@ def cut(name):
     return name[:52]
 
 
-@unittest.skipUnless(TORCH_PYTHON and os.path.exists(TORCH_PYTHON) and GPROF_RUN,
-                     "no Python with torch (TORCH_PYTHON) or no gprof-run (GPROF_RUN)")
-class TorchEndToEnd(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls._tmp = tempfile.TemporaryDirectory(prefix="gprof_torch_e2e.")
-        cls.tmp = cls._tmp.name
-
-    @classmethod
-    def tearDownClass(cls):
-        cls._tmp.cleanup()
-
-    def gprof(self, name, flags, script, *args):
-        out = os.path.join(self.tmp, name)
-        cmd = [GPROF_RUN, "-q", "-o", out] + flags + [TORCH_PYTHON, os.path.join(HERE, script)]
-        p = subprocess.run(cmd + list(args), cwd=HERE, capture_output=True, text=True, timeout=240)
-        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        return out, p
-
+@needs_torch
+class TorchEndToEnd(GprofTorchCase):
     def reference(self, *args):
         p = subprocess.run([TORCH_PYTHON, os.path.join(HERE, "torch_reference.py")] + list(args),
                            cwd=HERE, capture_output=True, text=True, timeout=240)

@@ -7,7 +7,10 @@ CPU) and on train_loop.py under a schedule:
 - the closing line reports no loss: gprof-run's own last step ends at exit, and ranges that a
   schedule window's edges cut (torch's Optimizer.step, which the step boundary falls inside) end
   at the edge without counting as lost;
-- the ProfilerStep* row stays within 100% of the CPU time.
+- the ProfilerStep* row stays within 100% of the CPU time;
+- a program that numbers its own steps (prof.step() of its own torch.profiler,
+  own_profiler_steps.py) gets windows named by its numbers, each holding exactly the steps it
+  names, and a closing line that names the steps its own profiler had.
 
 Environment: TORCH_PYTHON (a Python with torch), GPROF_RUN (the gprof-run under test).
 """
@@ -17,10 +20,10 @@ import os
 import re
 import statistics
 import subprocess
-import tempfile
 import unittest
 
-from test_torch_e2e import GPROF_RUN, HERE, TORCH_PYTHON, parse_table
+from test_torch_e2e import cut, parse_table
+from torch_runner import GPROF_RUN, GprofTorchCase, needs_torch
 
 BATCHES = 30
 
@@ -53,25 +56,8 @@ def step_events(trace_path):
     return steps, events
 
 
-@unittest.skipUnless(TORCH_PYTHON and os.path.exists(TORCH_PYTHON) and GPROF_RUN,
-                     "no Python with torch (TORCH_PYTHON) or no gprof-run (GPROF_RUN)")
-class TorchSteps(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls._tmp = tempfile.TemporaryDirectory(prefix="gprof_torch_steps.")
-        cls.tmp = cls._tmp.name
-
-    @classmethod
-    def tearDownClass(cls):
-        cls._tmp.cleanup()
-
-    def gprof(self, name, flags, script, *args):
-        out = os.path.join(self.tmp, name)
-        cmd = [GPROF_RUN, "-q", "-o", out] + flags + [TORCH_PYTHON, os.path.join(HERE, script)]
-        p = subprocess.run(cmd + list(args), cwd=HERE, capture_output=True, text=True, timeout=240)
-        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        return out, p
-
+@needs_torch
+class TorchSteps(GprofTorchCase):
     def test_step_0_is_one_iteration_within_150x_the_median_step_and_no_loss(self):
         out, p = self.gprof("dataloader", [], "train_dataloader.py", str(BATCHES))
         self.assertIn("trained %d batches" % BATCHES, p.stdout)
@@ -142,6 +128,48 @@ class TorchSteps(unittest.TestCase):
                 self.assertNotIn("cut at window end", opt[0].get("args", {}))
         line = closing_line(p.stderr)
         self.assertIn("no losses", line)
+
+    def test_windows_are_named_by_the_programs_own_steps_and_hold_exactly_them(self):
+        # own_profiler_steps.py: a forward before its loop (gprof-run's own ProfilerStep#0), then
+        # its torch.profiler, schedule wait=1 warmup=1 active=3 repeat=1, over 12 iterations:
+        # its #0 to #11 and an empty #12; its profiler has the ops of #2, #3 and #4. gprof-run's
+        # schedule counts the program's numbers: cycle 0 would be steps 2-4, which the program's
+        # profiler had (no window); cycle 1 is steps 7-9: one window, holding #7, #8 and #9
+        # whole (one optimizer step each) and nothing of #6 or #10.
+        out, p = self.gprof("own_steps", ["--wait", "1", "--warmup", "1", "--active", "3",
+                                          "--repeat", "2"], "own_profiler_steps.py", "12")
+        traces = glob.glob(os.path.join(out, "*.cycle*.steps*.trace.json"))
+        self.assertEqual([re.search(r"cycle\d+\.steps\d+-\d+", t).group(0) for t in traces],
+                         ["cycle1.steps7-9"])
+        steps, events = step_events(traces[0])
+        self.assertEqual(sorted(steps), [7, 8, 9])
+        with open(traces[0]) as f:
+            gprof = json.load(f)["gprof"]
+        self.assertEqual((gprof["first_step"], gprof["last_step"]), (7, 9))
+        opt = [e for e in events if e.get("ph") == "X" and e["name"] == "Optimizer.step#AdamW.step"]
+        self.assertEqual(len(opt), 3)
+        self.assertEqual(steps[7]["ts"], 0)  # the window begins with #7
+        line = closing_line(p.stderr)
+        self.assertIn("steps 2-4 ran under the program's own torch.profiler: their ops went to "
+                      "it, not to gprof-run", line)
+        self.assertIn("no losses", line)
+        # nvtx_sum counts each op as the table does: torch's aten::div_ that redispatches to
+        # itself (two nested ranges, one op) is one instance, not two.
+        stats = subprocess.run([GPROF_RUN, "stats", "--report", "nvtx_sum", "--format", "json",
+                                traces[0].replace(".trace.json", ".gpdump")],
+                               capture_output=True, text=True, timeout=120)
+        self.assertEqual(stats.returncode, 0, stats.stderr)
+        nvtx = {}
+        for row in json.loads(stats.stdout)["nvtx_sum"]:
+            if row["Style"] == "PushPop" and not row["Range"].startswith("ProfilerStep#"):
+                nvtx[cut(row["Range"])] = nvtx.get(cut(row["Range"]), 0) + int(row["Instances"])
+        table = {}
+        with open(traces[0].replace(".trace.json", ".table.txt")) as f:
+            for r in parse_table(f.read()):
+                if r["Name"] != "ProfilerStep*":
+                    table[cut(r["Name"])] = table.get(cut(r["Name"]), 0) + int(r["# of Calls"])
+        self.assertIn("aten::div_", nvtx)
+        self.assertEqual(nvtx, table)
 
 
 if __name__ == "__main__":
