@@ -123,9 +123,10 @@ uint64_t PageableAtPinnedSavingNs(Analysis& a) {
     const auto it = pinned.find(m.kind);
     uint64_t at_pinned = d / 2;
     if (it != pinned.end() && it->second.first > 0 && it->second.second > 0) {
-      at_pinned = static_cast<uint64_t>(static_cast<double>(m.bytes) *
-                                            static_cast<double>(it->second.second) /
-                                            static_cast<double>(it->second.first) + 0.5);
+      // In double, and no longer than the copy took: a bad record must not overflow the cast.
+      const double t = static_cast<double>(m.bytes) * static_cast<double>(it->second.second) /
+                       static_cast<double>(it->second.first);
+      at_pinned = t >= static_cast<double>(d) ? d : static_cast<uint64_t>(t + 0.5);
     }
     saving += Sub(d, at_pinned);
   }
