@@ -209,7 +209,8 @@ void SortFindings(std::vector<Finding>* findings);
 // Outputs. JSON: {"headline", "findings": [{"id", "severity", "title", "evidence": {...},
 // "where": {...}, "places": [...], "advice", "saving": {...}}], "step_breakdown": [...]} ("where" and "places" left out when there is no place). Text: one
 // block per finding (findings.txt). Summary: the short section printed on stderr after the table,
-// one line per finding (or "Findings: none ...").
+// one line per finding, then the "Fix this first" headline when there is one (or "Findings:
+// none").
 // With `breakdown`, also "step_breakdown": one object per step with its slices in microseconds.
 std::string FormatFindingsJson(const std::vector<Finding>& findings,
                                const std::vector<StepBreakdown>* breakdown = nullptr);

@@ -151,6 +151,9 @@ std::string FormatFindingsSummary(const std::vector<Finding>& findings, std::str
   for (const Finding& f : findings) {
     out += "  " + std::string(SeverityName(f.severity)) + "  " + f.id + ": " + f.title + "\n";
   }
+  if (const std::string headline = SavingHeadline(findings); !headline.empty()) {
+    out += "  " + headline + "\n";
+  }
   return out;
 }
 

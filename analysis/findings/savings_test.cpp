@@ -50,6 +50,9 @@ TEST(FindingsSaving, GpuIdleSavesItsGapsPerRunAndPerStep) {
   EXPECT_EQ(doc["findings"][0].at("saving").at("per_step_us"), 7020.0);
   EXPECT_EQ(doc["findings"][0]["saving"].at("per_run_us"), 28080.0);
   EXPECT_EQ(doc["findings"][0]["saving"].at("of_us"), 10000.0);
+  const std::string summary = FormatFindingsSummary(fs);
+  EXPECT_EQ(summary.substr(summary.find("\n  Fix this first")),
+            "\n  " + SavingHeadline(fs) + "\n");  // the stderr section ends with it
   const std::string text = FormatFindingsText(fs);
   EXPECT_NE(text.find("\nFix this first: gpu_idle, up to 7.020ms of 10.000ms per step"),
             std::string::npos)
