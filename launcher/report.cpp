@@ -158,7 +158,11 @@ std::string WriteFindings(const Profile& profile, const FindingsInputs& inputs,
   try {
     *found = FindFindings(profile, context, inputs);
     const std::vector<Finding>& findings = *found;
-    for (const auto& [path, text] : {std::pair{stem + ".json", FormatFindingsJson(findings)},
+    for (const auto& [path, text] : {std::pair{stem + ".json",
+                                               FormatFindingsJson(
+                                                   findings, context != nullptr
+                                                                 ? &context->step_breakdown
+                                                                 : nullptr)},
                                      std::pair{stem + ".txt", FormatFindingsText(findings)}}) {
       if (!WriteText(path, text)) throw std::runtime_error("cannot write " + path);
       outputs->push_back(path);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analysis/tables/stats.h"
+#include "analysis/tables/step_breakdown.h"
 #include "launcher/commands.h"
 #include "launcher/cli/flag_suggest.h"
 #include "launcher/python/torch_memory_file.h"
@@ -28,7 +29,9 @@ constexpr const char* kStatsUsage =
     "nvtx_sum (default: all five), and memory_sum (CUDA allocations and frees per owning NVTX\n"
     "range or API call: count, MB, largest, peak in use), cuda_api_stack_sum (CUDA calls with a\n"
     "native stack, --backtrace, per API and calling function: count, total time). --by-step adds\n"
-    "step_sum (per step: wall time, GPU busy, kernels); alone it prints only that.\n"
+    "step_sum (per step: wall time, GPU busy, kernels) and step_breakdown (per step: its time\n"
+    "in kernels, copies, memsets, CUDA calls, DataLoader, other CPU work, other; alone it prints\n"
+    "only those two.\n"
     "Exit: 0 ok, 1 no dump or a dump could not be read, 2 usage error.\n";
 
 int Usage(const std::string& message) {
@@ -106,6 +109,7 @@ int StatsCommand(const std::vector<std::string>& args) {
   }
 
   StatsCollector stats;
+  std::vector<StepBreakdown> breakdown;  // --by-step: every dump's steps, in dump order
   int failed = 0;
   for (const std::string& dump : dumps) {
     Profile profile;
@@ -120,12 +124,18 @@ int StatsCommand(const std::vector<std::string>& args) {
     }
     std::fputs(AttachTorchMemoryBeside(dump, &profile).c_str(), stderr);
     stats.Add(profile);
+    if (by_step) {
+      for (const StepBreakdown& b : StepBreakdowns(profile)) breakdown.push_back(b);
+    }
   }
   if (failed == static_cast<int>(dumps.size())) return kExitInternal;
 
   std::vector<StatsTable> tables;
   for (const std::string& r : reports) tables.push_back(stats.Table(r));
-  if (by_step) tables.push_back(stats.Table(kStepReportName));
+  if (by_step) {
+    tables.push_back(stats.Table(kStepReportName));
+    tables.push_back(StepBreakdownTable(breakdown));
+  }
   const std::string out = format == "json"  ? FormatStatsJson(tables)
                           : format == "csv" ? FormatStatsCsv(tables)
                                             : FormatStatsTables(tables);

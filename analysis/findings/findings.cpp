@@ -10,6 +10,7 @@
 
 #include "analysis/findings/findings_analysis.h"
 #include "analysis/findings/findings_rules.h"
+#include "analysis/findings/savings.h"
 #include "analysis/tables/key_averages.h"
 
 namespace gprof {
@@ -138,6 +139,7 @@ std::vector<Finding> FindFindings(const Profile& profile, FindingsContext* conte
     context->busiest_device = shares.device;
     context->gpu_busy_ns = shares.gpu_busy;
     context->host_busy_ns = shares.host_busy;
+    context->step_breakdown = StepBreakdowns(profile);
   }
   BoundFindings(a, shares, &out);
   GpuIdleFindings(a, &out);
@@ -151,7 +153,9 @@ std::vector<Finding> FindFindings(const Profile& profile, FindingsContext* conte
   HeavyKernelFinding(a, &out);
   ProfilerOverheadFinding(a, &out);
   MemoryFindings(a, &out);
+  EstimateSavings(a, &out);
   SortFindings(&out);
+  OrderBySaving(&out);
   return out;
 }
 

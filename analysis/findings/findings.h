@@ -24,6 +24,7 @@
 
 #include "analysis/tables/diff.h"
 #include "analysis/tables/stats.h"
+#include "analysis/tables/step_breakdown.h"
 #include "model/profile.h"
 
 namespace gprof {
@@ -140,6 +141,16 @@ struct Place {
   std::vector<std::string> context;  // what surrounds it (per id: docs/FINDINGS.md)
 };
 
+// What fixing a finding would save at most (docs/FINDINGS.md, "Estimated saving": one method per
+// id). An upper bound, not a forecast: findings that describe the same time (gpu_idle and
+// overhead_bound) each claim it, so savings do not add up.
+struct Saving {
+  uint64_t run_ns = 0;               // in the window, all steps together
+  std::optional<uint64_t> step_ns;   // run_ns / steps, when the profile has steps
+  uint64_t whole_ns = 0;             // what it is a part of: the mean step, else the window
+  std::string method;                // how it was estimated, one plain sentence
+};
+
 struct Finding {
   std::string id;
   Severity severity = Severity::kInfo;
@@ -148,12 +159,16 @@ struct Finding {
   std::optional<Place> where;  // the most telling place (== places.front() when there are places)
   std::vector<Place> places;   // up to kMaxPlaces, most telling first
   std::string advice;
+  // Set by FindFindings for every id it knows (savings.cpp); a rule may set its own first (then
+  // only step_ns and whole_ns are filled in). Distributed findings carry none.
+  std::optional<Saving> saving;
 
   // The evidence with this key, or null.
   const Evidence* Get(std::string_view key) const;
 };
 
-// Every finding of `profile`, ordered by severity (high first), then id order (overhead_bound,
+// Every finding of `profile`, each with its estimated saving, ordered by that saving (largest
+// first, OrderBySaving), and where savings tie by severity (high first), then id order (overhead_bound,
 // compute_bound, gpu_idle, sync, pageable_memcpy, serialized_copy, kernel_spread, short_kernels,
 // cold_start, heavy_kernel, gemm_bias_copy, profiler_overhead, memory_growth, alloc_churn,
 // memory_peak; then the distributed ids of
@@ -168,6 +183,7 @@ struct FindingsContext {
   uint32_t busiest_device = 0;   // the device with the most busy time in the window
   uint64_t gpu_busy_ns = 0;      // its busy time in the window (kernels, copies, memsets)
   uint64_t host_busy_ns = 0;     // host busy time in the window, less time blocked in syncs
+  std::vector<StepBreakdown> step_breakdown;  // each step's time by category (step_breakdown.h)
 };
 // What the launcher read beside the profile, passed in so that the findings read no files.
 struct PythonSamples;  // python_samples.h
@@ -179,15 +195,25 @@ struct FindingsInputs {
 std::vector<Finding> FindFindings(const Profile& profile, FindingsContext* context = nullptr,
                                   const FindingsInputs& inputs = {});
 
+// Findings with the larger estimated saving first (stable; those without one last): the order of
+// findings.json, findings.txt and report.html. FindFindings returns them so.
+void OrderBySaving(std::vector<Finding>* findings);
+// "Fix this first: <id>, up to 41 ms of 46 ms per step (<method>)" for the first finding with a
+// saving above zero, or "" when none has one.
+std::string SavingHeadline(const std::vector<Finding>& findings);
+
 // That order: by severity (high first), then id order; stable, so findings of one id keep the
 // order they were found in (their subject order).
 void SortFindings(std::vector<Finding>* findings);
 
-// Outputs. JSON: {"findings": [{"id", "severity", "title", "evidence": {...}, "where": {...},
-// "places": [...], "advice"}]} ("where" and "places" left out when there is no place). Text: one
+// Outputs. JSON: {"headline", "findings": [{"id", "severity", "title", "evidence": {...},
+// "where": {...}, "places": [...], "advice", "saving": {...}}], "step_breakdown": [...]} ("where" and "places" left out when there is no place). Text: one
 // block per finding (findings.txt). Summary: the short section printed on stderr after the table,
-// one line per finding (or "Findings: none ...").
-std::string FormatFindingsJson(const std::vector<Finding>& findings);
+// one line per finding, then the "Fix this first" headline when there is one (or "Findings:
+// none").
+// With `breakdown`, also "step_breakdown": one object per step with its slices in microseconds.
+std::string FormatFindingsJson(const std::vector<Finding>& findings,
+                               const std::vector<StepBreakdown>* breakdown = nullptr);
 std::string FormatFindingsText(const std::vector<Finding>& findings);
 // `heading` starts the section ("Merged findings" for the merged view's).
 std::string FormatFindingsSummary(const std::vector<Finding>& findings,

@@ -1,10 +1,12 @@
 // Findings as JSON (findings.json), text (findings.txt) and the short stderr section (see
 // findings.h). Launcher process only.
+#include <cctype>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "analysis/findings/findings.h"
+#include "text/format.h"
 
 namespace gprof {
 namespace {
@@ -52,12 +54,32 @@ std::string PlaceText(const Place& pl) {
   return s;
 }
 
+// {"per_step_us", "per_run_us", "of_us", "method"} (per_step_us only with steps; of_us: the mean
+// step, else the window).
+Json SavingJson(const Saving& s) {
+  Json j = Json::object();
+  if (s.step_ns) j["per_step_us"] = static_cast<double>(*s.step_ns) / 1000.0;
+  j["per_run_us"] = static_cast<double>(s.run_ns) / 1000.0;
+  j["of_us"] = static_cast<double>(s.whole_ns) / 1000.0;
+  j["method"] = s.method;
+  return j;
+}
+
+std::string SavingText(const Saving& s) {
+  std::string t = "up to " + FormatDuration(s.run_ns) + " per run";
+  if (s.step_ns) {
+    t += ", " + FormatDuration(*s.step_ns) + " of " + FormatDuration(s.whole_ns) + " per step";
+  }
+  return t + " (" + s.method + ")";
+}
+
 constexpr nlohmann::ordered_json::error_handler_t kReplace =
     nlohmann::ordered_json::error_handler_t::replace;
 
 }  // namespace
 
-std::string FormatFindingsJson(const std::vector<Finding>& findings) {
+std::string FormatFindingsJson(const std::vector<Finding>& findings,
+                               const std::vector<StepBreakdown>* breakdown) {
   Json list = Json::array();
   for (const Finding& f : findings) {
     Json j = Json::object();
@@ -74,10 +96,30 @@ std::string FormatFindingsJson(const std::vector<Finding>& findings) {
       j["places"] = std::move(places);
     }
     j["advice"] = f.advice;
+    if (f.saving) j["saving"] = SavingJson(*f.saving);
     list.push_back(std::move(j));
   }
   Json doc = Json::object();
+  const std::string headline = SavingHeadline(findings);
+  if (!headline.empty()) doc["headline"] = headline;
   doc["findings"] = std::move(list);
+  if (breakdown != nullptr && !breakdown->empty()) {
+    Json steps = Json::array();
+    for (const StepBreakdown& b : *breakdown) {
+      Json j = Json::object();
+      j["step"] = b.number;
+      j["pid"] = b.pid;
+      j["wall_us"] = static_cast<double>(b.wall_ns) / 1000.0;
+      const std::vector<uint64_t> slices = StepSlices(b);
+      for (size_t i = 0; i < slices.size(); ++i) {
+        std::string key(kStepSliceNames[i]);
+        for (char& c : key) c = c == ' ' ? '_' : static_cast<char>(std::tolower(c));
+        j[key + "_us"] = static_cast<double>(slices[i]) / 1000.0;
+      }
+      steps.push_back(std::move(j));
+    }
+    doc["step_breakdown"] = std::move(steps);
+  }
   return doc.dump(2, ' ', false, kReplace) + "\n";
 }
 
@@ -86,6 +128,8 @@ std::string FormatFindingsText(const std::vector<Finding>& findings) {
     return "Findings: none (no pattern of docs/FINDINGS.md in this profile)\n";
   }
   std::string out = "Findings: " + std::to_string(findings.size()) + " (docs/FINDINGS.md)\n";
+  const std::string headline = SavingHeadline(findings);
+  if (!headline.empty()) out += headline + "\n";
   for (const Finding& f : findings) {
     out += "\n[" + std::string(SeverityName(f.severity)) + "] " + f.id + ": " + f.title + "\n";
     std::string ev;
@@ -96,6 +140,7 @@ std::string FormatFindingsText(const std::vector<Finding>& findings) {
     if (f.places.empty() && f.where) out += "  where: " + PlaceText(*f.where) + "\n";
     for (const Place& pl : f.places) out += "  at: " + PlaceText(pl) + "\n";
     out += "  advice: " + f.advice + "\n";
+    if (f.saving) out += "  saving: " + SavingText(*f.saving) + "\n";
   }
   return out;
 }
@@ -105,6 +150,9 @@ std::string FormatFindingsSummary(const std::vector<Finding>& findings, std::str
   std::string out = std::string(heading) + ":\n";
   for (const Finding& f : findings) {
     out += "  " + std::string(SeverityName(f.severity)) + "  " + f.id + ": " + f.title + "\n";
+  }
+  if (const std::string headline = SavingHeadline(findings); !headline.empty()) {
+    out += "  " + headline + "\n";
   }
   return out;
 }

@@ -526,11 +526,17 @@ TEST(FindingsOutput, JsonTextAndSummary) {
             0u);
 }
 
-// Findings are ordered by severity, then id: the sync profile's high sync before info ones.
-TEST(FindingsOutput, OrderedBySeverityThenId) {
+// Findings are ordered by estimated saving (largest first; none last), then severity, then id.
+TEST(FindingsOutput, OrderedBySavingThenSeverityThenId) {
   const std::vector<Finding> fs = FindFindings(Syncs());
+  ASSERT_FALSE(fs.empty());
   for (size_t i = 1; i < fs.size(); ++i) {
-    EXPECT_GE(static_cast<int>(fs[i - 1].severity), static_cast<int>(fs[i].severity));
+    const uint64_t before = fs[i - 1].saving ? fs[i - 1].saving->run_ns : 0;
+    const uint64_t after = fs[i].saving ? fs[i].saving->run_ns : 0;
+    EXPECT_GE(before, after);
+    if (before == after) {
+      EXPECT_GE(static_cast<int>(fs[i - 1].severity), static_cast<int>(fs[i].severity));
+    }
   }
 }
 

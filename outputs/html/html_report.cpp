@@ -136,7 +136,17 @@ void AppendFinding(const Finding& f, std::string* out) {
   } else if (f.where) {
     *out += "<ul class=\"places\"><li>" + PlaceText(*f.where) + "</li></ul>";
   }
-  *out += "<p class=\"advice\">" + Html(f.advice, kMaxAdviceChars) + "</p></article>";
+  *out += "<p class=\"advice\">" + Html(f.advice, kMaxAdviceChars) + "</p>";
+  if (f.saving) {
+    const Saving& s = *f.saving;
+    *out += "<p class=\"saving\">Fixing it saves up to <b>" +
+            (s.step_ns ? FormatDuration(*s.step_ns) + "</b> of " + FormatDuration(s.whole_ns) +
+                             " per step (" + FormatDuration(s.run_ns) + " in the window)"
+                       : FormatDuration(s.run_ns) + "</b> of the " + FormatDuration(s.whole_ns) +
+                             " window") +
+            ": " + Html(s.method, kMaxTextChars) + ".</p>";
+  }
+  *out += "</article>";
 }
 
 }  // namespace
@@ -148,8 +158,12 @@ void AppendFindings(const std::vector<Finding>& findings, std::string* out) {
             "and a profile under it says nothing).</p></section>";
     return;
   }
+  if (const std::string headline = SavingHeadline(findings); !headline.empty()) {
+    *out += "<p class=\"fixfirst\"><b>" + Html(headline, kMaxTextChars) + "</b></p>";
+  }
   *out += "<p>" + U(findings.size()) + (findings.size() == 1 ? " finding" : " findings") +
-          ", most severe first; times are the trace's timestamps.</p>";
+          ", the largest estimated saving first (an upper bound each, docs/FINDINGS.md); times "
+          "are the trace's timestamps.</p>";
   for (size_t i = 0; i < findings.size() && i < kMaxFindingsShown; ++i) {
     AppendFinding(findings[i], out);
   }
@@ -219,7 +233,8 @@ std::string Headline(const HtmlReportInput& in, const Model& m) {
          "</span></h1>";
   out += "<p class=\"cmd\">$ " + Html(i.command_line.empty() ? i.program : i.command_line, 2000) +
          "</p>";
-  out += "<nav><a href=\"#findings\">Findings</a><a href=\"#steps\">Steps</a>"
+  out += "<nav><a href=\"#findings\">Findings</a><a href=\"#steps\">Steps</a>" +
+         std::string(ctx.step_breakdown.empty() ? "" : "<a href=\"#breakdown\">Breakdown</a>") +
          "<a href=\"#timeline\">Timeline</a><a href=\"#top\">Kernels &amp; ops</a>"
          "<a href=\"#memory\">Memory</a>" +
          std::string(m.stacks.any() ? "<a href=\"#stacks\">Stacks</a>" : "") +
@@ -392,6 +407,7 @@ std::string FormatHtmlReport(const HtmlReportInput& in) {
   out += Headline(in, m);
   AppendFindings(*in.findings, &out);
   AppendStepsSection(m.steps, &out);
+  AppendStepBreakdownSection(in.context->step_breakdown, &out);
   AppendTimelineSection(m.timeline, in.context->origin_ns, &out);
   AppendTopRowsSection(*in.table, m.kernels, &out);
   AppendMemorySection(m, in.context->origin_ns, &out);

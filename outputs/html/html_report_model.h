@@ -234,6 +234,8 @@ std::string Thousands(uint64_t n);
 void AppendStepsSvg(const StepsModel& steps, int width, int height, bool compact,
                     std::string* out);
 void AppendStepsSection(const StepsModel& steps, std::string* out);
+// "Step time breakdown" (html_step_breakdown.cpp): nothing when there are no steps.
+void AppendStepBreakdownSection(const std::vector<StepBreakdown>& steps, std::string* out);
 // The `d` of an SVG path drawing a track's busy columns, in bin units (x) and `row_h` (y).
 void AppendBusyPath(const Timeline& tl, const TimelineTrack& track, int row_h, std::string* out);
 // The per-device rows (at most two) as a small strip with the gpu_idle gaps, for the first

@@ -6,6 +6,12 @@
 // makes the same patterns on both.
 // Usage: patterns MODE   (compute overhead idle sync pageable serial overlap spread short cold
 //                          heavy addmm leak churn profiler rank)
+// Modes NAME_fixed are the same program with the pattern's usual fix, for the predicted-versus-
+// measured savings table (scripts/savings-table): idle_fixed launches before loading the next
+// batch, sync_fixed reads the result once after the loop, pageable_fixed copies from pinned
+// memory, serial_fixed runs the kernel on a second stream beside the copy, spread_fixed has no
+// slow instance, short_fixed launches one kernel in place of the 20 (fused_kernel), cold_fixed
+// has no first-step setup, addmm_fixed has no bias copy, churn_fixed allocates once.
 // Mode rank is one rank of a distributed job (RANK, or OMPI_COMM_WORLD_RANK): 8 steps of a 1 ms
 // kernel; the rank named by PATTERNS_SLOW_RANK also computes 4 ms on the host in each step; the
 // exit status is PATTERNS_EXIT_CODE (default 0) on the rank named by PATTERNS_EXIT_RANK.
@@ -33,6 +39,10 @@ __global__ void spin_kernel(long long us) {
 }
 __global__ void tiny_kernel(float* p) {
   if (threadIdx.x == 0 && blockIdx.x == 0) p[0] += 1.f;
+}
+// short_fixed's one kernel in place of 20 tiny ones (its stand-in time is a knob of its own).
+__global__ void fused_kernel(float* p) {
+  if (threadIdx.x == 0 && blockIdx.x == 0) p[0] += 20.f;
 }
 __global__ void heavy_gemm_kernel(float* p, long long us) {
   const long long start = clock64();
@@ -101,61 +111,82 @@ int main(int argc, char** argv) {
       tiny_kernel<<<1, 32>>>(scratch);
       tiny_kernel<<<1, 32>>>(scratch);
     }
-  } else if (mode == "idle") {  // the GPU waits while the host loads a batch (sleeping, 2 ms)
+  } else if (mode == "idle" || mode == "idle_fixed") {
+    // The GPU waits while the host loads a batch (sleeping, 2 ms); fixed: the kernel is launched
+    // first, so the next load overlaps it.
+    const bool fixed = mode == "idle_fixed";
     for (int s = 0; s < 10; ++s) {
       Step step(s);
+      if (fixed) spin_kernel<<<1, 32>>>(1000);
       {
         Range r("load_batch");
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
       }
-      spin_kernel<<<1, 32>>>(1000);
+      if (!fixed) spin_kernel<<<1, 32>>>(1000);
     }
-  } else if (mode == "sync") {  // a 4-byte synchronous DtoH copy after each kernel (.item())
+  } else if (mode == "sync" || mode == "sync_fixed") {
+    // A 4-byte synchronous DtoH copy after each kernel (.item()); fixed: once, after the loop.
     for (int s = 0; s < 10; ++s) {
       Step step(s);
       spin_kernel<<<1, 32>>>(1000);
+      if (mode == "sync_fixed") continue;
       Range r("loss.item");
       float loss = 0;
       EXAMPLE_CHECK(cudaMemcpy(&loss, scratch, sizeof loss, cudaMemcpyDeviceToHost));
     }
-  } else if (mode == "pageable") {  // an async HtoD copy from pageable memory per step
+    if (mode == "sync_fixed") {
+      float loss = 0;
+      EXAMPLE_CHECK(cudaMemcpy(&loss, scratch, sizeof loss, cudaMemcpyDeviceToHost));
+    }
+  } else if (mode == "pageable" || mode == "pageable_fixed") {
+    // An async HtoD copy from pageable memory per step; fixed: from pinned memory.
+    const void* src = mode == "pageable" ? static_cast<const void*>(pageable.data()) : pinned;
     for (int s = 0; s < 10; ++s) {
       Step step(s);
-      EXAMPLE_CHECK(cudaMemcpyAsync(dev, pageable.data(), kCopyBytes, cudaMemcpyHostToDevice, a));
+      EXAMPLE_CHECK(cudaMemcpyAsync(dev, src, kCopyBytes, cudaMemcpyHostToDevice, a));
       spin_kernel<<<1, 32, 0, a>>>(300);
       EXAMPLE_CHECK(cudaStreamSynchronize(a));
     }
-  } else if (mode == "serial" || mode == "overlap") {
+  } else if (mode == "serial" || mode == "overlap" || mode == "serial_fixed") {
     // serial: pinned copy then kernel on one stream, nothing else running during the copy.
     // overlap: the kernel of the step runs on stream b while the copy runs on stream a.
+    // serial_fixed: serial's kernel on stream b beside the copy.
     for (int s = 0; s < 10; ++s) {
       Step step(s);
       if (mode == "overlap") spin_kernel<<<1, 32, 0, b>>>(1000);
+      if (mode == "serial_fixed") spin_kernel<<<1, 32, 0, b>>>(300);
       EXAMPLE_CHECK(cudaMemcpyAsync(dev, pinned, kCopyBytes, cudaMemcpyHostToDevice, a));
       if (mode == "serial") spin_kernel<<<1, 32, 0, a>>>(300);
       EXAMPLE_CHECK(cudaDeviceSynchronize());
     }
-  } else if (mode == "spread") {  // one kernel, 30 instances; the 8th is about 4x the others
+  } else if (mode == "spread" || mode == "spread_fixed") {
+    // One kernel, 30 instances; the 8th is about 4x the others (fixed: it is not).
     for (int s = 0; s < 30; ++s) {
       Step step(s);
       // Stand-in: 256 threads vs 32768 (duration = base + threads x ps); GPU: 10 vs 40 us.
-      if (s == 7) {
+      if (s == 7 && mode == "spread") {
         spin_kernel<<<128, 256>>>(40);
       } else {
         spin_kernel<<<1, 256>>>(10);
       }
       EXAMPLE_CHECK(cudaDeviceSynchronize());
     }
-  } else if (mode == "short") {  // 20 tiny kernels per step: each shorter than its launch
+  } else if (mode == "short" || mode == "short_fixed") {
+    // 20 tiny kernels per step: each shorter than its launch; fixed: one fused kernel.
     for (int s = 0; s < 10; ++s) {
       Step step(s);
-      for (int k = 0; k < 20; ++k) tiny_kernel<<<1, 32>>>(scratch);
+      if (mode == "short_fixed") {
+        fused_kernel<<<1, 32>>>(scratch);
+      } else {
+        for (int k = 0; k < 20; ++k) tiny_kernel<<<1, 32>>>(scratch);
+      }
       EXAMPLE_CHECK(cudaDeviceSynchronize());
     }
-  } else if (mode == "cold") {  // the first step sleeps 30 ms before its first launch
+  } else if (mode == "cold" || mode == "cold_fixed") {
+    // The first step sleeps 30 ms before its first launch (fixed: it does not).
     for (int s = 0; s < 6; ++s) {
       Step step(s);
-      if (s == 0) {
+      if (s == 0 && mode == "cold") {
         Range r("first_step_setup");
         std::this_thread::sleep_for(std::chrono::milliseconds(30));
       }
@@ -178,11 +209,14 @@ int main(int argc, char** argv) {
       }
       EXAMPLE_CHECK(cudaDeviceSynchronize());
     }
-  } else if (mode == "addmm") {  // addmm's bias: a DtoD copy into the output, then the GEMM
+  } else if (mode == "addmm" || mode == "addmm_fixed") {
+    // addmm's bias: a DtoD copy into the output, then the GEMM (fixed: no copy, fused bias).
     for (int s = 0; s < 10; ++s) {
       Step step(s);
       Range r("aten::addmm");
-      EXAMPLE_CHECK(cudaMemcpyAsync(dev2, dev, 4u << 20, cudaMemcpyDeviceToDevice, 0));
+      if (mode == "addmm") {
+        EXAMPLE_CHECK(cudaMemcpyAsync(dev2, dev, 4u << 20, cudaMemcpyDeviceToDevice, 0));
+      }
       heavy_gemm_kernel<<<1, 256>>>(dev2, 500);
       EXAMPLE_CHECK(cudaDeviceSynchronize());
     }
@@ -198,16 +232,26 @@ int main(int argc, char** argv) {
       EXAMPLE_CHECK(cudaDeviceSynchronize());
     }
     for (float* p : kept) EXAMPLE_CHECK(cudaFree(p));
-  } else if (mode == "churn") {  // each step allocates and frees three 1 MiB buffers
+  } else if (mode == "churn" || mode == "churn_fixed") {
+    // Each step allocates and frees three 1 MiB buffers (fixed: allocated once, before).
+    const bool fixed = mode == "churn_fixed";
+    float* kept[3] = {};
+    for (float*& p : kept) {
+      if (fixed) EXAMPLE_CHECK(cudaMalloc(&p, 1u << 20));
+    }
     for (int s = 0; s < 8; ++s) {
       Step step(s);
       Range r("scratch");
-      for (int k = 0; k < 3; ++k) {
-        float* p = nullptr;
-        EXAMPLE_CHECK(cudaMalloc(&p, 1u << 20));
+      for (float* k : kept) {
+        float* p = k;
+        if (!fixed) EXAMPLE_CHECK(cudaMalloc(&p, 1u << 20));
         tiny_kernel<<<1, 32>>>(p);
-        EXAMPLE_CHECK(cudaFree(p));
+        if (!fixed) EXAMPLE_CHECK(cudaFree(p));
       }
+    }
+    EXAMPLE_CHECK(cudaDeviceSynchronize());
+    for (float* p : kept) {
+      if (fixed) EXAMPLE_CHECK(cudaFree(p));
     }
   } else if (mode == "profiler") {  // 2,000 tiny kernels: many activity buffers (and drops)
     for (int s = 0; s < 10; ++s) {

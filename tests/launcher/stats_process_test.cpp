@@ -88,7 +88,7 @@ TEST_F(StatsCommandTest, WindowDumpsOfAProcessAreSummedAndAWholeRunWins) {
   EXPECT_EQ(doc["cuda_gpu_kern_sum"][0].at("Total Time (ns)"), 1'500'000);
 }
 
-TEST_F(StatsCommandTest, ByStep) {
+TEST_F(StatsCommandTest, ByStepListsEachStepAndItsTimeBreakdown) {
   Profile p = SampleProfile(77, "app");
   const uint64_t t0 = p.info.start_ns;
   p.steps.push_back({t0 + 1'000'000, t0 + 6'000'000, 3, 77});
@@ -97,9 +97,17 @@ TEST_F(StatsCommandTest, ByStep) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // Step 3 spans 5,000,000 ns; the kernel (500,000) and the copy (100,000) lie inside and do not
   // overlap: 600,000 ns busy = 12.0 %; one kernel.
+  // Its breakdown: Kernel 500,000 [2.25, 2.75) ms; Memcpy 100,000 [2.8, 2.9); Runtime 100,000
+  // (cudaLaunchKernel [2.1, 2.2); cudaMemcpyAsync [2.3, 2.6) runs under the kernel); CPU Exec: the
+  // range train_step covers the step, less those 700,000 = 4,300,000; nothing else.
   EXPECT_EQ(r.out,
+            " ** Per-Step Summary (step_sum):\n\n"
             "Step,PID,Wall Time (ns),GPU Busy (ns),GPU Busy (%),Kernels\n"
-            "3,77,5000000,600000,12.0,1\n");
+            "3,77,5000000,600000,12.0,1\n"
+            "\n ** Step Time Breakdown (step_breakdown):\n\n"
+            "Step,PID,Wall Time (ns),Kernel (ns),Memcpy (ns),Memset (ns),Runtime (ns),"
+            "DataLoader (ns),CPU Exec (ns),Other (ns)\n"
+            "3,77,5000000,500000,100000,0,100000,0,4300000,0\n");
 }
 
 TEST_F(StatsCommandTest, UsageErrorsExit2AndMissingDumpsExit1) {
