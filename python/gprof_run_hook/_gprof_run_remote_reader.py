@@ -57,24 +57,26 @@ class Memory:
                                ctypes.POINTER(_Iovec), ctypes.c_ulong, ctypes.c_ulong)
         self.pid = pid
         self.buf = ctypes.create_string_buffer(4096)
-        self.local = _Iovec(ctypes.cast(self.buf, ctypes.c_void_p), 0)
+        self.buf_addr = ctypes.addressof(self.buf)
+        self.local = _Iovec(self.buf_addr, 0)
         self.remote = _Iovec(0, 0)
+        self.local_p, self.remote_p = ctypes.pointer(self.local), ctypes.pointer(self.remote)
+        self.string_at = ctypes.string_at
 
     def read(self, addr, size):
-        if not addr or size > len(self.buf):
+        if not addr or size > 4096:
             raise Unreadable("address 0x%x" % (addr or 0))
-        self.local.len = size
+        self.local.len = self.remote.len = size
         self.remote.base = addr
-        self.remote.len = size
-        got = self.readv(self.pid, ctypes.byref(self.local), 1, ctypes.byref(self.remote), 1, 0)
-        if got != size:
-            err = ctypes.get_errno()
-            if err == 3:  # ESRCH
-                raise Gone()
-            if got < 0 and err in (1, 13, 38):  # EPERM, EACCES, ENOSYS: never readable
-                raise PermissionError(err, os.strerror(err))
-            raise Unreadable("read 0x%x" % addr)
-        return self.buf.raw[:size]
+        got = self.readv(self.pid, self.local_p, 1, self.remote_p, 1, 0)
+        if got == size:
+            return self.string_at(self.buf_addr, size)
+        err = ctypes.get_errno()
+        if err == 3:  # ESRCH
+            raise Gone()
+        if got < 0 and err in (1, 13, 38):  # EPERM, EACCES, ENOSYS: never readable
+            raise PermissionError(err, os.strerror(err))
+        raise Unreadable("read 0x%x" % addr)
 
     def ptr(self, addr):
         return struct.unpack("<Q", self.read(addr, 8))[0]

@@ -172,7 +172,7 @@ def sample_until_stopped(reader, store, ctl):
             store.torn += 1
             continue
         for ident, native, stack in threads:
-            if stack is not None:
+            if stack:  # None: torn; []: only frames not started yet
                 store.add(when, (ident, native, ""), reversed(stack))
 
 
