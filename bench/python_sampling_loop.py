@@ -110,9 +110,10 @@ def main():
         remote_cost(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     elif sys.argv[1] == "loop":
         iterations = int(sys.argv[2])
-        start = time.perf_counter_ns()
+        start, cpu = time.perf_counter_ns(), time.process_time_ns()
         outer(iterations)
-        print("LOOP_NS", time.perf_counter_ns() - start)
+        print("LOOP_NS", time.perf_counter_ns() - start, "LOOP_CPU_NS",
+              time.process_time_ns() - cpu)
     else:
         sample_cost(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
 
