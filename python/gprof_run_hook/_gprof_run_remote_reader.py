@@ -179,24 +179,32 @@ class Reader:
             raise Unreadable("the program runs another interpreter binary")
         shift = (theirs[key][0] - theirs[key][1]) - my_base
         self.runtime = runtime + shift
-        self.code_type = id(type(self_check.__code__)) + shift
-        if _file_of(mine, id(type(self_check.__code__)))[0] != key:
-            raise Unreadable("the code type is outside the interpreter binary")
+        types = (type(self_check.__code__), str, bytes)
+        if any(_file_of(mine, id(t))[0] != key for t in types):
+            raise Unreadable("a type is outside the interpreter binary")
+        self.code_type, self.str_type, self.bytes_type = (id(t) + shift for t in types)
         self.torn = 0    # thread stacks dropped: changed while they were read
         self.codes = {}  # code address -> (key fields, file, name, first line, lines)
 
     def _text(self, addr):
+        """A str object's text; Unreadable when it is not one (yet): a code object read while
+        it was being made."""
         head = self.mem.read(addr, 48)
+        if struct.unpack_from("<Q", head, 8)[0] != self.str_type:
+            raise Unreadable("not a str")
         length = struct.unpack_from("<q", head, 16)[0]
         state = struct.unpack_from("<I", head, 32)[0]
         kind, compact, ascii_ = (state >> 2) & 7, (state >> 5) & 1, (state >> 6) & 1
-        if not compact or length < 0 or length * max(kind, 1) > 4000:
-            return "<?>"
+        if not compact or length < 0 or length * max(kind, 1) > 4000 or kind not in (1, 2, 4):
+            raise Unreadable("a str gprof-run does not read")
         if ascii_:
-            return self.mem.read(addr + 48, length).decode("ascii", "replace") if length else ""
-        data = self.mem.read(addr + 72, length * kind) if length else b""
-        return data.decode({1: "latin-1", 2: "utf-16-le", 4: "utf-32-le"}.get(kind, "latin-1"),
-                           "replace")
+            text = self.mem.read(addr + 48, length).decode("ascii", "replace") if length else ""
+        else:
+            data = self.mem.read(addr + 72, length * kind) if length else b""
+            text = data.decode({1: "latin-1", 2: "utf-16-le", 4: "utf-32-le"}[kind], "replace")
+        if not text.isprintable() and any(c < " " and c not in "\t\n\r" for c in text):
+            raise Unreadable("a str being made")  # (the file format has no other control chars)
+        return text
 
     def _code(self, addr):
         head = self.mem.read(addr, CO_CODE)
@@ -208,7 +216,10 @@ class Reader:
             return known
         first = struct.unpack_from("<i", head, CO_FIRSTLINENO)[0]
         filename, name, table = struct.unpack_from("<QQ8xQ", head, CO_FILENAME)
-        size = struct.unpack_from("<q", self.mem.read(table, 24), 16)[0]
+        table_head = self.mem.read(table, 24)
+        if struct.unpack_from("<Q", table_head, 8)[0] != self.bytes_type:
+            raise Unreadable("the line table is not bytes")
+        size = struct.unpack_from("<q", table_head, 16)[0]
         raw = self.mem.read(table + 32, size) if 0 < size <= 4096 else b""
         firsttraceable = struct.unpack_from("<i", head, CO_FIRSTTRACEABLE)[0]
         units = min(max(struct.unpack_from("<q", head, 16)[0], 0), 1 << 20)  # Py_SIZE: code units
