@@ -9,6 +9,7 @@ Expected values come from the programs below: each prints its threads' Linux tid
 and end times, and spends its time in functions with distinctive names.
 """
 import os
+import struct
 import sys
 import unittest
 
@@ -114,6 +115,45 @@ class RemoteSamplerTest(SamplerCase):
         header = self.only_samples()[0]
         self.assertEqual(header["sampler"], "in-process")
         self.assertGreater(header["samples"], 10)
+
+
+class _FakeMemory:
+    """A process's memory as {address: bytes}."""
+
+    def __init__(self, blocks):
+        self.blocks = blocks
+
+    def read(self, addr, size):
+        for base, data in self.blocks.items():
+            if base <= addr and addr + size <= base + len(data):
+                return data[addr - base:addr - base + size]
+        raise reader.Unreadable("no block at 0x%x" % addr)
+
+
+def _ascii_str(type_addr, text):
+    """A compact ASCII str as 3.11 lays it out (cpython/unicodeobject.h): refcount, type,
+    length, hash, state (kind 1 << 2, compact 1 << 5, ascii 1 << 6), then the text at 48."""
+    state = (1 << 2) | (1 << 5) | (1 << 6)
+    return struct.pack("<qQqqI4xQ", 1, type_addr, len(text), -1, state, 0) + text
+
+
+@unittest.skipUnless(ON_311, "the out-of-process sampler reads CPython 3.11 only")
+class ReaderTest(unittest.TestCase):
+    def reader(self, blocks):
+        r = reader.Reader.__new__(reader.Reader)  # no process: a fake memory
+        r.mem, r.str_type = _FakeMemory(blocks), 0x1000
+        return r
+
+    def test_a_name_is_read_only_from_a_str_object_without_nul(self):
+        # A code object read while the program was making it had NUL names (torch's import).
+        r = self.reader({0x100: _ascii_str(0x1000, b"forward"),
+                         0x200: _ascii_str(0x2000, b"forward"),    # not a str (yet)
+                         0x300: _ascii_str(0x1000, b"\0\0\0\0")})
+        self.assertEqual(r._text(0x100), "forward")
+        with self.assertRaises(reader.Unreadable):
+            r._text(0x200)
+        with self.assertRaises(reader.Unreadable):
+            r._text(0x300)
 
 
 @unittest.skipUnless(ON_311, "the out-of-process sampler reads CPython 3.11 only")
