@@ -372,6 +372,11 @@ ParseResult ParseConfig(const std::map<std::string, std::string>& env) {
     else p.Error("GPROF_TORCH_STEPS", *v, "expected optimizer or off");
   }
   p.Uint("GPROF_PYTHON_SAMPLING", 0, 2000, &c.python_sampling_hz);
+  if (const std::string* v = p.Get("GPROF_PYTHON_SAMPLER")) {
+    if (*v == "auto") c.python_sampler_in_process = false;
+    else if (*v == "in-process") c.python_sampler_in_process = true;
+    else p.Error("GPROF_PYTHON_SAMPLER", *v, "expected auto or in-process");
+  }
   p.ApiFilterKey();
   p.BacktraceKey();
   p.Uint("GPROF_ACTIVITY_BUFFER_KIB", 64, 262144, &c.activity_buffer_kib);

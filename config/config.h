@@ -79,6 +79,7 @@ struct Config {
   bool torch_steps = true;     // optimizer.step() ends a step
   // Python programs: sampled stacks (read by the Python hook; docs/PYTHON_SAMPLING.md).
   uint32_t python_sampling_hz = 0;  // 0 = off
+  bool python_sampler_in_process = false;  // GPROF_PYTHON_SAMPLER=in-process: never out of process
   ApiFilter api_filter;
   uint8_t backtrace = kBacktraceSync | kBacktraceAlloc;  // BacktraceGroup bits; 0 = none
   uint32_t activity_buffer_kib = 256;      // size of one CUPTI activity buffer

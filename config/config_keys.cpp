@@ -85,6 +85,11 @@ const std::vector<ConfigKey>& ConfigKeys() {
      "0|1..2000: in a Python program, sample every thread's Python stack this many times a "
      "second (0 = off) into <program>.<pid>.pysamples; the report adds <stem>.stacks.folded and "
      "python_function slices in the trace (docs/PYTHON_SAMPLING.md)."},
+    {"GPROF_PYTHON_SAMPLER", ConfigType::kEnum, "auto",
+     "auto|in-process: how --python-sampling reads the stacks: auto reads a CPython 3.11 "
+     "process's stacks from a sampler process of its own, without the program's GIL, and "
+     "falls back to a sampler thread inside the program (in-process) where it cannot "
+     "(docs/PYTHON_SAMPLING.md)."},
   };
   return *keys;
 }

@@ -188,6 +188,16 @@ TEST(Config, PythonSamplingIsOffByDefaultAndTakesHzUpTo2000) {
   }
 }
 
+TEST(Config, PythonSamplerIsAutoByDefaultAndRefusesOtherNames) {
+  EXPECT_FALSE(ParseConfig({}).config.python_sampler_in_process);
+  EXPECT_FALSE(ParseConfig({{"GPROF_PYTHON_SAMPLER", "auto"}}).config.python_sampler_in_process);
+  EXPECT_TRUE(
+      ParseConfig({{"GPROF_PYTHON_SAMPLER", "in-process"}}).config.python_sampler_in_process);
+  const ParseResult r = ParseConfig({{"GPROF_PYTHON_SAMPLER", "py-spy"}});
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].key, "GPROF_PYTHON_SAMPLER");
+}
+
 }  // namespace
 }  // namespace gprof
 

@@ -43,6 +43,10 @@ const std::vector<FlagSpec> kFlags = {
     {"python-sampling", 0, "GPROF_PYTHON_SAMPLING", "[=HZ]", kBareSamplingHz,
      "Python programs: sample every thread's Python stack HZ times a second (1..2000, bare "
      "flag 1000): stacks.folded (flame graph input) and python_function slices in the trace."},
+    {"python-sampler", 0, "GPROF_PYTHON_SAMPLER", "auto|in-process", "",
+     "Python programs: how --python-sampling reads the stacks: auto (default) from a sampler "
+     "process, without the program's GIL, where it can (CPython 3.11), else in process; "
+     "in-process: always a thread inside the program."},
     {"with-stack", 0, "", "", "",
      "Python programs (torch.profiler's with_stack): group the table by Python source location "
      "(a Source Location column, torch's key_averages(group_by_stack_n=5)), from the sampled "

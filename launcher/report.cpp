@@ -374,6 +374,11 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
         main_sqlite_path = sqlite;
         main_page_path = page_path;
         main_stacks_path = python.folded_path;
+        if (python.samples != nullptr && !main_stacks_path.empty()) {
+          main_stacks_path += python.samples->sampler == "out-of-process"
+                                  ? " (sampled out of process)"
+                                  : " (sampled in process)";
+        }
         cupti_text = CuptiText(profile);
       }
       if (cupti_text.empty()) cupti_text = CuptiText(profile);

@@ -98,6 +98,7 @@ struct Parser {
   Lines lines;
   PythonSamples* out;
   std::string* error;
+  uint32_t version_ = 0;
 
   bool Fail(const std::string& what) {
     *error = "line " + std::to_string(lines.number()) + ": " + what;
@@ -169,15 +170,19 @@ struct Parser {
       }
       uint32_t version = 0;
       if (!ParseU32(f[1], &version)) return Fail("the format version is not a number");
-      if (version != kPythonSamplesVersion) {
+      if (version != 1 && version != kPythonSamplesVersion) {
         return Fail("format version " + std::to_string(version) + ", this gprof-run reads " +
                     std::to_string(kPythonSamplesVersion) + " (written by another gprof-run?)");
       }
+      version_ = version;
     }
     PythonSamples& s = *out;
     std::string_view program;
     uint64_t threads = 0, frames = 0, stacks = 0, samples = 0;
-    if (!HeaderU32("pid", &s.pid) || !Header("program", &program) || !HeaderU32("hz", &s.hz) ||
+    std::string_view sampler = "in-process";
+    if (!HeaderU32("pid", &s.pid) || !Header("program", &program) ||
+        (version_ >= 2 && (!Header("sampler", &sampler) || !HeaderU64("torn", &s.torn))) ||
+        !HeaderU32("hz", &s.hz) ||
         !HeaderU64("period_ns", &s.period_ns) || !HeaderU64("start_ns", &s.start_ns) ||
         !HeaderU64("end_ns", &s.end_ns) || !HeaderU64("ticks", &s.ticks) ||
         !HeaderU64("missed", &s.missed) || !HeaderU64("dropped", &s.dropped) ||
@@ -186,6 +191,10 @@ struct Parser {
       return false;
     }
     if (!Unescape(program, &s.program)) return Fail("program: bad escape or invalid UTF-8");
+    if (sampler != "in-process" && sampler != "out-of-process") {
+      return Fail("sampler: expected in-process or out-of-process");
+    }
+    s.sampler = std::string(sampler);
     if (s.hz < 1 || s.hz > kPythonSamplingMaxHz) {
       return Fail("hz " + std::to_string(s.hz) + ": expected 1 to " +
                   std::to_string(kPythonSamplingMaxHz));

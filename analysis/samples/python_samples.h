@@ -17,7 +17,9 @@ namespace gprof {
 
 inline constexpr char kPythonSamplesExtension[] = ".pysamples";
 inline constexpr char kPythonSamplesFormat[] = "gprof-pysamples";
-inline constexpr uint32_t kPythonSamplesVersion = 1;
+// Version 2 adds the header lines "sampler" and "torn" after "program"; version 1 is still read
+// (sampler "in-process", torn 0).
+inline constexpr uint32_t kPythonSamplesVersion = 2;
 inline constexpr uint32_t kPythonSamplingMaxHz = 2000;
 // Deeper stacks are refused (CPython's default recursion limit is 1000).
 inline constexpr size_t kPythonMaxStackDepth = 100000;
@@ -45,6 +47,8 @@ struct PythonSample {
 struct PythonSamples {
   uint32_t pid = 0;
   std::string program;
+  std::string sampler = "in-process";  // "out-of-process" (without the GIL) or "in-process"
+  uint64_t torn = 0;      // thread stacks dropped: the program changed them while they were read
   uint32_t hz = 0;
   uint64_t period_ns = 0;
   uint64_t start_ns = 0;  // sampler start and end (CLOCK_REALTIME)
@@ -59,7 +63,7 @@ struct PythonSamples {
 };
 
 // Parses a whole file's text. False, with `error` saying what and where ("line 12: ..."), for
-// anything but a complete, consistent version-1 file.
+// anything but a complete, consistent version-1 or version-2 file.
 bool ParsePythonSamples(std::string_view text, PythonSamples* out, std::string* error);
 // Reads and parses `path` (at most kPythonSamplesMaxFileBytes). `error` names the file.
 inline constexpr uint64_t kPythonSamplesMaxFileBytes = uint64_t{4} << 30;

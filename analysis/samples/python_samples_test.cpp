@@ -94,6 +94,25 @@ TEST(PythonSamples, ReadsEveryFieldOfAValidFile) {
   EXPECT_EQ(s.samples[2].stack, 1u);
 }
 
+// Version 2 (the out-of-process sampler's) names its sampler and its torn stacks; version 1 files
+// were all written in process.
+TEST(PythonSamples, Version2NamesTheSamplerAndVersion1WasInProcess) {
+  PythonSamples v1, v2;
+  std::string error;
+  ASSERT_TRUE(ParsePythonSamples(ValidFile(), &v1, &error)) << error;
+  EXPECT_EQ(v1.sampler, "in-process");
+  EXPECT_EQ(v1.torn, 0u);
+  const std::string text = Replace(Replace(ValidFile(), "gprof-pysamples\t1", "gprof-pysamples\t2"),
+                                   "program\tp.py\n",
+                                   "program\tp.py\nsampler\tout-of-process\ntorn\t3\n");
+  ASSERT_TRUE(ParsePythonSamples(text, &v2, &error)) << error;
+  EXPECT_EQ(v2.sampler, "out-of-process");
+  EXPECT_EQ(v2.torn, 3u);
+  EXPECT_EQ(v2.samples.size(), 5u);
+  EXPECT_FALSE(ParsePythonSamples(Replace(text, "out-of-process", "py-spy"), &v2, &error));
+  EXPECT_NE(error.find("sampler: expected"), std::string::npos) << error;
+}
+
 TEST(PythonSamples, RejectsCorruptFilesSayingWhere) {
   const std::string good = ValidFile();
   struct Case {
@@ -103,7 +122,8 @@ TEST(PythonSamples, RejectsCorruptFilesSayingWhere) {
   const std::vector<Case> cases = {
       {"", "truncated"},
       {"hello\n", "not a gprof-run Python samples file"},
-      {Replace(good, "gprof-pysamples\t1", "gprof-pysamples\t2"), "format version 2"},
+      {Replace(good, "gprof-pysamples\t1", "gprof-pysamples\t3"), "format version 3"},
+      {Replace(good, "gprof-pysamples\t1", "gprof-pysamples\t2"), "expected the header line \"sampler"},
       {good.substr(0, good.size() - 4), "truncated"},               // "end\n" cut
       {good.substr(0, good.size() - 1), "no newline"},              // "end" without '\n'
       {good.substr(0, good.size() / 2), "truncated"},               // cut mid-file

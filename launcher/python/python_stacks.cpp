@@ -118,10 +118,16 @@ PythonStacks LoadPythonStacks(const std::string& dir, const DumpName& name, bool
     }
     std::string note = "gprof-run: " + shown + std::to_string(counted) +
                        " Python stack samples at " + std::to_string(samples->hz) + " Hz";
+    const bool outside = samples->sampler == "out-of-process";
+    note += outside ? ", read out of process (without the GIL)" : ", taken in process";
     if (samples->missed > 0) {
       note += " (" + std::to_string(samples->missed) +
-              " ticks missed: the sampler got the GIL late, e.g. while a thread held it in C "
-              "code or computed)";
+              (outside ? " ticks missed: the sampler process got the CPU late)"
+                       : " ticks missed: the sampler got the GIL late, e.g. while a thread held "
+                         "it in C code or computed)");
+    }
+    if (samples->torn > 0) {
+      note += " (" + std::to_string(samples->torn) + " stacks dropped: changed while read)";
     }
     if (samples->dropped > 0) note += " (" + std::to_string(samples->dropped) + " dropped: cap)";
     if (counted < samples->samples.size()) {

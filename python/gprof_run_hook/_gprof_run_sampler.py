@@ -29,7 +29,7 @@ except ImportError:  # pragma: no cover - every CPython 3.8+ on Linux has them
     allocate_lock = get_ident = get_native_id = start_new_thread = None
 
 FORMAT = "gprof-pysamples"
-VERSION = 1
+VERSION = 2
 EXTENSION = ".pysamples"
 MAX_HZ = 2000
 # Samples kept per process (16 bytes each: 128 MiB); more are counted as dropped.
@@ -38,9 +38,13 @@ _STOP_WAIT_S = 1.0
 
 _report = None     # the hook's once-only reporter: _report(what, exc), never raises
 _sampler = None    # the running _Sampler of this process, or None
+_remote = None     # the out-of-process sampler's handle (_gprof_run_remote_sampler.Remote)
 
-# What the sampler did in this process (tests read these).
+# What the sampler did in this process (tests read these): started, and by which sampler
+# ("out-of-process", "in-process"), and why out of process was not used.
 started = False
+backend = ""
+remote_refused = ""
 
 
 def _failed(what, exc):
@@ -56,6 +60,21 @@ def _escape(text):
         text = (text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
                 .replace("\r", "\\r"))
     return text
+
+
+def _unescape(text):
+    """The inverse of _escape."""
+    if "\\" not in text:
+        return text
+    out, i = [], 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and i + 1 < len(text):
+            i += 1
+            c = {"t": "\t", "n": "\n", "r": "\r"}.get(text[i], text[i])
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 def program_name(argv, executable):
@@ -152,7 +171,7 @@ def write_side_file(path, pid, lines):
 
 
 class _Sampler:
-    def __init__(self, hz, path, pid):
+    def __init__(self, hz, path, pid, sampler="in-process"):
         import time
         from array import array
         self.hz = hz
@@ -175,6 +194,8 @@ class _Sampler:
         self.ticks = 0         # deadlines at which samples were taken
         self.missed = 0        # deadlines skipped: the sampler got the GIL (or the CPU) too late
         self.dropped = 0       # samples past MAX_SAMPLES
+        self.torn = 0          # thread stacks the program changed while they were read
+        self.sampler = sampler
         self.main_ident = get_ident()
         self.main_native = get_native_id()
         self.stop_lock = allocate_lock()
@@ -223,34 +244,45 @@ class _Sampler:
         for ident, f in frames.items():
             if ident == me:
                 continue
-            ids = []
-            frame_ids = self.frame_ids
+            keys = []
             while f is not None:
                 code = f.f_code
-                key = (code.co_filename, code.co_name, code.co_firstlineno, f.f_lineno or 0)
-                fid = frame_ids.get(key)
-                if fid is None:
-                    fid = len(self.frames)
-                    self.frames.append(key)
-                    frame_ids[key] = fid
-                ids.append(fid)
+                keys.append((code.co_filename, code.co_name, code.co_firstlineno, f.f_lineno or 0))
                 f = f.f_back
-            ids.reverse()
-            key = tuple(ids)
-            sid = self.stack_ids.get(key)
-            if sid is None:
-                sid = len(self.stacks)
-                self.stacks.append(key)
-                self.stack_ids[key] = sid
-            tix = self.thread_index(ident, active)
-            if len(self.ts) >= MAX_SAMPLES:
-                self.dropped += 1
-                continue
-            self.ts.append(offset)
-            self.thread.append(tix)
-            self.stack.append(sid)
+            keys.reverse()
+            self.add(offset, self.thread_key(ident, active), keys)
 
-    def thread_index(self, ident, active):
+    def add(self, offset, thread, frames):
+        """One sample: ns after start_ns, the thread's (ident, native id, name), its frames
+        (file, function, first line, line) root first."""
+        ids = []
+        frame_ids = self.frame_ids
+        for key in frames:
+            fid = frame_ids.get(key)
+            if fid is None:
+                fid = len(self.frames)
+                self.frames.append(key)
+                frame_ids[key] = fid
+            ids.append(fid)
+        key = tuple(ids)
+        sid = self.stack_ids.get(key)
+        if sid is None:
+            sid = len(self.stacks)
+            self.stacks.append(key)
+            self.stack_ids[key] = sid
+        tix = self.thread_ids.get(thread)
+        if tix is None:
+            tix = len(self.threads)
+            self.threads.append(thread)
+            self.thread_ids[thread] = tix
+        if len(self.ts) >= MAX_SAMPLES:
+            self.dropped += 1
+            return
+        self.ts.append(offset)
+        self.thread.append(tix)
+        self.stack.append(sid)
+
+    def thread_key(self, ident, active):
         t = active.get(ident)
         if t is not None:
             native = getattr(t, "native_id", None) or 0
@@ -259,13 +291,7 @@ class _Sampler:
             native, name = self.main_native, "MainThread"
         else:
             native, name = 0, ""  # a thread not started through threading: tid unknown
-        key = (ident, native, name)
-        tix = self.thread_ids.get(key)
-        if tix is None:
-            tix = len(self.threads)
-            self.threads.append(key)
-            self.thread_ids[key] = tix
-        return tix
+        return (ident, native, name)
 
     # ---- the main thread ----------------------------------------------------------------------
 
@@ -288,6 +314,7 @@ class _Sampler:
         stacks = list(self.stacks)
         yield "%s\t%d\n" % (FORMAT, VERSION)
         for key, value in (("pid", self.pid), ("program", _escape(self.program)),
+                           ("sampler", self.sampler), ("torn", self.torn),
                            ("hz", self.hz), ("period_ns", self.period_ns),
                            ("start_ns", self.start_ns), ("end_ns", end_ns),
                            ("ticks", self.ticks), ("missed", self.missed),
@@ -312,9 +339,16 @@ class _Sampler:
 def _flush():
     """atexit (and the hook's exit path): stop the sampler and write the file, once. Never
     raises."""
-    global _sampler
-    s = _sampler
-    _sampler = None
+    global _sampler, _remote
+    s, remote = _sampler, _remote
+    _sampler = _remote = None
+    if remote is not None:
+        try:
+            if not remote.stop(_thread_names()):
+                _failed("writing the Python samples", RuntimeError("no answer from the sampler"))
+        except Exception as exc:
+            _failed("writing the Python samples", exc)
+        return
     if s is None or s.forked or os.getpid() != s.pid:
         return
     try:
@@ -324,13 +358,25 @@ def _flush():
         _failed("writing the Python samples", exc)
 
 
+def _thread_names():
+    """[(ident, native id, name)] of the program's threads now, for the out-of-process sampler
+    (which cannot read threading's names)."""
+    threading = sys.modules.get("threading")
+    active = dict(getattr(threading, "_active", None) or {})
+    return [(ident, getattr(t, "native_id", None) or 0, getattr(t, "_name", None) or "")
+            for ident, t in active.items()]
+
+
 def _after_fork_in_child():
-    global _sampler
+    global _sampler, _remote
     s = _sampler
     if s is not None:
         s.forked = True   # the parent's samples are not the child's; its thread is gone
         s.stopping = True
     _sampler = None
+    if _remote is not None:
+        _remote.close()   # the parent's sampler reads the parent; its pipes are the parent's
+    _remote = None
 
 
 def parse_hz(text):
@@ -346,23 +392,34 @@ def parse_hz(text):
 def start(report=None, environ=None):
     """Starts the sampler when GPROF_PYTHON_SAMPLING asks for it. Called once per process by the
     hook, on the main thread at interpreter start-up. Never raises."""
-    global _report, _sampler, started
+    global _report, _sampler, _remote, started, backend, remote_refused
     _report = report
     env = os.environ if environ is None else environ
     try:
         hz = parse_hz(env.get("GPROF_PYTHON_SAMPLING"))
-        if hz == 0 or _sampler is not None or start_new_thread is None:
+        if hz == 0 or _sampler is not None or _remote is not None or start_new_thread is None:
             return
         path, program, pid = side_file_path(EXTENSION, env, _failed)
-        s = _Sampler(hz, path, pid)
-        s.program = program
         import atexit
         atexit.register(_flush)  # registered first, so it runs after the program's own
         if hasattr(os, "register_at_fork"):
             os.register_at_fork(after_in_child=_after_fork_in_child)
+        if env.get("GPROF_PYTHON_SAMPLER", "auto") != "in-process":
+            try:
+                from _gprof_run_remote_sampler import launch
+                _remote = launch(hz, path, program, pid)
+                started, backend = True, "out-of-process"
+                return
+            except Exception as exc:  # the fallback: sample in process
+                remote_refused = "%s: %s" % (type(exc).__name__, exc)
+                _failed("starting the out-of-process Python sampler", exc)
+        else:
+            remote_refused = "GPROF_PYTHON_SAMPLER=in-process"
+        s = _Sampler(hz, path, pid)
+        s.program = program
         _sampler = s
         start_new_thread(s.run, ())
-        started = True
+        started, backend = True, "in-process"
     except Exception as exc:
-        _sampler = None
+        _sampler = _remote = None
         _failed("starting the Python sampler", exc)

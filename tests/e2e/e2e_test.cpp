@@ -172,6 +172,11 @@ TEST(MainJob, PythonSamplingOfAPurePythonProgram) {
   EXPECT_NE(r.process.err.find("Python stack samples at 500 Hz"), std::string::npos)
       << r.process.err;
   EXPECT_NE(r.process.err.find("Python stacks " + r.dir + "/stacks.folded"), std::string::npos);
+  // The test's Python is CPython 3.11: read from outside the program, without its GIL, and the
+  // closing line says so.
+  EXPECT_NE(r.process.err.find("read out of process (without the GIL)"), std::string::npos)
+      << r.process.err;
+  EXPECT_NE(r.process.err.find("stacks.folded (sampled out of process)"), std::string::npos);
   const std::string trace = ReadFile(r.dir + "/trace.json");
   EXPECT_NE(trace.find("\"cat\":\"python_function\",\"name\":\"" + prog + "(2): busy\""),
             std::string::npos);
