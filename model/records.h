@@ -82,8 +82,8 @@ static_assert(sizeof(ApiCall) == 32);
 // segments of a long run (model/gpu_checks.h) without CUDA headers.
 enum ApiCallFlags : uint8_t {
   kApiCallLaunch = 1,  // a successful launch-like call (REFERENCE.md section 1: kernels, graphs)
-  // Made while its thread had a stream capture open (recorded by the API callback, so a capture
-  // begun before a window or segment still counts): its work went into a graph, not to the GPU.
+  // Queued into a stream under capture, as the API callback saw it (a capture begun before a
+  // window counts too; bit 4 is collector/host/api_records.h's): its work went into a graph.
   kApiCallCaptured = 2,
 };
 

@@ -7,6 +7,8 @@
 #include <cstring>
 
 #include "collector/cupti/api_filter.h"
+#include "collector/cupti/call_params.h"
+#include "collector/cupti/capture_streams.h"
 #include "collector/cupti/session_state.h"
 #include "collector/host/api_records.h"
 #include "collector/host/host_clock.h"
@@ -19,23 +21,48 @@ namespace {
 
 // initial-exec: no __tls_get_addr (which may allocate) on the callback path.
 thread_local int t_runtime_depth __attribute__((tls_model("initial-exec"))) = 0;
-// Stream captures this thread began and has not ended. Work it queues meanwhile goes into a graph
-// and makes no GPU record of its own; the flag travels in each call's record, so a window or
-// segment that starts inside the capture still knows (gpu_collector.h CapturedCalls).
+// Stream captures this thread began and has not ended: the rule for the few work calls whose
+// stream is not read (call_params.h kNone), whose work is taken as captured while it is open.
 thread_local int t_open_captures __attribute__((tls_model("initial-exec"))) = 0;
+// The streams under capture (capture_streams.h); constant-initialized.
+constinit CaptureStreams g_captures;
 
-// Follows this thread's open captures at each EXIT (a failed begin opens none); returns the
-// flags of the call's record.
-uint8_t CaptureFlags(bool runtime, CUpti_CallbackId cbid, int32_t rc) noexcept {
-  const int edge = CaptureEdge(runtime, cbid);
-  if (edge > 0) {
-    if (rc == 0) ++t_open_captures;
-    return 0;
+// Follows the process's stream captures at each EXIT (a failed begin opens none, a failed record
+// or wait joins none) and returns the flags of the call's record: captured when it queues work
+// into a capturing stream, no GPU work for an empty or host-to-host copy. The flag travels in the
+// record, so a window or segment that starts inside the capture still knows (gpu_collector.h
+// CapturedCalls).
+uint8_t StreamFlags(bool runtime, CUpti_CallbackId cbid, const void* params, int32_t rc) noexcept {
+  const CallFacts f = ReadCallFacts(runtime, cbid, params);
+  switch (f.op) {
+    case StreamOp::kWork: {
+      uint8_t flags = f.no_gpu_work ? kApiCallNoGpuWork : 0;
+      if (f.stream != 0 ? g_captures.Captured(f.stream) : t_open_captures > 0) {
+        flags |= kApiCallCaptured;
+      }
+      return flags;
+    }
+    case StreamOp::kBeginCapture:
+      if (rc == 0) {
+        ++t_open_captures;
+        g_captures.Begin(f.stream);
+      }
+      return 0;
+    case StreamOp::kEndCapture:
+      if (t_open_captures > 0) --t_open_captures;
+      g_captures.End(f.stream);
+      return 0;
+    case StreamOp::kEventRecord:
+      if (rc == 0) g_captures.Record(f.event, f.stream);
+      return 0;
+    case StreamOp::kWaitEvent:
+      if (rc == 0) g_captures.Wait(f.stream, f.event);
+      return 0;
+    case StreamOp::kNone:
+      break;
   }
-  if (edge < 0) {
-    if (t_open_captures > 0) --t_open_captures;
-    return 0;
-  }
+  // A call whose stream is not read here (cudaMemcpy3DAsync, cudaMemcpyToSymbolAsync, ...): the
+  // thread rule. Calls that queue no work carry the flag harmlessly.
   return t_open_captures > 0 ? kApiCallCaptured : 0;
 }
 
@@ -122,7 +149,7 @@ void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   int32_t rc = 0;  // cudaError_t and CUresult are both int-sized enums
   if (cb->functionReturnValue != nullptr) std::memcpy(&rc, cb->functionReturnValue, sizeof(rc));
   // Before the collecting check: a capture begun while collection was off still counts.
-  const uint8_t flags = CaptureFlags(runtime, cbid, rc);
+  const uint8_t flags = StreamFlags(runtime, cbid, cb->functionParams, rc);
   if (!g_collecting.load(std::memory_order_relaxed) || HostInert()) return;
   Session* s = g_session;
   DomainTables& tables = s->domains[DomainIndex(domain)];

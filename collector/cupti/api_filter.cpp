@@ -1,5 +1,6 @@
 // API filter table (see api_filter.h). Cold code.
 #include "collector/cupti/api_filter.h"
+#include "collector/cupti/call_params.h"
 
 #include <initializer_list>
 
@@ -126,7 +127,8 @@ std::vector<uint8_t> BuildCallbackTable(const std::vector<uint8_t>& record,
     const std::string_view base = BaseApiName(names[cbid]);
     const auto id = static_cast<uint32_t>(cbid);
     bool on = cbid < record.size() && record[cbid] != 0;
-    on = on || CaptureEdge(runtime, id) != 0;  // the callback follows open stream captures
+    // The callback follows the streams under capture (call_params.h).
+    on = on || CaptureEdge(runtime, id) != 0 || FollowsCaptureStreams(runtime, id);
     if (kernel_steps) on = on || (runtime ? IsRuntimeLaunchCbid(id) : IsDriverLaunchCbid(id));
     if (!step_api.empty()) on = on || (!base.empty() && base == step_api);
     if (profiler_api) {

@@ -63,23 +63,21 @@ void MarkLaunchCalls(Profile* p, bool (*handed_over)(uint64_t start_ns));
 bool HandedOverAt(uint64_t start_ns);
 // A successful launch-like call (api_filter.h's lists: kernels, cooperative, graphs).
 bool IsLaunchCall(const ApiCall& c);
-// For each call of `p`: whether it was made on a thread while a stream capture that thread began
-// was open (between a successful cu/cudaStreamBeginCapture* and its EndCapture): in `p`, or as
-// the API callback saw it (kApiCallCaptured, which also knows captures begun before a window or
-// segment that `p` is). Work made then is captured into a graph, not run: such a call never gets
-// a GPU record of its own (its work runs later under the cudaGraphLaunch's correlation id). The
-// calls carry no stream, so two cases are taken wrongly: launches made into a capturing stream
-// from another thread (Relaxed mode) are not seen as captured, and launches the capturing thread
-// makes into another, non-capturing stream during the capture are taken as captured although
-// they run (their records still arrive and are kept; only the window wait and the
-// launches-without-records count skip them). Pure.
+// For each call of `p`: whether it queued work into a stream under capture, as the API callback
+// saw it (kApiCallCaptured: the call's stream was capturing, or had joined a capture through an
+// event; captures begun before the window or segment that `p` is count too). Work queued then is
+// captured into a graph, not run: such a call never gets a GPU record of its own (its work runs
+// later under the cudaGraphLaunch's correlation id). The few copy forms whose stream is not read
+// (call_params.h) fall back to the thread rule: captured while their thread has a capture open.
+// Pure.
 std::vector<bool> CapturedCalls(const Profile& p);
 // cudaGraphLaunch / cuGraphLaunch (and their _ptsz forms): the graph's work carries this call's
 // correlation id, but a graph of host or empty nodes has no GPU record at all.
 bool IsGraphLaunchCall(const ApiCall& c);
 // A successful call that puts work on the GPU and so has GPU records with its correlation id:
 // launches, and every memcpy and memset call (synchronous ones too: their records may sit in a
-// buffer CUPTI holds back). Needs a started session (its callback names); false otherwise. Cold.
+// buffer CUPTI holds back) that moves something on the GPU (not kApiCallNoGpuWork: 0 bytes, or
+// host to host). Needs a started session (its callback names); false otherwise. Cold.
 bool CallMakesGpuWork(const ApiCall& c);
 
 // Turns the recording of API-call records on or off (schedule windows: off in wait steps). One

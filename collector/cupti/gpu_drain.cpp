@@ -108,19 +108,6 @@ bool IsLaunchCall(const ApiCall& c) {
   return launch && c.return_code == 0;
 }
 
-namespace {
-
-// A successful cu/cudaStreamBeginCapture*, a cu/cudaStreamEndCapture (api_filter.h CaptureEdge).
-bool BeginsCapture(const ApiCall& c) {
-  return CaptureEdge(c.domain == ApiDomain::kRuntime, c.cbid) > 0 && c.return_code == 0;
-}
-
-bool EndsCapture(const ApiCall& c) {
-  return CaptureEdge(c.domain == ApiDomain::kRuntime, c.cbid) < 0;
-}
-
-}  // namespace
-
 bool IsGraphLaunchCall(const ApiCall& c) {
   if (c.domain == ApiDomain::kRuntime) {
     return c.cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000 ||
@@ -131,24 +118,9 @@ bool IsGraphLaunchCall(const ApiCall& c) {
 }
 
 std::vector<bool> CapturedCalls(const Profile& p) {
-  std::vector<size_t> order(p.api_calls.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return p.api_calls[a].start_ns < p.api_calls[b].start_ns;
-  });
   std::vector<bool> captured(p.api_calls.size(), false);
-  std::unordered_map<uint32_t, int> open;  // tid -> captures begun and not yet ended
-  for (size_t i : order) {
-    const ApiCall& c = p.api_calls[i];
-    int& depth = open[c.tid];
-    if (BeginsCapture(c)) {
-      ++depth;
-    } else if (EndsCapture(c)) {
-      if (depth > 0) --depth;
-    } else {
-      // The callback's flag also sees captures begun before this profile's first call.
-      captured[i] = depth > 0 || (c.flags & kApiCallCaptured) != 0;
-    }
+  for (size_t i = 0; i < p.api_calls.size(); ++i) {
+    captured[i] = (p.api_calls[i].flags & kApiCallCaptured) != 0;
   }
   return captured;
 }

@@ -133,35 +133,9 @@ TEST(CheckGpuAgainstCalls, CountsBeforeLaunchAndMissingWorkForDenseAndSparseIds)
   ExpectCounts(100'000'000);  // ids 1e8..4e8: the map and the set
 }
 
-// Stream capture (issue 29): launches made between a thread's cudaStreamBeginCapture and its
-// cudaStreamEndCapture run nothing and make no GPU record; they are not launches to check.
-TEST(MarkLaunchCalls, LaunchesDuringAStreamCaptureOnTheirThreadAreNotLaunches) {
-  auto call = [](uint64_t start, uint32_t corr, uint32_t tid, uint16_t cbid, int32_t rc = 0) {
-    return ApiCall{start, start + 5, corr, tid, cbid, ApiDomain::kRuntime, 0, rc};
-  };
-  const uint16_t launch = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
-  Profile p;
-  p.api_calls = {call(10, 1, 1, launch),
-                 call(20, 2, 1, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000),
-                 call(30, 3, 1, launch),   // captured
-                 call(35, 4, 2, launch),   // another thread: runs
-                 call(40, 5, 1, launch),   // captured
-                 call(50, 6, 1, CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000),
-                 call(60, 7, 1, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000),
-                 call(70, 8, 1, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000, 1),
-                 call(80, 9, 1, launch)};  // the failed BeginCapture began nothing
-  MarkLaunchCalls(&p, nullptr);
-  std::vector<uint32_t> launches;
-  for (const ApiCall& c : p.api_calls) {
-    if (c.flags & kApiCallLaunch) launches.push_back(c.correlation_id);
-  }
-  EXPECT_EQ(launches, (std::vector<uint32_t>{1, 4, 7, 9}));
-  EXPECT_EQ(CapturedCalls(p), (std::vector<bool>{false, false, true, false, true, false, false,
-                                                 false, false}));
-}
-
-// A window or segment that starts inside a capture holds captured calls without their
-// cudaStreamBeginCapture: the API callback's flag (kApiCallCaptured) still marks them.
+// Which calls were queued into a capturing stream is the API callback's to know (it reads each
+// call's stream, capture_streams_test.cpp): its flag (kApiCallCaptured) marks them, also in a
+// window or segment that starts inside a capture and so lacks its cudaStreamBeginCapture.
 TEST(MarkLaunchCalls, LaunchesFlaggedCapturedByTheCallbackAreNotLaunchesWithoutTheirBegin) {
   const uint16_t launch = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
   Profile p;

@@ -18,7 +18,7 @@ foreach(version ${GPROF_CUPTI_HEADER_VERSIONS})
   elseif(EXISTS ${dir}/cupti_version.h AND EXISTS ${dir}/cuda.h)
     add_library(cupti_headers_${tag} OBJECT
       cupti/record_layout_check.cpp cupti/activity_decoder.cpp cupti/activity_buffers.cpp
-      cupti/activity_pool.cpp cupti/api_callback.cpp cupti/api_filter.cpp cupti/gpu_drain.cpp
+      cupti/activity_pool.cpp cupti/api_callback.cpp cupti/api_filter.cpp cupti/call_params.cpp cupti/gpu_drain.cpp
       cupti/loader.cpp cupti/session.cpp cupti/session_drain.cpp cupti/start_messages.cpp)
     target_include_directories(cupti_headers_${tag} BEFORE PRIVATE ${dir})
     gprof_module_include_root(cupti_headers_${tag} collector)

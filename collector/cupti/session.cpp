@@ -15,6 +15,7 @@
 #include "collector/cupti/record_structs.h"
 #include "collector/cupti/session_state.h"
 #include "collector/cupti/start_messages.h"
+#include "collector/host/api_records.h"
 #include "collector/host/native_stack.h"
 #include "support/clock.h"
 #include "support/log.h"
@@ -355,7 +356,7 @@ void SetGpuActivityEnabled(bool enabled) {
 }
 
 bool CallMakesGpuWork(const ApiCall& c) {
-  if (c.return_code != 0 || !Ready()) return false;
+  if (c.return_code != 0 || (c.flags & kApiCallNoGpuWork) != 0 || !Ready()) return false;
   const Session* s = g_session;
   const auto& t = s->domains[c.domain == ApiDomain::kRuntime ? session::kRuntime : session::kDriver];
   return c.cbid < t.gpu_work.size() && t.gpu_work[c.cbid] != 0 && !session::InHandOver(c.start_ns);

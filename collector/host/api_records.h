@@ -15,6 +15,11 @@
 
 namespace gprof::collector {
 
+// ApiCall::flags bit the API callback sets besides model/records.h's ApiCallFlags: a copy of 0
+// bytes, a memset of 0 elements or a host-to-host copy, as the callback read its parameters. The
+// GPU does nothing, CUPTI may write no record for it, and nothing awaits one (CallMakesGpuWork).
+inline constexpr uint8_t kApiCallNoGpuWork = 4;
+
 struct ApiHostRecord {
   HostRecordHeader header;
   uint32_t correlation_id;  // CUPTI correlation id
@@ -23,7 +28,7 @@ struct ApiHostRecord {
   int32_t return_code;      // cudaError_t / CUresult
   uint16_t cbid;
   ApiDomain domain;
-  uint8_t flags;            // ApiCallFlags the callback knows (kApiCallCaptured)
+  uint8_t flags;            // ApiCallFlags (kApiCallCaptured), kApiCallNoGpuWork
 };
 static_assert(sizeof(ApiHostRecord) == 32);
 static_assert(offsetof(ApiHostRecord, start) == 8);  // thread_buffer.h: timestamp at offset 8

@@ -172,7 +172,8 @@ void ProfileBuilder::Add(uint32_t tid, HostRecordType type, uint8_t flags, const
       const uint64_t start_ns = HostTicksToNs(r.start);
       profile_->api_calls.push_back(ApiCall{start_ns, std::max(HostTicksToNs(r.end), start_ns),
                                             r.correlation_id, tid, r.cbid, r.domain,
-                                            static_cast<uint8_t>(r.flags & kApiCallCaptured),
+                                            static_cast<uint8_t>(r.flags & (kApiCallCaptured |
+                                                                            kApiCallNoGpuWork)),
                                             r.return_code});
       return;
     }

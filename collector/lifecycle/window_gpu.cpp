@@ -106,7 +106,10 @@ void DrainGpuAtExit(Profile* p) {
     if (waiting.empty() || std::chrono::steady_clock::now() >= deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  if (!waiting.empty()) DrainGpu(p, /*forced=*/true);
+  // Always once forced, our kinds already off (flush.h DrainGpuForExit): what nothing awaited
+  // (graph replays, copies that move nothing) may still be in CUPTI's buffers, and the session's
+  // Stop flushes only to end it, into a batch that no drain reads.
+  DrainGpu(p, /*forced=*/true);
 }
 
 void CollectWindowGpu(Profile* window, Profile* gpu_pending) {

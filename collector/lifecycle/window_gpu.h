@@ -13,12 +13,11 @@
 // synchronizes in __exit__) before one forced flush takes what is left; after a signal, one
 // bounded forced drain (flush.h DrainGpuBounded) instead.
 //
-// Calls awaited: those that put work on the GPU (CallMakesGpuWork), less those that make no
-// record of their own: launches made during a stream capture (CapturedCalls) and graph launches
-// (a graph of host or empty nodes has no GPU record; the records a graph does make are still
-// filed by its correlation id). Not told apart, for lack of the call's parameters: empty and
-// host-to-host copies (a window holding one is written at exit, or when kMaxHeldWindows newer
-// windows wait).
+// Calls awaited: those that put work on the GPU (CallMakesGpuWork: not empty or host-to-host
+// copies and memsets, whose parameters the API callback reads), less those that make no record of
+// their own: work queued into a stream under capture (CapturedCalls) and graph launches (a graph
+// of host or empty nodes has no GPU record; the records a graph does make are still filed by its
+// correlation id). A record that does arrive for a call not awaited is filed all the same.
 //
 // Threads: the window thread, or the exit flush after the window thread was joined; callers
 // hold Runtime::flush_mutex (HeldWindowsTick takes it itself).
@@ -44,8 +43,8 @@ inline constexpr auto kControlHoldMax = std::chrono::seconds(10);
 // (see above) and have none in `p` yet.
 std::unordered_set<uint32_t> AwaitedGpuCalls(const Profile& p, uint64_t start_ns, uint64_t end_ns);
 
-// Exit: drains CUPTI into `p` with the default flush until every awaited call of `p` has a
-// record or kExitGpuWait has passed, then, when any is still missing, once forced.
+// Exit (our kinds off): drains CUPTI into `p` with the default flush until every awaited call of
+// `p` has a record or kExitGpuWait has passed, then once forced, for whatever is left.
 void DrainGpuAtExit(Profile* p);
 
 // Writes a finished window profile (its checks already done) to `path`; false on failure.

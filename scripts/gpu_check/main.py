@@ -26,6 +26,7 @@ import cupti_life_check  # noqa: E402
 import examples_check  # noqa: E402
 import gpu_work_check  # noqa: E402
 import launch_overhead  # noqa: E402
+import no_record_copies_check  # noqa: E402
 import torch_compare  # noqa: E402
 import torch_inside_check  # noqa: E402
 import torch_memory_check  # noqa: E402
@@ -214,6 +215,7 @@ def main(argv):
         pre = f"the stand-in is not built ({runner.standin_lib})"
     titles = ["2. CUDA examples under gprof-run",
               "2b. GPU work at the edges: exit with kernels queued, graphs, cuModuleUnload",
+              "2c. Copies that move nothing: does CUPTI write records for 0-byte and HtoH copies",
               "3. Windows without per-step synchronization",
               "3b. Busy GPU across windows (1 ms kernels, host far ahead, --wait 1)",
               "4. symbolName probe (kernel-regex steps)",
@@ -235,23 +237,24 @@ def main(argv):
                                             gpu_work_check.run_graphs(runner, s),
                                             gpu_work_check.run_module_unload(runner, s)),
               start_epoch)
-        timed(report, titles[2], lambda s: windows_check.run_nosync(runner, s), start_epoch)
-        timed(report, titles[3], lambda s: windows_check.run_busy(runner, s), start_epoch)
-        timed(report, titles[4], lambda s: windows_check.run_symbol_probe(runner, s), start_epoch)
-        timed(report, titles[5], lambda s: clock_skew.run(
+        timed(report, titles[2], lambda s: no_record_copies_check.run(runner, s), start_epoch)
+        timed(report, titles[3], lambda s: windows_check.run_nosync(runner, s), start_epoch)
+        timed(report, titles[4], lambda s: windows_check.run_busy(runner, s), start_epoch)
+        timed(report, titles[5], lambda s: windows_check.run_symbol_probe(runner, s), start_epoch)
+        timed(report, titles[6], lambda s: clock_skew.run(
             s, [(r["case"], r.get("trace", "")) for r in rows]), start_epoch)
-        timed(report, titles[6], lambda s: torch_compare.run(runner, s, args.python,
+        timed(report, titles[7], lambda s: torch_compare.run(runner, s, args.python,
                                                              steps=args.steps), start_epoch)
         inside = {}
-        timed(report, titles[7], lambda s: inside.setdefault(
+        timed(report, titles[8], lambda s: inside.setdefault(
             "run", torch_inside_check.run(runner, s, args.python)), start_epoch)
-        timed(report, titles[8], lambda s: launch_overhead.run(runner, s, args.python),
+        timed(report, titles[9], lambda s: launch_overhead.run(runner, s, args.python),
               start_epoch)
-        timed(report, titles[9], lambda s: torch_ops_check.run(runner, s, args.python),
+        timed(report, titles[10], lambda s: torch_ops_check.run(runner, s, args.python),
               start_epoch)
-        timed(report, titles[10], lambda s: torch_memory_check.run(runner, s, args.python),
+        timed(report, titles[11], lambda s: torch_memory_check.run(runner, s, args.python),
               start_epoch)
-        timed(report, titles[11], lambda s: cupti_life_check.run(runner, s, args.python,
+        timed(report, titles[12], lambda s: cupti_life_check.run(runner, s, args.python,
                                                                  inside.get("run")), start_epoch)
 
     s = report.section("10. Report")

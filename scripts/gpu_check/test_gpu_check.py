@@ -22,6 +22,7 @@ import cupti_life_check  # noqa: E402
 import examples_check  # noqa: E402
 import gpu_work_check  # noqa: E402
 import launch_overhead  # noqa: E402
+import no_record_copies_check  # noqa: E402
 import torch_compare  # noqa: E402
 import torch_inside_check  # noqa: E402
 import torch_memory_check  # noqa: E402
@@ -1100,6 +1101,37 @@ class GpuWorkTest(unittest.TestCase):
         self.assertEqual(examples_check.judge_devices({"deviceProperties": []})[0], FAIL)
         self.assertEqual(examples_check.judge_devices({"deviceProperties": [{"name": "H200"}]}),
                          (PASS, "deviceProperties: H200"))
+
+
+
+class NoRecordCopiesTest(unittest.TestCase):
+    """Step 2c: per kind of copy that moves nothing, whether CUPTI wrote records."""
+
+    def calls(self, with_record):
+        # One step: 0-byte cudaMemcpy (corr 1), cudaMemsetAsync (2), host-to-host cudaMemcpy (3).
+        host = [api("cudaMemcpy", 1, 10), api("cudaMemsetAsync", 2, 20), api("cudaMemcpy", 3, 30)]
+        gpu = {c: [{"cat": "gpu_memcpy"}] for c in with_record}
+        return no_record_copies_check.records_by_call(host, gpu)
+
+    def test_each_kind_is_told_apart_by_call_order(self):
+        by_kind = self.calls({3})
+        self.assertEqual(by_kind["0-byte cudaMemcpy"], (1, 0))
+        self.assertEqual(by_kind["host-to-host cudaMemcpy"], (1, 1))
+        self.assertEqual(by_kind["0-byte cudaMemsetAsync"], (1, 0))
+
+    def test_all_or_none_is_a_finding_some_is_a_warning_a_missing_kernel_fails(self):
+        checks = no_record_copies_check.judge_records(
+            {"a": (3, 3), "b": (3, 0), "c": (3, 1)}, kernels=9, expected_kernels=9)
+        self.assertEqual([st for st, _ in checks], [PASS, PASS, PASS, WARN])
+        self.assertIn("a record for each", checks[1][1])
+        self.assertIn("no record", checks[2][1])
+        self.assertEqual(no_record_copies_check.judge_records({}, 8, 9)[0][0], FAIL)
+
+    def test_a_window_that_waited_or_lost_a_kernel_fails(self):
+        self.assertEqual(no_record_copies_check.judge_windows([3, 3, 3, 0], "")[0][0], PASS)
+        self.assertEqual(no_record_copies_check.judge_windows([3, 2, 3], "")[0][0], FAIL)
+        self.assertEqual(no_record_copies_check.judge_windows(
+            [3, 3, 3], "7 GPU calls of x never got a GPU record")[0][0], FAIL)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,45 @@
 // Helpers for the end-to-end collection tests (see collection_util.h).
 #include "tests/collection/collection_util.h"
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
 #include <sstream>
+#include <unordered_map>
 
 #include "model/dump.h"
 
 namespace gprof::testing {
+
+LauncherRun RunLauncherWindows(const std::vector<std::string>& schedule,
+                               const std::vector<std::string>& program, const std::string& tag,
+                               const std::map<std::string, std::string>& extra) {
+  const std::string out = MakeTempDir(tag);
+  ProcessOptions o;
+  o.set_env = extra;
+  o.set_env["LD_LIBRARY_PATH"] = StandInLibDir();
+  o.set_env["GPROF_LOG_LEVEL"] = "info";
+  std::vector<std::string> argv = {LauncherPath(), "-q", "-o", out + "/prof", "--cupti-lib",
+                                   StandInLibDir() + "/libcupti.so.13"};
+  argv.insert(argv.end(), schedule.begin(), schedule.end());
+  argv.push_back("--");
+  argv.insert(argv.end(), program.begin(), program.end());
+  LauncherRun r;
+  r.process = RunProcess(argv, o);
+  for (const std::string& name : ListDir(out + "/prof")) {
+    if (name.find(".cycle") == std::string::npos || name.size() < 7 ||
+        name.substr(name.size() - 7) != ".gpdump") {
+      continue;
+    }
+    Profile p;
+    std::string error;
+    EXPECT_TRUE(ReadDump(out + "/prof/" + name, &p, &error)) << error;
+    r.windows.push_back(std::move(p));
+  }
+  std::sort(r.windows.begin(), r.windows.end(),
+            [](const Profile& a, const Profile& b) { return a.info.cycle < b.info.cycle; });
+  return r;
+}
 
 std::string ExamplePath(const std::string& name) { return BinaryDir() + "/bin/" + name; }
 std::string InjectLibPath() { return BinaryDir() + "/lib/libgprof_inject.so"; }
@@ -87,13 +121,6 @@ int CountLines(const std::string& text, const std::string& needle) {
   return n;
 }
 
-}  // namespace gprof::testing
-
-#include <gtest/gtest.h>
-
-#include <unordered_map>
-
-namespace gprof::testing {
 
 void ExpectEveryGpuRecordLinkedOnce(const Profile& p) {
   std::unordered_map<uint32_t, const ApiCall*> calls;

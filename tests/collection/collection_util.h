@@ -32,6 +32,17 @@ ProcessOptions PlainOptions(const std::string& lib_dir,
 ProfiledRun RunProfiled(const std::vector<std::string>& argv, const std::string& lib_dir,
                         const std::map<std::string, std::string>& extra, const std::string& tag);
 
+// gprof-run with `schedule` (its schedule options) on `program` (argv) on the stand-in, the
+// library's info log on (a window that waits for records says so there; each written window's
+// path is logged as it is written), plus `extra` environment. The windows' dumps, by cycle.
+struct LauncherRun {
+  ProcessResult process;
+  std::vector<Profile> windows;
+};
+LauncherRun RunLauncherWindows(const std::vector<std::string>& schedule,
+                               const std::vector<std::string>& program, const std::string& tag,
+                               const std::map<std::string, std::string>& extra = {});
+
 // Name of an API call (from Profile::api_names) or "".
 std::string ApiNameOf(const Profile& p, const ApiCall& call);
 bool IsLaunchName(const std::string& name);  // __cudaLaunchKernel, cudaLaunchKernel, cuLaunchKernel...

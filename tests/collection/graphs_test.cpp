@@ -15,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "model/dump.h"
 #include "tests/collection/collection_util.h"
 #include "tests/support/process.h"
 
@@ -102,37 +101,11 @@ TEST(Graphs, WholeRunKeepsEveryReplayedKernelUnderItsGraphLaunchAndCountsNoCaptu
   EXPECT_EQ(p.counters.gpu_records_incomplete, 0u);
 }
 
-struct LauncherRun {
-  ProcessResult process;
-  std::vector<Profile> windows;  // by cycle
-};
-
 // gprof-run with `schedule` on graph_capture, the library's info log on (a window that waits for
 // records says so there).
 LauncherRun RunWindows(const std::vector<std::string>& schedule, const std::string& tag) {
-  const std::string out = MakeTempDir(tag);
-  ProcessOptions o;
-  o.set_env["LD_LIBRARY_PATH"] = StandInLibDir();
-  o.set_env["GPROF_LOG_LEVEL"] = "info";
-  std::vector<std::string> argv = {LauncherPath(), "-q", "-o", out + "/prof", "--cupti-lib",
-                                   StandInLibDir() + "/libcupti.so.13"};
-  argv.insert(argv.end(), schedule.begin(), schedule.end());
-  argv.insert(argv.end(), {"--", ExamplePath("graph_capture"), std::to_string(kReplays)});
-  LauncherRun r;
-  r.process = RunProcess(argv, o);
-  for (const std::string& name : ListDir(out + "/prof")) {
-    if (name.find(".cycle") == std::string::npos || name.size() < 7 ||
-        name.substr(name.size() - 7) != ".gpdump") {
-      continue;
-    }
-    Profile p;
-    std::string error;
-    EXPECT_TRUE(ReadDump(out + "/prof/" + name, &p, &error)) << error;
-    r.windows.push_back(std::move(p));
-  }
-  std::sort(r.windows.begin(), r.windows.end(),
-            [](const Profile& a, const Profile& b) { return a.info.cycle < b.info.cycle; });
-  return r;
+  return RunLauncherWindows(schedule, {ExamplePath("graph_capture"), std::to_string(kReplays)},
+                            tag);
 }
 
 // Every cudaGraphLaunch ends a step and belongs to it (docs/SCHEDULE.md, `api:NAME`), one step per

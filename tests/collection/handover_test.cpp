@@ -64,6 +64,24 @@ TEST_F(Handover, PlainCudaBinaryExitFlushRunsBeforeCuptiStaticDestructors) {
   ExpectNothingLost(run.profile);
 }
 
+// Fix 6, DEVICE records on the plain (not attach) path: "Device records are emitted in CUPTI on
+// CUDA driver initialization. Those records can only be retrieved by the user if CUPTI is
+// attached before CUDA initialization" (cupti_activity.h, cuptiActivityEnableAndDump), and the
+// driver runs InitializeInjection inside that initialization, possibly after them. With the
+// stand-in playing "after" (CUDASIM_DEVICE_RECORD_BEFORE_INJECTION=1), cuptiActivityEnable(DEVICE)
+// alone gets none; cuptiActivityEnableAndDump dumps the one device.
+TEST_F(Handover, DeviceRecordEmittedBeforeInjectionStillReachesThePlainRunsProfile) {
+  ProfiledRun run = RunProfiled({ExamplePath("launch_loop"), "5"}, StandInLibDir(),
+                                {{"GPROF_CUPTI_LIB", StandInCupti()},
+                                 {"CUDASIM_DEVICE_RECORD_BEFORE_INJECTION", "1"}},
+                                "device_before_injection");
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  ASSERT_TRUE(run.has_dump) << run.dump_error;
+  ASSERT_EQ(run.profile.devices.size(), 1u);
+  EXPECT_GT(run.profile.devices[0].num_sms, 0u);
+  EXPECT_EQ(KernelsNamed(run.profile, ""), 5u);
+}
+
 // The program's profiler gets exactly its own 20 kernels, on its own clock, and none of our
 // buffers; gprof-run keeps the 40 launched before it and the 40 after, on the host clock, and
 // loses nothing (the 20 launches of the interval are the program's profiler's: not counted as
@@ -96,6 +114,20 @@ TEST_F(Handover, KinetoLikeClientUnderPreloadKeepsItsRecordsAndGprofKeepsEveryOt
       {{"GPROF_CUPTI_LIB", StandInCupti()}, {"LD_PRELOAD", InjectLibPath()}}, "kineto_preload");
   ExpectBothProfilersWhole(run, plain);
 }
+
+#ifdef GPROF_DLSYM_CUPTI_CLIENT
+// The same client reaching libcupti through dlopen + dlsym only: --preload's dlsym hands it the
+// interposed cuptiActivityRegisterCallbacks / Enable / Disable, so the hand-over and take-back
+// happen as for a linked client.
+TEST_F(Handover, DlsymCuptiClientUnderPreloadKeepsItsRecordsAndGprofKeepsEveryOtherKernel) {
+  const std::vector<std::string> argv = {GPROF_DLSYM_CUPTI_CLIENT, "100", "40", "20"};
+  ProcessResult plain = RunProcess(argv, PlainOptions(StandInLibDir(), {}));
+  ProfiledRun run = RunProfiled(
+      argv, StandInLibDir(),
+      {{"GPROF_CUPTI_LIB", StandInCupti()}, {"LD_PRELOAD", InjectLibPath()}}, "dlsym_preload");
+  ExpectBothProfilersWhole(run, plain);
+}
+#endif
 
 // The CUPTI side of the Python hook's hand-over: the program calls gprof_run_cupti_hand_over
 // before its profiler starts and gprof_run_cupti_take_back after it stopped, as the hook does

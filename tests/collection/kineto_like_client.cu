@@ -18,6 +18,9 @@
 // around torch.profiler; otherwise it relies on --preload's interposition. Prints its own counts
 // and "GPROF_EXAMPLE_DONE kineto_like_client"; exits 1 unless its profiler got exactly its own
 // `inside` kernel records, on its own clock, and no buffer it did not allocate.
+// Built twice: kineto_like_client links libcupti and calls it (as torch does);
+// dlsym_cupti_client (GPROF_CUPTI_BY_DLSYM) does not link it, and reaches every CUPTI function
+// through dlopen("libcupti.so.13") and dlsym, as a profiler that loads CUPTI on demand does.
 #include <cupti.h>
 #include <dlfcn.h>
 #include <time.h>
@@ -45,6 +48,48 @@ namespace {
 constexpr size_t kBufSize = 4 * 1024 * 1024;  // Kineto's kBufSize
 // A realtime ns count is past 1.7e18 since 2023; TSC ticks or ns since boot stay far below.
 constexpr uint64_t kRealtimeFloor = 1'000'000'000'000'000'000ull;
+
+// The CUPTI functions the client calls, linked or looked up.
+struct CuptiFns {
+  decltype(&cuptiSubscribe) subscribe;
+  decltype(&cuptiActivitySetAttribute) set_attribute;
+  decltype(&cuptiActivityRegisterTimestampCallback) timestamp_callback;
+  decltype(&cuptiActivityRegisterCallbacks) register_callbacks;
+  decltype(&cuptiActivityEnable) enable;
+  decltype(&cuptiActivityDisable) disable;
+  decltype(&cuptiActivityFlushAll) flush_all;
+  decltype(&cuptiActivityGetNextRecord) next_record;
+};
+
+#ifdef GPROF_CUPTI_BY_DLSYM
+template <typename Fn>
+void Sym(void* lib, const char* name, Fn* fn) {
+  *fn = lib != nullptr ? reinterpret_cast<Fn>(dlsym(lib, name)) : nullptr;
+}
+
+CuptiFns LoadCupti() {
+  void* lib = dlopen("libcupti.so.13", RTLD_NOW);
+  CuptiFns f{};
+  Sym(lib, "cuptiSubscribe", &f.subscribe);
+  Sym(lib, "cuptiActivitySetAttribute", &f.set_attribute);
+  Sym(lib, "cuptiActivityRegisterTimestampCallback", &f.timestamp_callback);
+  Sym(lib, "cuptiActivityRegisterCallbacks", &f.register_callbacks);
+  Sym(lib, "cuptiActivityEnable", &f.enable);
+  Sym(lib, "cuptiActivityDisable", &f.disable);
+  Sym(lib, "cuptiActivityFlushAll", &f.flush_all);
+  Sym(lib, "cuptiActivityGetNextRecord", &f.next_record);
+  return f;
+}
+#else
+CuptiFns LoadCupti() {
+  return {&cuptiSubscribe,          &cuptiActivitySetAttribute,
+          &cuptiActivityRegisterTimestampCallback, &cuptiActivityRegisterCallbacks,
+          &cuptiActivityEnable,     &cuptiActivityDisable,
+          &cuptiActivityFlushAll,   &cuptiActivityGetNextRecord};
+}
+#endif
+
+CuptiFns g_cupti{};
 
 std::mutex g_mu;
 std::set<uint8_t*> g_ours;
@@ -80,7 +125,7 @@ void CUPTIAPI Completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t val
     }
   }
   CUpti_Activity* r = nullptr;
-  while (cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS) {
+  while (g_cupti.next_record(buffer, valid, &r) == CUPTI_SUCCESS) {
     if (r->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) continue;
     const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(r);
     const bool inside = k->name != nullptr && std::strstr(k->name, "inside_kernel") != nullptr;
@@ -110,25 +155,32 @@ bool Start(bool explicit_hand_over) {
   if (explicit_hand_over) {
     if (auto give = HandOverEntry("gprof_run_cupti_hand_over")) give();
   }
+  g_cupti = LoadCupti();
+  for (void* fn : {(void*)g_cupti.subscribe, (void*)g_cupti.set_attribute,
+                   (void*)g_cupti.timestamp_callback, (void*)g_cupti.register_callbacks,
+                   (void*)g_cupti.enable, (void*)g_cupti.disable, (void*)g_cupti.flush_all,
+                   (void*)g_cupti.next_record}) {
+    if (fn == nullptr) return false;
+  }
   CUpti_SubscriberHandle subscriber = nullptr;
-  (void)cuptiSubscribe(&subscriber, &IgnoreCallback, nullptr);  // refused beside gprof-run
+  (void)g_cupti.subscribe(&subscriber, &IgnoreCallback, nullptr);  // refused beside gprof-run
   uint8_t one = 1;
   size_t size = sizeof one;
-  cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &size, &one);
-  if (cuptiActivityRegisterTimestampCallback(&ApproximateTime) != CUPTI_SUCCESS ||
-      cuptiActivityRegisterCallbacks(&Requested, &Completed) != CUPTI_SUCCESS) {
+  g_cupti.set_attribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &size, &one);
+  if (g_cupti.timestamp_callback(&ApproximateTime) != CUPTI_SUCCESS ||
+      g_cupti.register_callbacks(&Requested, &Completed) != CUPTI_SUCCESS) {
     return false;
   }
   for (CUpti_ActivityKind kind : kKinds) {
-    if (cuptiActivityEnable(kind) != CUPTI_SUCCESS) return false;
+    if (g_cupti.enable(kind) != CUPTI_SUCCESS) return false;
   }
   return true;
 }
 
 void Stop(bool explicit_hand_over) {
-  for (CUpti_ActivityKind kind : kKinds) cuptiActivityDisable(kind);
-  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  cuptiActivityFlushAll(0);
+  for (CUpti_ActivityKind kind : kKinds) g_cupti.disable(kind);
+  g_cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  g_cupti.flush_all(0);
   if (explicit_hand_over) {
     if (auto take = HandOverEntry("gprof_run_cupti_take_back")) take();
   }

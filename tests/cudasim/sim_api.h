@@ -46,6 +46,12 @@ struct CudasimKnobs {
   // holds the activity lock (0: never).
   int signal_in_cupti;
   uint64_t signal_at_record;
+  // Copies of 0 bytes, memsets of 0 bytes and host-to-host copies make a MEMCPY/MEMSET record
+  // (README "Copies that move nothing": not documented either way).
+  bool empty_copy_records;
+  // The DEVICE record goes out at driver initialization before InitializeInjection runs, so an
+  // injected tool's cuptiActivityEnable(DEVICE) comes too late for it (README "Knobs").
+  bool device_record_before_injection;
 };
 
 enum : uint32_t { kCuptiBuffers = 0, kStagedBuffers = 1 };

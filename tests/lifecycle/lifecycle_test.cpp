@@ -124,7 +124,8 @@ TEST(Library, ExportsOnlyTheInjectionEntryPoints) {
   ASSERT_EQ(pclose(nm), 0);
   // gprof_run_attach: the deliberately published entry of `gprof-run attach` (docs/ATTACH.md).
   // gprof_run_cupti_*: the Python hook's hand-over around torch.profiler; the three cupti*: the
-  // --preload interposition for the program's own CUPTI clients (inject/cupti_interpose.cpp).
+  // --preload interposition for the program's own CUPTI clients (inject/cupti_interpose.cpp), and
+  // dlsym, which hands those three to a client that looks them up (inject/dlsym_interpose.cpp).
   EXPECT_EQ(symbols, (std::set<std::string>{"InitializeInjection", "InitializeInjectionNvtx2",
                                              "__itt_api_init", "__itt_string_handle_create",
                                              "__itt_task_begin", "__itt_task_end",
@@ -132,7 +133,8 @@ TEST(Library, ExportsOnlyTheInjectionEntryPoints) {
                                              "gprof_run_cupti_hand_over",
                                              "gprof_run_cupti_take_back",
                                              "cuptiActivityRegisterCallbacks",
-                                             "cuptiActivityEnable", "cuptiActivityDisable"}));
+                                             "cuptiActivityEnable", "cuptiActivityDisable",
+                                             "dlsym"}));
 }
 
 // The library's thread-locals are static TLS (initial-exec), and a dlopen'ed library gets only

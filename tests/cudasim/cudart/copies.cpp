@@ -163,7 +163,10 @@ cudaError_t Copy(ApiCall& rt, void* dst, const void* src, size_t count, cudaMemc
   // copy is done (the driver stages pageable memory).
   if (!async || plan.pageable_host) WaitUntil(start + duration);
   drv.Finish(CUDA_SUCCESS);
-  EmitCopyRecord(plan, count, start, duration, stream_id, rt.correlation_id(), async, {});
+  const bool moves_nothing = count == 0 || plan.copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOH;
+  if (!moves_nothing || Knobs().empty_copy_records) {  // CUDASIM_EMPTY_COPY_RECORDS
+    EmitCopyRecord(plan, count, start, duration, stream_id, rt.correlation_id(), async, {});
+  }
   return static_cast<cudaError_t>(rt.Finish(cudaSuccess));
 }
 
@@ -223,7 +226,10 @@ cudaError_t Set(ApiCall& rt, void* ptr, int value, size_t count, cudaStream_t st
   if (count > 0) std::memset(ptr, value, count);
   if (!async) WaitUntil(start + duration);
   drv.Finish(CUDA_SUCCESS);
-  EmitSetRecord(value, count, start, duration, stream_id, rt.correlation_id(), async, mem_kind, {});
+  if (count > 0 || Knobs().empty_copy_records) {  // CUDASIM_EMPTY_COPY_RECORDS
+    EmitSetRecord(value, count, start, duration, stream_id, rt.correlation_id(), async, mem_kind,
+                  {});
+  }
   return static_cast<cudaError_t>(rt.Finish(cudaSuccess));
 }
 

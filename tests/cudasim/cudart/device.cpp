@@ -69,7 +69,11 @@ void FillProps(cudaDeviceProp* p) {
 extern "C" {
 
 bool cudasim_fill_device_record(CUpti_ActivityDevice5* r) {
-  if (cudasim_current_context() == nullptr) return false;
+  // The device exists from driver initialization on; by default the stand-in plays that at the
+  // context creation (CUDASIM_DEVICE_RECORD_BEFORE_INJECTION: before InitializeInjection).
+  const bool driver_initialized = cudasim_current_context() != nullptr ||
+                                  (Knobs().device_record_before_injection && cudasim_injection_started());
+  if (!driver_initialized) return false;
   cudaDeviceProp p;
   FillProps(&p);
   *r = CUpti_ActivityDevice5{};

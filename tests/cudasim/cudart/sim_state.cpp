@@ -38,7 +38,8 @@ const char* const kKnownKnobs[] = {
     "CUDASIM_PER_THREAD_BUFFERS", "CUDASIM_INCOMPLETE_RECORDS", "CUDASIM_NESTED_DRIVER",
     "CUDASIM_INJECT_IN_FIRST_CALL", "CUDASIM_LOAD_DRIVER", "CUDASIM_CUPTI_BEFORE_DRIVER",
     "CUDASIM_SYMBOL_NAME_REUSE", "CUDASIM_TIMESTAMP_CALLBACK", "CUDASIM_GPU_SKEW_NS",
-    "CUDASIM_SIGNAL_IN_CUPTI",
+    "CUDASIM_SIGNAL_IN_CUPTI", "CUDASIM_EMPTY_COPY_RECORDS",
+    "CUDASIM_DEVICE_RECORD_BEFORE_INJECTION",
 };
 
 // Where knob values come from: the process environment, or (tests) a list of NAME=value lines.
@@ -196,6 +197,8 @@ CudasimKnobs ParseKnobs(const KnobSource& src) {
   k.timestamp_clock = EnvChoice(src, "CUDASIM_TIMESTAMP_CALLBACK", {"none", "tsc"}, kClockCupti);
   k.gpu_skew_ns = EnvI64(src, "CUDASIM_GPU_SKEW_NS", 0);
   ParseSignalInCupti(src, &k);
+  k.empty_copy_records = EnvBool(src, "CUDASIM_EMPTY_COPY_RECORDS", true);
+  k.device_record_before_injection = EnvBool(src, "CUDASIM_DEVICE_RECORD_BEFORE_INJECTION", false);
   src.WarnUnknown();
   return k;
 }
@@ -264,6 +267,15 @@ void LoadDriver() {
   }
 }
 
+// "Device records are emitted in CUPTI on CUDA driver initialization" (cupti_activity.h,
+// cuptiActivityEnableAndDump), to a tool that enabled DEVICE by then.
+void EmitDeviceRecord() {
+  CUpti_ActivityDevice5 device{};
+  if (KindEnabled(CUPTI_ACTIVITY_KIND_DEVICE) && cudasim_fill_device_record(&device)) {
+    EmitRecord(&device, sizeof(device), 0);
+  }
+}
+
 void CreateContext() {
   static int context_storage;  // the context handle only needs a unique address
   g_context.store(reinterpret_cast<CUcontext>(&context_storage));
@@ -283,10 +295,7 @@ void CreateContext() {
     data.resourceDescriptor = &module;
     FireResource(CUPTI_CBID_RESOURCE_MODULE_LOADED, &data);
   }
-  CUpti_ActivityDevice5 device{};
-  if (KindEnabled(CUPTI_ACTIVITY_KIND_DEVICE) && cudasim_fill_device_record(&device)) {
-    EmitRecord(&device, sizeof(device), 0);
-  }
+  if (!Knobs().device_record_before_injection) EmitDeviceRecord();
 }
 
 }  // namespace
@@ -325,6 +334,7 @@ void EnsureInitialized() {
   (void)Knobs();
   if (Knobs().load_driver) LoadDriver();
   g_injection_started.store(true, std::memory_order_release);
+  if (Knobs().device_record_before_injection) EmitDeviceRecord();
   RunInjection();
   CreateContext();
   t_in_init = false;
