@@ -1317,4 +1317,7 @@ TEST_F(StandIn, SynchronizingACapturingStreamInvalidatesTheCaptureAndTheLegacySt
   EXPECT_EQ(graph, nullptr);
   EXPECT_EQ(cudaStreamEndCapture(stream, &graph), cudaErrorIllegalState);
   ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+  // The failed end is the last error; reading it clears it, so the tests after this one in the
+  // same process do not see it from LaunchTiny.
+  EXPECT_EQ(cudaGetLastError(), cudaErrorIllegalState);
 }
