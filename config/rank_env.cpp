@@ -3,27 +3,39 @@
 
 #include <climits>
 #include <cstdlib>
+#include <initializer_list>
 
 namespace gprof {
 
-void RankFromEnv(const std::map<std::string, std::string>& env, int32_t* rank, int32_t* world) {
-  auto number = [&](const char* key, int32_t* out) {
+namespace {
+
+// The first of `keys` set to a number 0..INT32_MAX; -1 when none is.
+int32_t FirstNumber(const std::map<std::string, std::string>& env,
+                    std::initializer_list<const char*> keys) {
+  for (const char* key : keys) {
     auto it = env.find(key);
-    if (it == env.end() || it->second.empty()) return false;
+    if (it == env.end() || it->second.empty()) continue;
     char* end = nullptr;
     const long v = std::strtol(it->second.c_str(), &end, 10);
-    if (end == nullptr || *end != '\0' || v < 0 || v > INT32_MAX) return false;
-    *out = static_cast<int32_t>(v);
-    return true;
-  };
-  *rank = -1;
-  *world = -1;
-  for (const char* key : {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
-    if (number(key, rank)) break;
+    if (end == nullptr || *end != '\0' || v < 0 || v > INT32_MAX) continue;
+    return static_cast<int32_t>(v);
   }
-  for (const char* key : {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}) {
-    if (number(key, world)) break;
-  }
+  return -1;
+}
+
+}  // namespace
+
+void RankFromEnv(const std::map<std::string, std::string>& env, int32_t* rank, int32_t* world) {
+  *rank = FirstNumber(env, {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+                            "SLURM_PROCID"});
+  *world = FirstNumber(env, {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"});
+}
+
+void NodePlaceFromEnv(const std::map<std::string, std::string>& env, int32_t* local_rank,
+                      int32_t* node) {
+  *local_rank = FirstNumber(env, {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+                                  "MV2_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"});
+  *node = FirstNumber(env, {"GROUP_RANK", "SLURM_NODEID"});
 }
 
 

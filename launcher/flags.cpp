@@ -23,7 +23,7 @@ const std::vector<FlagSpec> kFlags = {
      "%r (the rank, from RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID; zero-padded to "
      "the world size), %j (the job: SLURM_JOB_ID, TORCHELASTIC_RUN_ID, ...; else ppid<N>), "
      "%q{VAR} (an environment variable, empty when unset), %% (a %). Default "
-     "./gprof_traces/%n.%h.%p, and ./gprof_traces/%n.%j/rank%r when gprof-run itself runs as "
+     "./gprof_traces/%n.%h.%p, and ./gprof_traces/%n.%j/rank%r.%h when gprof-run itself runs as "
      "one rank. An existing profile is never overwritten: -1, -2, ... is added."},
     {"log-level", 0, "GPROF_LOG_LEVEL", "LEVEL", "", "trace|debug|info|warn|error|off."},
     {"no-cuda", 0, "GPROF_CUDA", "", "0", "Do not collect CUDA API calls or GPU activity."},

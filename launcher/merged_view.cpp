@@ -101,14 +101,31 @@ void SurveyPythonSamples(const Profile& profile, MergeInput* in, std::string* no
 
 }  // namespace
 
-std::vector<MergeGroup> FindMergeGroups(const std::vector<std::string>& dirs, std::string* error) {
+std::vector<std::string> DumpDirsUnder(const std::string& dir) {
+  if (!DumpsIn(dir).empty()) return {dir};
+  std::vector<std::string> subdirs;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name == "merged" || !e.is_directory(ec) || e.is_symlink(ec)) continue;
+    if (!DumpsIn(e.path().string()).empty()) subdirs.push_back(dir + "/" + name);
+  }
+  std::sort(subdirs.begin(), subdirs.end());
+  return subdirs;
+}
+
+std::vector<MergeGroup> FindMergeGroups(const std::vector<std::string>& given, std::string* error) {
   std::map<std::pair<bool, uint32_t>, MergeGroup> groups;  // (window, cycle): whole run first
-  for (const std::string& dir : dirs) {
+  std::vector<std::string> dirs;
+  for (const std::string& dir : given) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) {
       *error = dir + " is not a directory";
       return {};
     }
+    for (std::string& d : DumpDirsUnder(dir)) dirs.push_back(std::move(d));
+  }
+  for (const std::string& dir : dirs) {
     std::vector<DumpName> dumps = DumpsIn(dir);
     std::sort(dumps.begin(), dumps.end(),
               [](const DumpName& a, const DumpName& b) { return a.stem < b.stem; });
@@ -146,6 +163,7 @@ MergeResult WriteMergedView(const std::vector<MergeGroup>& groups, const std::st
       result.events += inputs.back().events;
     }
     SortMergeInputs(&inputs);
+    AlignMergeClocks(&inputs);
     surveyed.push_back(std::move(inputs));
   }
   // 2. Every output into a temporary file; renamed only when all are complete.

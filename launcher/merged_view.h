@@ -31,8 +31,14 @@ struct MergeGroup {
   std::vector<std::string> dumps;   // paths, ordered by directory, then name
 };
 
-// The groups of the dumps directly in `dirs` (whole run first, then cycles ascending); `error`
-// names a path that is not a directory. A directory without dumps adds nothing.
+// The directories whose dumps `dir` stands for: itself when it holds dumps, else its immediate
+// subdirectories that do (one per host or rank copied into one place: run/nodeA, run/nodeB),
+// sorted by name, leaving out `merged`, and links; none when neither holds any.
+std::vector<std::string> DumpDirsUnder(const std::string& dir);
+
+// The groups of the dumps in `dirs` (DumpDirsUnder each; whole run first, then cycles
+// ascending); `error` names a path that is not a directory. A directory without dumps adds
+// nothing.
 std::vector<MergeGroup> FindMergeGroups(const std::vector<std::string>& dirs, std::string* error);
 
 struct MergedGroupOutput {

@@ -13,8 +13,10 @@ namespace gprof::launcher {
 inline constexpr const char* kDefaultOutputTemplate = "./gprof_traces/%n.%h.%p";
 // The default when gprof-run itself is one rank of a job (`mpirun -n 4 gprof-run ./app`: the
 // launcher's environment has a rank, config/rank_env.h): every rank's directory under one run
-// directory, named by the job (%j).
-inline constexpr const char* kDefaultRankOutputTemplate = "./gprof_traces/%n.%j/rank%r";
+// directory, named by the job (%j), each named by rank and host (%h), so that ranks of jobs
+// without a job id (%j is then the parent pid, which repeats across hosts) never collide on a
+// shared filesystem.
+inline constexpr const char* kDefaultRankOutputTemplate = "./gprof_traces/%n.%j/rank%r.%h";
 
 struct TemplateValues {
   long pid = 0;

@@ -52,7 +52,7 @@ TEST(OutputTemplate, RankAndJob) {
   EXPECT_EQ(out, "777");
   EXPECT_STREQ(DefaultOutputTemplate(v), kDefaultRankOutputTemplate);
   ASSERT_EQ(ExpandOutputTemplate(DefaultOutputTemplate(v), v, &out), "");
-  EXPECT_EQ(out, "./gprof_traces/python3.777/rank03");
+  EXPECT_EQ(out, "./gprof_traces/python3.777/rank03.node7");
   v.env.clear();  // not a rank: %r is empty, the usual default
   ASSERT_EQ(ExpandOutputTemplate("a%rb", v, &out), "");
   EXPECT_EQ(out, "ab");

@@ -68,6 +68,7 @@ void WriteSegment(const Profile& p, const SegmentHeader& seg, OutputFile* f) {
   s.Pod(uint32_t{0});
   s.Section(kSegment, std::vector<SegmentHeader>{seg});
   s.Blob(kInfo, EncodeInfo(p.info));
+  s.Blob(kPlacement, EncodePlacement(p.info.placement));
   s.Section(kCounters, std::vector<Counters>{p.counters});
   s.Section(kCollectorCost, std::vector<CollectorCost>{p.collector_cost});
   s.Blob(kStrings, EncodeStrings(p.strings, seg.strings));

@@ -38,6 +38,31 @@ bool DecodeInfo(BlobReader r, ProfileInfo* i) {
   return ok;
 }
 
+std::string EncodePlacement(const ProcessPlacement& p) {
+  BlobWriter w;
+  w.Pod(p.local_rank); w.Pod(p.node_rank);
+  w.Str(p.boot_id);
+  for (const ClockPair* c : {&p.clock_start, &p.clock_end}) {
+    w.Pod(c->realtime_ns); w.Pod(c->monotonic_ns); w.Pod(c->read_ns);
+  }
+  w.Pod(static_cast<uint8_t>(p.ntp.known));
+  w.Pod(p.ntp.state); w.Pod(p.ntp.status);
+  w.Pod(p.ntp.offset_ns); w.Pod(p.ntp.maxerror_us); w.Pod(p.ntp.esterror_us);
+  return w.str();
+}
+
+bool DecodePlacement(BlobReader r, ProcessPlacement* p) {
+  bool ok = r.Pod(&p->local_rank) && r.Pod(&p->node_rank) && r.Str(&p->boot_id);
+  for (ClockPair* c : {&p->clock_start, &p->clock_end}) {
+    ok = ok && r.Pod(&c->realtime_ns) && r.Pod(&c->monotonic_ns) && r.Pod(&c->read_ns);
+  }
+  uint8_t known = 0;
+  ok = ok && r.Pod(&known) && r.Pod(&p->ntp.state) && r.Pod(&p->ntp.status) &&
+       r.Pod(&p->ntp.offset_ns) && r.Pod(&p->ntp.maxerror_us) && r.Pod(&p->ntp.esterror_us);
+  p->ntp.known = known != 0;
+  return ok;  // bytes after these: fields of a later version
+}
+
 // The strings from id `from` on (a segment writes only those its table gained).
 std::string EncodeStrings(const StringTable& t, uint32_t from) {
   BlobWriter w;

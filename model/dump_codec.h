@@ -20,6 +20,7 @@ enum SectionTag : uint32_t {
   kInfo = 1, kCounters, kStrings, kDomains, kThreads, kDevices, kRanges, kMarks, kApiCalls,
   kLaunchConfigs, kKernels, kMemcpys, kMemsets, kSyncs, kMemoryOps, kOverheads, kSteps, kApiNames,
   kCollectorCost, kStacks, kStackPcs, kApiStacks, kModules, kStackCounters, kSegment,
+  kPlacement,
   kEnd = 0xffffffffu,
 };
 
@@ -159,6 +160,10 @@ class BlobReader {
 
 std::string EncodeInfo(const ProfileInfo& i);
 bool DecodeInfo(BlobReader r, ProfileInfo* i);
+// The placement section (ProcessPlacement). Its reader ignores bytes after the fields it knows,
+// so later versions may append fields; a dump without the section keeps the defaults.
+std::string EncodePlacement(const ProcessPlacement& p);
+bool DecodePlacement(BlobReader r, ProcessPlacement* p);
 // The strings from id `from` on (a segment writes only those its table gained).
 std::string EncodeStrings(const StringTable& t, uint32_t from);
 // Appends to `t`, which holds `base` strings: the first decoded one gets id `base`.

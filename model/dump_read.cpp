@@ -148,7 +148,18 @@ bool ReadSegment(const char* data, size_t body, size_t body_end, bool first, Pro
         ProfileInfo info;
         ok = DecodeInfo(BlobReader(payload, bytes), &info);
         if (ok && !first) info.start_ns = result->info.start_ns;  // the run's start
-        if (ok) result->info = std::move(info);
+        if (ok) {
+          info.placement = std::move(result->info.placement);  // its own section
+          result->info = std::move(info);
+        }
+        break;
+      }
+      case kPlacement: {
+        ProcessPlacement placement;
+        ok = DecodePlacement(BlobReader(payload, bytes), &placement);
+        // The clocks at start are the first segment's; the rest is the latest segment's.
+        if (ok && !first) placement.clock_start = result->info.placement.clock_start;
+        if (ok) result->info.placement = std::move(placement);
         break;
       }
       case kStrings:

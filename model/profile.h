@@ -111,6 +111,38 @@ inline void AddCollectorCost(CollectorCost* into, const CollectorCost& from) {
   into->activity_bytes += from.activity_bytes;
 }
 
+// One reading of the host's two clocks, for lining up ranks after the run
+// (analysis/ranks/clock_align.h): CLOCK_REALTIME (the timeline's clock) and CLOCK_MONOTONIC, read
+// back to back. realtime_ns is the middle of two realtime reads around the monotonic one, and
+// read_ns their distance (the pair's uncertainty). realtime_ns 0: not recorded (an older dump).
+// No TSC: every host time here is a clock_gettime reading, so none is needed.
+struct ClockPair {
+  uint64_t realtime_ns = 0;
+  uint64_t monotonic_ns = 0;
+  uint64_t read_ns = 0;
+};
+
+// What the kernel says of the host clock's synchronization (adjtimex(2) with modes 0).
+struct NtpState {
+  bool known = false;     // adjtimex answered
+  int32_t state = 0;      // its return value: TIME_OK (0) ... TIME_ERROR (5: not synchronized)
+  int32_t status = 0;     // timex.status (STA_* bits; STA_UNSYNC = 0x40)
+  int64_t offset_ns = 0;  // timex.offset, in ns (us unless STA_NANO)
+  int64_t maxerror_us = 0;
+  int64_t esterror_us = 0;
+};
+
+// Where the process ran and its clocks (the dump's placement section; absent in older dumps,
+// which read as all defaults).
+struct ProcessPlacement {
+  int32_t local_rank = -1;  // LOCAL_RANK, SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK, ...
+  int32_t node_rank = -1;   // GROUP_RANK, SLURM_NODEID, OMPI_COMM_WORLD_NODE_RANK, ...
+  std::string boot_id;      // /proc/sys/kernel/random/boot_id: same host and boot, same clocks
+  ClockPair clock_start;    // at collection start
+  ClockPair clock_end;      // when the dump (or its last segment) was written
+  NtpState ntp;             // at collection start
+};
+
 // What the profile covers and where it came from.
 struct ProfileInfo {
   uint32_t pid = 0;
@@ -122,6 +154,7 @@ struct ProfileInfo {
   uint64_t end_ns = 0;      // collection end
   int32_t rank = -1;        // from RANK / OMPI_COMM_WORLD_RANK / PMI_RANK / SLURM_PROCID
   int32_t world_size = -1;
+  ProcessPlacement placement;
   // Schedule window this profile covers; cycle 0 with steps 0..0 means "the whole run".
   uint32_t cycle = 0;
   uint32_t first_step = 0;

@@ -32,6 +32,7 @@ MergeInput SummarizeForMerge(const Profile& profile, std::string file) {
   in.counters = profile.counters;
   in.rows = KeyAverages(profile);
   in.dist = SummarizeDistributed(profile);
+  in.collectives = SurveyCollectives(profile);
   return in;
 }
 
@@ -44,6 +45,33 @@ void SortMergeInputs(std::vector<MergeInput>* inputs) {
                    [&](const MergeInput& a, const MergeInput& b) { return key(a) < key(b); });
 }
 
+namespace {
+
+std::vector<ClockInput> ClockInputs(const std::vector<MergeInput>& inputs) {
+  std::vector<ClockInput> out;
+  out.reserve(inputs.size());
+  for (const MergeInput& in : inputs) out.push_back({&in.info, &in.collectives});
+  return out;
+}
+
+std::vector<ClockAlignment> Alignments(const std::vector<MergeInput>& inputs) {
+  std::vector<ClockAlignment> out;
+  out.reserve(inputs.size());
+  for (const MergeInput& in : inputs) out.push_back(in.clock);
+  return out;
+}
+
+}  // namespace
+
+void AlignMergeClocks(std::vector<MergeInput>* inputs) {
+  const std::vector<ClockAlignment> al = AlignClocks(ClockInputs(*inputs));
+  for (size_t i = 0; i < inputs->size(); ++i) (*inputs)[i].clock = al[i];
+}
+
+ClockSpread MergeClockSpread(const std::vector<MergeInput>& inputs) {
+  return SpreadAfter(ClockInputs(inputs), Alignments(inputs));
+}
+
 std::string MergeInputLabel(const MergeInput& in) {
   const std::string where = "(" + in.info.hostname + ":" + std::to_string(in.info.pid) + ")";
   if (in.info.rank >= 0) return "rank " + std::to_string(in.info.rank) + " " + where;
@@ -52,7 +80,9 @@ std::string MergeInputLabel(const MergeInput& in) {
 
 uint64_t MergedOriginNs(const std::vector<MergeInput>& inputs) {
   uint64_t origin = UINT64_MAX;
-  for (const MergeInput& in : inputs) origin = std::min(origin, in.origin_ns);
+  for (const MergeInput& in : inputs) {
+    origin = std::min(origin, AlignedNs(in.origin_ns, in.clock.offset_ns));
+  }
   return inputs.empty() ? 0 : origin;
 }
 

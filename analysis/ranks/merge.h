@@ -10,9 +10,10 @@
 //               needs (identity, time origin, counters, the table's KeyAverages rows, the
 //               distributed findings' per step numbers: MergeDistSummary), the profile is
 //               dropped;
-//   2. order    SortMergeInputs: by rank, then processes without a rank (host, pid); the common
-//               origin is the earliest absolute time of all inputs (all dumps carry
-//               CLOCK_REALTIME ns);
+//   2. order    SortMergeInputs: by rank, then processes without a rank (host, pid);
+//      clocks   AlignMergeClocks: each input's offset from the first input's clock (clock_align.h),
+//               from the collectives the survey kept; the common origin is the earliest aligned
+//               absolute time of all inputs (all dumps carry CLOCK_REALTIME ns);
 //   3. trace    WriteMergedTrace loads the inputs again one at a time through the loader, plans
 //               each (TracePlan) and writes its events with trace_json_events' writer, placed
 //               at the common origin with pids and flow ids of its own, and its sampled Python
@@ -29,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/ranks/clock_align.h"
 #include "analysis/tables/key_averages.h"
 #include "model/profile.h"
 
@@ -81,6 +83,8 @@ struct MergeInput {
   uint64_t python_samples = 0;
   uint32_t python_hz = 0;
   std::string python_file;       // the .pysamples read ("" when none)
+  std::vector<CollectiveEnds> collectives;  // SurveyCollectives: for AlignMergeClocks
+  ClockAlignment clock;  // set by AlignMergeClocks: add clock.offset_ns to place its times
 };
 
 MergeInput SummarizeForMerge(const Profile& profile, std::string file);
@@ -88,10 +92,15 @@ MergeInput SummarizeForMerge(const Profile& profile, std::string file);
 // By rank; processes without a rank after all ranked ones, by (host, pid); ties by program, file.
 void SortMergeInputs(std::vector<MergeInput>* inputs);
 
+// Lines up the clocks of `inputs` (sorted): sets each one's `clock` against the first's.
+void AlignMergeClocks(std::vector<MergeInput>* inputs);
+// What that alignment left: the spread of the collectives' aligned ends (ClockSpread).
+ClockSpread MergeClockSpread(const std::vector<MergeInput>& inputs);
+
 // "rank 3 (node1:4242)"; without a rank "train (node1:4242)" (the program's name).
 std::string MergeInputLabel(const MergeInput& input);
 
-// The earliest origin_ns of `inputs` (0 when empty): every merged "ts" is relative to it.
+// The earliest aligned origin_ns of `inputs` (0 when empty): every merged "ts" is relative to it.
 uint64_t MergedOriginNs(const std::vector<MergeInput>& inputs);
 
 // "rank 0 (node1:11), rank 2 (node1:13)": the inputs with sampled Python stacks ("" when none).

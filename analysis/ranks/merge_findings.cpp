@@ -63,7 +63,7 @@ std::optional<uint64_t> ValueOf(const MergeStep& s, Metric m) {
 struct StepValue {
   size_t input;
   uint64_t value;
-  uint64_t start_ns;  // the step's start on that input (absolute)
+  uint64_t start_ns;  // the step's start on that input (absolute, on the aligned clock)
 };
 
 struct SlowStep {
@@ -80,7 +80,7 @@ void StragglerFinding(const std::vector<MergeInput>& inputs, uint64_t origin, Me
   for (size_t k = 0; k < inputs.size(); ++k) {
     for (const MergeStep& s : inputs[k].dist.steps) {
       if (const std::optional<uint64_t> v = ValueOf(s, metric)) {
-        by_step[s.number].push_back({k, *v, s.start_ns});
+        by_step[s.number].push_back({k, *v, AlignedNs(s.start_ns, inputs[k].clock.offset_ns)});
       }
     }
   }
@@ -264,7 +264,7 @@ void ImbalanceFinding(const std::vector<MergeInput>& inputs, uint64_t origin,
   for (size_t i = 0; i < off.size() && i < kMaxPlaces; ++i) {
     const MergeInput& in = inputs[off[i].input];
     Place pl;
-    pl.ts_ns = RelTo(in.dist.window_start_ns, origin);
+    pl.ts_ns = RelTo(AlignedNs(in.dist.window_start_ns, in.clock.offset_ns), origin);
     pl.dur_ns = in.dist.window_ns;
     pl.device = in.dist.busiest_device;
     pl.context = {MergeInputLabel(in), "GPU busy " + Percent(off[i].share) +
@@ -307,7 +307,7 @@ void CommOverlapFindings(const std::vector<MergeInput>& inputs, uint64_t origin,
     f.evidence.push_back(Pct("comm_pct", findings_internal::Share(d.comm_ns, d.window_ns)));
     f.evidence.push_back(Duration("window_us", d.window_ns));
     Place pl;
-    pl.ts_ns = RelTo(d.window_start_ns, origin);
+    pl.ts_ns = RelTo(AlignedNs(d.window_start_ns, in.clock.offset_ns), origin);
     pl.dur_ns = d.window_ns;
     pl.context = {MergeInputLabel(in)};
     f.where = pl;
@@ -397,6 +397,7 @@ std::vector<Finding> MergedFindings(const std::vector<MergeInput>& inputs) {
   StragglerFinding(inputs, origin, Metric::kStepTime, &out);
   ImbalanceFinding(inputs, origin, &out);
   CommOverlapFindings(inputs, origin, &out);
+  ClockAlignmentFinding(inputs, &out);
   SortFindings(&out);
   return out;
 }

@@ -5,8 +5,8 @@
 // evidence key is in docs/FINDINGS.md, "Distributed findings"; the thresholds are the constants
 // below, each with its reasoning.
 //
-// Times in places are relative to the merged trace's origin (MergedOriginNs), so ts_us is the
-// timestamp merged/trace.json shows. Step numbers (ProfilerStep#N) identify the same iteration
+// Times in places are on the aligned clock (each input's clock.offset_ns added) relative to the
+// merged trace's origin (MergedOriginNs), so ts_us is the timestamp merged/trace.json shows. Step numbers (ProfilerStep#N) identify the same iteration
 // on every rank; times inside a step are measured on the rank's own clock from its own step
 // start, so differences between hosts' clocks do not enter the comparisons.
 #pragma once
@@ -56,6 +56,13 @@ bool IsCommunicationKernel(std::string_view demangled);
 
 // The distributed part of the survey of one profile (SummarizeForMerge calls it).
 MergeDistSummary SummarizeDistributed(const Profile& profile);
+
+// clock_alignment (clock_align_finding.cpp): one, when some input's clock offset from the first
+// input's (AlignMergeClocks) is at least this much: the offsets applied, each input's method and
+// residual, and the spread of one collective's aligned ends. Below 1 ms the offsets are within
+// what NTP keeps hosts to, and not worth a finding (the trace's metadata has them all).
+inline constexpr uint64_t kClockOffsetReportNs = 1'000'000;
+void ClockAlignmentFinding(const std::vector<MergeInput>& inputs, std::vector<Finding>* out);
 
 // The findings across `inputs` (sorted with SortMergeInputs): straggler (per metric: time before
 // the collective when communication kernels exist, then step time), imbalance, comm_overlap (one

@@ -55,6 +55,7 @@ int64_t SteadyNs() {
 void BuildProfile(Runtime& rt, Profile* profile, uint64_t end_ns) {
   profile->info = rt.info;
   profile->info.end_ns = end_ns;
+  StampClockEnd(&profile->info);
   BuildHostProfile(profile, end_ns);  // host data first: no CUPTI call before it is built
   MarkLaunchCalls(profile, &HandedOverAt);
   if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) {
@@ -283,6 +284,7 @@ std::string WriteWindow(const WindowSpan& span, Profile* gpu_pending, bool* held
     }
     profile.info.start_ns = span.start_ns;
     profile.info.end_ns = span.end_ns;
+    StampClockEnd(&profile.info);
     profile.info.cycle = span.cycle;
     profile.info.first_step = span.first_step;
     profile.info.last_step = span.last_step;

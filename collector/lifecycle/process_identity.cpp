@@ -1,11 +1,13 @@
 // See process_identity.h.
 #include "collector/lifecycle/process_identity.h"
 
+#include <sys/timex.h>
 #include <unistd.h>
 
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 
 #include "config/rank_env.h"
 #include "model/dump.h"
@@ -43,9 +45,35 @@ ProfileInfo GatherProcessInfo(const std::map<std::string, std::string>& env) {
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) == 0) info.hostname = host;
   RankFromEnv(env, &info.rank, &info.world_size);
+  info.placement = GatherPlacement(env);
   info.start_ns = NowNs();
   info.gpu_status = kGpuNotStarted;
   return info;
+}
+
+ProcessPlacement GatherPlacement(const std::map<std::string, std::string>& env) {
+  ProcessPlacement p;
+  NodePlaceFromEnv(env, &p.local_rank, &p.node_rank);
+  std::ifstream boot("/proc/sys/kernel/random/boot_id");
+  std::getline(boot, p.boot_id);
+  const ClockPairReading c = ReadClockPairNow();
+  p.clock_start = {c.realtime_ns, c.monotonic_ns, c.read_ns};
+  timex tx{};  // modes 0: read only
+  const int state = ::adjtimex(&tx);
+  if (state >= 0) {
+    p.ntp.known = true;
+    p.ntp.state = state;
+    p.ntp.status = tx.status;
+    p.ntp.offset_ns = (tx.status & STA_NANO) ? tx.offset : int64_t{tx.offset} * 1000;
+    p.ntp.maxerror_us = tx.maxerror;
+    p.ntp.esterror_us = tx.esterror;
+  }
+  return p;
+}
+
+void StampClockEnd(ProfileInfo* info) {
+  const ClockPairReading c = ReadClockPairNow();
+  info->placement.clock_end = {c.realtime_ns, c.monotonic_ns, c.read_ns};
 }
 
 std::string WholeRunDumpPath(const std::string& dir, const ProfileInfo& info) {

@@ -28,5 +28,10 @@ std::map<std::string, std::string> ReadEnvironment();
 // This process's ProfileInfo at init: pid, parent pid, program, command line, host, rank, start
 // time; gpu_status "not started" until GPU collection starts.
 ProfileInfo GatherProcessInfo(const std::map<std::string, std::string>& env);
+// What lining up this process's clock with other ranks' needs (ProcessPlacement): local rank and
+// node from `env`, the boot id, the start clock pair and the kernel's NTP state.
+ProcessPlacement GatherPlacement(const std::map<std::string, std::string>& env);
+// Stamps the clock pair at the time a dump (or segment) is built: ProcessPlacement::clock_end.
+void StampClockEnd(ProfileInfo* info);
 
 }  // namespace gprof::collector

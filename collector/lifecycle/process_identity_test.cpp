@@ -34,5 +34,22 @@ TEST(DumpPaths, WholeRunAndWindowNames) {
   EXPECT_EQ(WindowDumpPath("/d", info), "/d/train.py.4242.cycle2.steps5-7.gpdump");
 }
 
+// This process's placement: the launcher's variables as given, this boot's id as the kernel
+// reports it, and a clock pair whose realtime - monotonic is this boot's start (after 2000, and
+// before the realtime read itself).
+TEST(GatherPlacement, RanksFromTheEnvironmentBootIdAndAStartClockPair) {
+  const ProcessPlacement p =
+      GatherPlacement({{"SLURM_PROCID", "5"}, {"SLURM_LOCALID", "1"}, {"SLURM_NODEID", "2"}});
+  EXPECT_EQ(p.local_rank, 1);
+  EXPECT_EQ(p.node_rank, 2);
+  EXPECT_EQ(p.boot_id.size(), 36u) << p.boot_id;  // a UUID: 8-4-4-4-12 hex digits
+  const uint64_t boot = p.clock_start.realtime_ns - p.clock_start.monotonic_ns;
+  EXPECT_GT(boot, 946'684'800ull * 1'000'000'000ull);
+  EXPECT_LT(p.clock_start.read_ns, 1'000'000'000u);
+  ProfileInfo info;
+  StampClockEnd(&info);
+  EXPECT_GE(info.placement.clock_end.monotonic_ns, p.clock_start.monotonic_ns);
+}
+
 }  // namespace
 }  // namespace gprof::collector

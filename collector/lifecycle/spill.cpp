@@ -63,6 +63,7 @@ void WriteSegment(Spill* s, bool last, uint64_t end_ns) {
   Profile& run = s->run;
   run.info = rt.info;
   run.info.end_ns = end_ns;
+  StampClockEnd(&run.info);
   s->host.Build(last, end_ns);
   MarkLaunchCalls(&run, &HandedOverAt);
   if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) {

@@ -212,7 +212,7 @@ TEST(MergedTrace, MetadataListsTheInputsWithTheirBaseTimesAndTheClockCaveat) {
   const json& g = doc["gprof"];
   EXPECT_EQ(g["merged"], true);
   EXPECT_THAT(g["clock"].get<std::string>(), HasSubstr("NTP"));
-  EXPECT_THAT(g["clock"].get<std::string>(), HasSubstr("exact"));
+  EXPECT_THAT(g["clock"].get<std::string>(), HasSubstr("clock.offset_ns"));
   EXPECT_EQ(g["hosts"], json::array({"nodeA", "nodeB"}));
   ASSERT_EQ(g["inputs"].size(), 3u);
   const json& r2 = g["inputs"][2];

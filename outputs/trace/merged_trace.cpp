@@ -22,7 +22,24 @@ void WriteInputMetadata(JsonWriter& o, const MergeInput& in, uint64_t origin, si
   o.Raw(", \"hostname\": ").String(i.hostname).Raw(", \"pid\": ").Uint(i.pid);
   o.Raw(", \"program\": ").String(i.program).Raw(", \"file\": ").String(in.file);
   o.Raw(", \"start_ns\": ").Uint(i.start_ns).Raw(", \"base_ns\": ").Uint(in.origin_ns);
-  o.Raw(", \"offset_ns\": ").Uint(in.origin_ns - origin);
+  o.Raw(", \"offset_ns\": ").Uint(AlignedNs(in.origin_ns, in.clock.offset_ns) - origin);
+  o.Raw(", \"clock\": {\"method\": ").String(ClockMethodName(in.clock.method));
+  o.Raw(", \"offset_ns\": ").Int(in.clock.offset_ns);
+  if (in.clock.instances > 0) {
+    o.Raw(", \"collectives\": ").Uint(in.clock.instances);
+    o.Raw(", \"residual_ns\": ").Uint(in.clock.residual_ns);
+  }
+  if (in.clock.method == ClockMethod::kClockPairs && in.clock.instances > 0) {
+    o.Raw(", \"collectives_offset_ns\": ").Int(in.clock.collectives_offset_ns);
+  }
+  o.Raw(", \"boot_id\": ").String(i.placement.boot_id);
+  if (i.placement.ntp.known) {
+    o.Raw(", \"ntp_synchronized\": ").Raw((i.placement.ntp.status & 0x40) ? "false" : "true");
+    o.Raw(", \"ntp_maxerror_us\": ").Int(i.placement.ntp.maxerror_us);
+  }
+  o.Raw("}");
+  if (i.placement.local_rank >= 0) o.Raw(", \"local_rank\": ").Int(i.placement.local_rank);
+  if (i.placement.node_rank >= 0) o.Raw(", \"node_rank\": ").Int(i.placement.node_rank);
   o.Raw(", \"trace_pid\": ").Uint(kMergePidStride * (k + 1));
   o.Raw(", \"cycle\": ").Uint(i.cycle).Raw(", \"first_step\": ").Uint(i.first_step);
   o.Raw(", \"last_step\": ").Uint(i.last_step);
@@ -42,6 +59,11 @@ void WriteHeader(JsonWriter& o, const std::vector<MergeInput>& inputs, uint64_t 
   o.Raw("{\n  \"schemaVersion\": 1,\n  \"displayTimeUnit\": \"ms\",\n");
   o.Raw("  \"baseTimeNanoseconds\": ").Uint(origin).Raw(",\n");
   o.Raw("  \"gprof\": {\"merged\": true, \"clock\": ").String(kMergeClockNote);
+  const ClockSpread spread = MergeClockSpread(inputs);
+  o.Raw(", \"clock_spread\": {\"collective\": ").String(spread.name);
+  o.Raw(", \"instances\": ").Uint(spread.instances);
+  o.Raw(", \"median_ns\": ").Uint(spread.median_ns).Raw(", \"max_ns\": ").Uint(spread.max_ns);
+  o.Raw("}");
   std::set<std::string> hosts;
   for (const MergeInput& in : inputs) hosts.insert(in.info.hostname);
   o.Raw(", \"hosts\": [");
@@ -61,11 +83,13 @@ void WriteHeader(JsonWriter& o, const std::vector<MergeInput>& inputs, uint64_t 
 }  // namespace
 
 const char* const kMergeClockNote =
-    "Each input's times are its host's CLOCK_REALTIME, placed on the earliest input's start "
-    "(baseTimeNanoseconds). Processes on one host share that clock: their relative times are "
-    "exact. Across hosts the times are only as aligned as the hosts' clock synchronization "
-    "(NTP: typically within a few milliseconds, PTP: within microseconds); gprof-run does not "
-    "correct for it.";
+    "Each input's times are its host's CLOCK_REALTIME plus its clock.offset_ns, the offset that "
+    "lines its clock up with the first input's: the median difference of the ends of the "
+    "collectives both took part in (the k-th instance of each), or, on the same host and boot, "
+    "the CLOCK_REALTIME - CLOCK_MONOTONIC pairs recorded at start (method clock_pairs), or none "
+    "(method none: as recorded, only as aligned as the hosts' NTP/PTP synchronization). Times "
+    "start at the earliest aligned start (baseTimeNanoseconds); clock_spread is how far apart "
+    "the aligned ends of one collective still are.";
 
 TraceStats WriteMergedTrace(const std::vector<MergeInput>& inputs, const MergeLoader& load,
                             const std::string& trace_name, JsonSink sink,
@@ -85,7 +109,9 @@ TraceStats WriteMergedTrace(const std::vector<MergeInput>& inputs, const MergeLo
       throw std::runtime_error(in.file + " changed while it was being merged");
     }
     const uint32_t base = kMergePidStride * static_cast<uint32_t>(k + 1);
-    const TracePlacement placement{origin, base, uint64_t{k} << 32};
+    // Placed on the common clock: ts = own time + offset - origin.
+    const TracePlacement placement{origin - static_cast<uint64_t>(in.clock.offset_ns), base,
+                                   uint64_t{k} << 32};
     TraceEventWriter events(plan, &out, placement, entries);
     const std::unique_ptr<PythonSliceSet> slices = python ? python(k, profile) : nullptr;
     const std::string label = MergeInputLabel(in);

@@ -4,6 +4,7 @@
 // one gprof-run per rank. CUDA workers run on the stand-in (verified on the stand-in); each test
 // checks the per-rank profiles, the merged view and `gprof-run check` on it, and the exit codes.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <map>
@@ -24,6 +25,12 @@ std::string Script(const std::string& dir, const std::string& name, const std::s
   const std::string path = dir + "/" + name;
   std::ofstream(path) << text;
   return path;
+}
+
+std::string HostName() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  return host;
 }
 
 // The ranks of the dumps in `dir` (whole-run dumps only), and how many dumps there were.
@@ -152,7 +159,7 @@ TEST(Multiprocess, SpawnWorkersAreProfiledForkWorkersListedAsInert) {
 // The mpirun form: a parent (standing in for mpirun) runs one gprof-run per rank with Open MPI's
 // variables (rank 2's program exits 5, and so does its gprof-run); the default output template
 // puts each under one run directory,
-// ./gprof_traces/patterns.<job>/rank<r>; `gprof-run merge` of the four gives four groups.
+// ./gprof_traces/patterns.<job>/rank<r>.<host>; `gprof-run merge` of the four gives four groups.
 TEST(Multiprocess, OneGprofRunPerRankSharesTheRunDirectoryAndMerges) {
   const std::string dir = MakeTempDir("mp_mpirun");
   const std::string script = Script(
@@ -177,7 +184,7 @@ TEST(Multiprocess, OneGprofRunPerRankSharesTheRunDirectoryAndMerges) {
   const std::string run = dir + "/gprof_traces/patterns.4242";
   std::vector<std::string> argv = {LauncherPath(), "merge", "-q"};
   for (int rank = 0; rank < 4; ++rank) {
-    const std::string rank_dir = run + "/rank" + std::to_string(rank);
+    const std::string rank_dir = run + "/rank" + std::to_string(rank) + "." + HostName();
     int dumps = 0;
     const std::multiset<int32_t> ranks = DumpRanks(rank_dir, &dumps);
     EXPECT_EQ(dumps, 1) << rank_dir;
@@ -239,6 +246,69 @@ TEST(Multiprocess, SampledPythonStacksOfEachRankAreInTheMergedView) {
   EXPECT_NE(page.find("Python stacks (sampled): 3 of 3 processes had samples (rank 0 ("),
             std::string::npos);
   EXPECT_NE(r.err.find("(sampled Python stacks of rank 0 ("), std::string::npos) << r.err;
+}
+
+// The srun form across two hosts: a parent (standing in for srun -N 2 -n 4) runs one gprof-run
+// per task with Slurm's variables, tasks 0-1 on host nodeA and 2-3 on nodeB, each host a UTS
+// namespace of its own (unshare; skipped where namespaces are not allowed). Each task's default
+// output directory names its rank and host, ./gprof_traces/patterns.777/rank<r>.<host>; each dump
+// has the task's local rank and node; `gprof-run merge gprof_traces/patterns.777` (one directory,
+// a subdirectory per task) merges all four.
+TEST(Multiprocess, SrunTasksOnTwoHostsAreNamedByRankAndHostAndMerge) {
+  if (RunProcess({"unshare", "-r", "--uts", "true"}).exit_code != 0) {
+    GTEST_SKIP() << "unshare -r --uts is not allowed here: one host name only";
+  }
+  const std::string dir = MakeTempDir("mp_srun");
+  const std::string script = Script(
+      dir, "srun.py",
+      "import os, subprocess, sys\n"
+      "gprof, lib, worker = sys.argv[1:4]\n"
+      "def task(r):\n"
+      "    node = r // 2\n"
+      "    host = 'nodeA' if node == 0 else 'nodeB'\n"
+      "    env = dict(os.environ, SLURM_PROCID=str(r), SLURM_LOCALID=str(r % 2),\n"
+      "               SLURM_NODEID=str(node), SLURM_NTASKS='4', SLURM_JOB_ID='777')\n"
+      "    cmd = ['unshare', '-r', '--uts', 'sh', '-c', 'hostname ' + host + ' && exec \"$@\"',\n"
+      "           'sh', gprof, '-q', '--cupti-lib', lib, '--', worker, 'rank']\n"
+      "    return subprocess.Popen(cmd, env=env)\n"
+      "sys.exit(max(p.wait() for p in [task(r) for r in range(4)]))\n");
+  ProcessOptions o;
+  o.set_env = {{"LD_LIBRARY_PATH", StandInLibDir()},
+               {"CUDASIM_KERNEL_NS", "spin_kernel=1000000"}};
+  o.cwd = dir;
+  const ProcessResult r = RunProcess({PythonPath(), script, LauncherPath(),
+                                      StandInLibDir() + "/libcupti.so.13", GPROF_PATTERNS},
+                                     o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string run = dir + "/gprof_traces/patterns.777";
+  const char* hosts[] = {"nodeA", "nodeA", "nodeB", "nodeB"};
+  for (int rank = 0; rank < 4; ++rank) {
+    const std::string rank_dir = run + "/rank" + std::to_string(rank) + "." + hosts[rank];
+    const std::vector<std::string> files = ListDir(rank_dir);
+    Profile p;
+    std::string error;
+    for (const std::string& f : files) {
+      if (f.ends_with(kDumpExtension)) ASSERT_TRUE(ReadDump(rank_dir + "/" + f, &p, &error));
+    }
+    EXPECT_EQ(p.info.rank, rank) << rank_dir;
+    EXPECT_EQ(p.info.world_size, 4) << rank_dir;
+    EXPECT_EQ(p.info.hostname, hosts[rank]) << rank_dir;
+    EXPECT_EQ(p.info.placement.local_rank, rank % 2) << rank_dir;
+    EXPECT_EQ(p.info.placement.node_rank, rank / 2) << rank_dir;
+  }
+  const ProcessResult merge = RunProcess({LauncherPath(), "merge", "-q", run});
+  ASSERT_EQ(merge.exit_code, 0) << merge.err;
+  const Json doc = Json::parse(ReadFile(run + "/merged/trace.json"));
+  EXPECT_EQ(doc["gprof"]["hosts"], Json({"nodeA", "nodeB"}));
+  ASSERT_EQ(doc["gprof"]["inputs"].size(), 4u);
+  for (int rank = 0; rank < 4; ++rank) {
+    const Json& in = doc["gprof"]["inputs"][rank];
+    EXPECT_EQ(in["label"].get<std::string>(), "rank " + std::to_string(rank) + " (" +
+                                                  hosts[rank] + ":" +
+                                                  std::to_string(in["pid"].get<int>()) + ")");
+    EXPECT_EQ(in["node_rank"], rank / 2);
+    EXPECT_EQ(in["local_rank"], rank % 2);
+  }
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 """gprof-run on unmodified PyTorch programs, checked against torch.profiler run on the same code.
 
 Real processes: `gprof-run python train_loop.py` (no code change), `gprof-run torchrun ...
-ddp_train.py` (two gloo ranks: each profiled by rank, merged) and, in a separate process,
+ddp_train.py` (four gloo ranks, their clocks skewed by libfaketime: each profiled by rank,
+merged with the clocks lined up) and, in a separate process,
 torch_reference.py, which profiles the same train_loop.run() with torch.profiler (CPU activity).
 What a torch.profiler user checks: the same op names with the same call counts in the table,
 Self <= total, steps from the optimizer that drive the schedule, shapes grouping, backward ops,
@@ -22,6 +23,10 @@ import unittest
 from torch_runner import GPROF_RUN, HERE, TORCH_PYTHON, GprofTorchCase, needs_torch
 
 STEPS = 5
+# libfaketime, which skews the torchrun test's rank clocks (skewed_clock.sh), and the skews.
+FAKETIME_LIB = next((p for p in glob.glob("/usr/lib/*/faketime/libfaketime.so.1")
+                     + glob.glob("/usr/lib/faketime/libfaketime.so.1")), "")
+SKEWS = ("+0", "+2", "-1", "+3")
 
 
 def parse_table(text):
@@ -91,18 +96,33 @@ class TorchEndToEnd(GprofTorchCase):
         with open(files[0]) as f:
             return parse_table(f.read()), files[0]
 
+    def torchrun(self):
+        """`gprof-run torchrun --standalone --nproc-per-node 4 ddp_train.py 3`, torchrun as the
+        torch wheel installs it (torch.distributed.run), run once for the tests below. With
+        libfaketime each worker's clock is shifted as if it ran on its own badly synchronized
+        host (SKEWS, through skewed_clock.sh)."""
+        cls = type(self)
+        if getattr(cls, "_torchrun", None) is None:
+            out = os.path.join(self.tmp, "torchrun")
+            cmd = [GPROF_RUN, "-q", "-o", out, TORCH_PYTHON, "-m", "torch.distributed.run",
+                   "--standalone", "--nproc-per-node", "4"]
+            if FAKETIME_LIB:
+                cmd += ["--no-python", "sh", os.path.join(HERE, "skewed_clock.sh"), TORCH_PYTHON]
+            cmd += [os.path.join(HERE, "ddp_train.py"), "3"]
+            env = dict(os.environ, SKEWED_CLOCKS=" ".join(SKEWS), SKEWED_CLOCK_LIB=FAKETIME_LIB)
+            p = subprocess.run(cmd, cwd=HERE, capture_output=True, text=True, timeout=300,
+                               env=env)
+            cls._torchrun = (out, p)
+        return cls._torchrun
+
     def test_torchrun_ranks_are_profiled_named_and_merged(self):
-        # `gprof-run torchrun --standalone --nproc-per-node 2 ddp_train.py`, torchrun as the
-        # torch wheel installs it (torch.distributed.run): every worker is profiled with its rank
-        # (RANK, WORLD_SIZE from torchrun), each trace has distributedInfo, and the merged view
-        # has one group per rank and passes gprof-run check.
-        out = os.path.join(self.tmp, "torchrun")
-        cmd = [GPROF_RUN, "-q", "-o", out, TORCH_PYTHON, "-m", "torch.distributed.run",
-               "--standalone", "--nproc-per-node", "2", os.path.join(HERE, "ddp_train.py"), "3"]
-        p = subprocess.run(cmd, cwd=HERE, capture_output=True, text=True, timeout=300)
+        # Every worker is profiled with its rank (RANK, WORLD_SIZE, LOCAL_RANK from torchrun),
+        # each trace has distributedInfo, and the merged view has one group per rank and passes
+        # gprof-run check.
+        out, p = self.torchrun()
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertEqual(sorted(l for l in p.stdout.splitlines() if l.startswith("DDP_DONE")),
-                         ["DDP_DONE 0", "DDP_DONE 1"])
+                         ["DDP_DONE %d" % r for r in range(4)])
         ranks = {}
         for path in glob.glob(os.path.join(out, "*.trace.json")) + [os.path.join(out, "trace.json")]:
             if not os.path.exists(path):
@@ -111,21 +131,54 @@ class TorchEndToEnd(GprofTorchCase):
                 t = json.load(f)
             if "distributedInfo" in t:
                 ranks[t["distributedInfo"]["rank"]] = t
-        self.assertEqual(sorted(ranks), [0, 1], os.listdir(out))
+        self.assertEqual(sorted(ranks), [0, 1, 2, 3], os.listdir(out))
         for rank, t in ranks.items():
-            self.assertEqual(t["distributedInfo"]["world_size"], 2)
+            self.assertEqual(t["distributedInfo"]["world_size"], 4)
             self.assertEqual(t["gprof"]["rank"], rank)
             names = {e.get("name") for e in t["traceEvents"] if e.get("cat") == "cpu_op"}
             self.assertIn("aten::addmm", names)  # torch's own op names in each rank
         merged = os.path.join(out, "merged", "trace.json")
         with open(merged) as f:
-            groups = {e["args"]["name"] for e in json.load(f)["traceEvents"]
-                      if e.get("ph") == "M" and e.get("name") == "process_name"
-                      and e["args"]["name"].startswith("rank ")
-                      and " GPU " not in e["args"]["name"]}
-        self.assertEqual(len(groups), 2, groups)
+            doc = json.load(f)
+        groups = {e["args"]["name"] for e in doc["traceEvents"]
+                  if e.get("ph") == "M" and e.get("name") == "process_name"
+                  and e["args"]["name"].startswith("rank ") and " GPU " not in e["args"]["name"]}
+        self.assertEqual(len(groups), 4, groups)
+        local = {i["rank"]: i.get("local_rank") for i in doc["gprof"]["inputs"] if i["rank"] >= 0}
+        self.assertEqual(local, {0: 0, 1: 1, 2: 2, 3: 3})  # LOCAL_RANK, recorded per dump
         check = subprocess.run([GPROF_RUN, "check", merged], capture_output=True, text=True)
         self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
+
+    @unittest.skipUnless(FAKETIME_LIB, "no libfaketime (Debian's libfaketime; scripts/setup "
+                                       "installs it) to skew the ranks' clocks")
+    def test_skewed_rank_clocks_line_up_in_the_merged_trace(self):
+        # Ranks' clocks +0, +2, -1, +3 s off (libfaketime). The k-th gloo:all_reduce (gloo's work
+        # on its worker thread) ends at nearly the same true time on every rank; as recorded they
+        # end 4 s apart (+3 against -1). Merged, they end within 20 ms of each other (median over
+        # k): the slack is what a busy 2-core machine adds to when each rank's gloo thread
+        # finishes, far below the skews. The merged findings name the offsets.
+        out, p = self.torchrun()
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(os.path.join(out, "merged", "trace.json")) as f:
+            doc = json.load(f)
+        pids = {1000 * (k + 1) for k, i in enumerate(doc["gprof"]["inputs"]) if i["rank"] >= 0}
+        ends = {pid: [] for pid in pids}
+        for e in doc["traceEvents"]:
+            if e.get("name") == "gloo:all_reduce" and e.get("ph") == "X" and e["pid"] in ends:
+                ends[e["pid"]].append((e["ts"], e["ts"] + e["dur"]))
+        counts = [len(v) for v in ends.values()]
+        self.assertEqual(len(counts), 4)
+        self.assertGreaterEqual(min(counts), 6, counts)  # 3 steps x 2 parameters
+        per_rank = [[end for _, end in sorted(v)] for v in ends.values()]
+        spreads = sorted(max(r[k] for r in per_rank) - min(r[k] for r in per_rank)
+                         for k in range(min(counts)))
+        median_ms = spreads[(len(spreads) - 1) // 2] / 1000.0
+        self.assertLess(median_ms, 20.0, spreads)
+        with open(os.path.join(out, "merged", "findings.json")) as f:
+            clock = [x for x in json.load(f)["findings"] if x["id"] == "clock_alignment"]
+        self.assertEqual(len(clock), 1)
+        self.assertIn("rank 3", clock[0]["evidence"]["max_offset_at"])
+        self.assertEqual(clock[0]["evidence"]["by_collectives"], 3)
 
     def test_op_names_and_counts_equal_torch_profilers(self):
         theirs = {cut(r["name"]): r["count"] for r in self.reference(str(STEPS))}
