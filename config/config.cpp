@@ -372,6 +372,13 @@ ParseResult ParseConfig(const std::map<std::string, std::string>& env) {
     else p.Error("GPROF_TORCH_STEPS", *v, "expected optimizer or off");
   }
   p.Uint("GPROF_PYTHON_SAMPLING", 0, 2000, &c.python_sampling_hz);
+  p.Uint("GPROF_CPU_SAMPLING", 0, 20000, &c.cpu_sampling_hz);
+  if (const std::string* v = p.Get("GPROF_CPU_SAMPLING_BACKEND")) {
+    if (*v == "auto") c.cpu_sampling_backend = CpuSamplingBackend::kAuto;
+    else if (*v == "perf") c.cpu_sampling_backend = CpuSamplingBackend::kPerf;
+    else if (*v == "timer") c.cpu_sampling_backend = CpuSamplingBackend::kTimer;
+    else p.Error("GPROF_CPU_SAMPLING_BACKEND", *v, "expected auto, perf or timer");
+  }
   p.ApiFilterKey();
   p.BacktraceKey();
   p.Uint("GPROF_ACTIVITY_BUFFER_KIB", 64, 262144, &c.activity_buffer_kib);

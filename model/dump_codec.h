@@ -20,6 +20,7 @@ enum SectionTag : uint32_t {
   kInfo = 1, kCounters, kStrings, kDomains, kThreads, kDevices, kRanges, kMarks, kApiCalls,
   kLaunchConfigs, kKernels, kMemcpys, kMemsets, kSyncs, kMemoryOps, kOverheads, kSteps, kApiNames,
   kCollectorCost, kStacks, kStackPcs, kApiStacks, kModules, kStackCounters, kSegment,
+  kCpuSamples, kCpuSampleCounters,  // --cpu-sampling (docs/CPU_SAMPLING.md)
   kEnd = 0xffffffffu,
 };
 
