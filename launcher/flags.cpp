@@ -43,6 +43,11 @@ const std::vector<FlagSpec> kFlags = {
     {"python-sampling", 0, "GPROF_PYTHON_SAMPLING", "[=HZ]", kBareSamplingHz,
      "Python programs: sample every thread's Python stack HZ times a second (1..2000, bare "
      "flag 1000): stacks.folded (flame graph input) and python_function slices in the trace."},
+    {"cpu-sampling", 0, "GPROF_CPU_SAMPLING", "[=HZ]", kBareSamplingHz,
+     "Sample every program thread's native stack HZ times a second of CPU time (1..20000, bare "
+     "flag 1000; nsys's --sample=cpu): stats report cpu_sample_sum, <stem>.cpu.folded, "
+     "cpu_sample events in the trace, and gpu_idle names the host functions in its gaps "
+     "(docs/CPU_SAMPLING.md)."},
     {"with-stack", 0, "", "", "",
      "Python programs (torch.profiler's with_stack): group the table by Python source location "
      "(a Source Location column, torch's key_averages(group_by_stack_n=5)), from the sampled "

@@ -140,7 +140,7 @@ std::vector<Finding> FindFindings(const Profile& profile, FindingsContext* conte
     context->host_busy_ns = shares.host_busy;
   }
   BoundFindings(a, shares, &out);
-  GpuIdleFindings(a, &out);
+  GpuIdleFindings(a, inputs.cpu_samples, &out);
   SyncFinding(a, blocking, inputs.python_samples, &out);
   ColdStartFinding(a, &out);
   PageableFinding(a, &out);
