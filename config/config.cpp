@@ -377,6 +377,13 @@ ParseResult ParseConfig(const std::map<std::string, std::string>& env) {
     else if (*v == "in-process") c.python_sampler_in_process = true;
     else p.Error("GPROF_PYTHON_SAMPLER", *v, "expected auto or in-process");
   }
+  p.Uint("GPROF_CPU_SAMPLING", 0, 20000, &c.cpu_sampling_hz);
+  if (const std::string* v = p.Get("GPROF_CPU_SAMPLING_BACKEND")) {
+    if (*v == "auto") c.cpu_sampling_backend = CpuSamplingBackend::kAuto;
+    else if (*v == "perf") c.cpu_sampling_backend = CpuSamplingBackend::kPerf;
+    else if (*v == "timer") c.cpu_sampling_backend = CpuSamplingBackend::kTimer;
+    else p.Error("GPROF_CPU_SAMPLING_BACKEND", *v, "expected auto, perf or timer");
+  }
   p.ApiFilterKey();
   p.BacktraceKey();
   p.Uint("GPROF_ACTIVITY_BUFFER_KIB", 64, 262144, &c.activity_buffer_kib);

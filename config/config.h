@@ -58,6 +58,10 @@ struct CaptureRange {
   uint64_t duration_ns = 0;   // --duration (0 = until the end)
 };
 
+// How --cpu-sampling takes its samples: perf_event_open where the kernel allows it, else (or when
+// asked) a CPU-time timer signal whose handler unwinds the interrupted thread.
+enum class CpuSamplingBackend : uint8_t { kAuto, kPerf, kTimer };
+
 // Which CUDA API calls get a native call stack (GPROF_BACKTRACE, docs/STACKS.md): a bit per group.
 enum BacktraceGroup : uint8_t {
   kBacktraceSync = 1 << 0,    // device/stream/event synchronize
@@ -80,6 +84,9 @@ struct Config {
   // Python programs: sampled stacks (read by the Python hook; docs/PYTHON_SAMPLING.md).
   uint32_t python_sampling_hz = 0;  // 0 = off
   bool python_sampler_in_process = false;  // GPROF_PYTHON_SAMPLER=in-process: never out of process
+  // Native stack samples of every program thread (docs/CPU_SAMPLING.md).
+  uint32_t cpu_sampling_hz = 0;  // 0 = off
+  CpuSamplingBackend cpu_sampling_backend = CpuSamplingBackend::kAuto;
   ApiFilter api_filter;
   uint8_t backtrace = kBacktraceSync | kBacktraceAlloc;  // BacktraceGroup bits; 0 = none
   uint32_t activity_buffer_kib = 256;      // size of one CUPTI activity buffer

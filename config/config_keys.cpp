@@ -90,6 +90,14 @@ const std::vector<ConfigKey>& ConfigKeys() {
      "process's stacks from a sampler process of its own, without the program's GIL, and "
      "falls back to a sampler thread inside the program (in-process) where it cannot "
      "(docs/PYTHON_SAMPLING.md)."},
+    {"GPROF_CPU_SAMPLING", ConfigType::kUint, "0",
+     "0|1..20000: sample every program thread's native stack this many times a second of its "
+     "CPU time (0 = off): cpu_sample slices in the trace, stats report cpu_sample_sum, "
+     "<stem>.cpu.folded, and gpu_idle names the host functions in its gaps "
+     "(docs/CPU_SAMPLING.md)."},
+    {"GPROF_CPU_SAMPLING_BACKEND", ConfigType::kEnum, "auto",
+     "auto|perf|timer: how GPROF_CPU_SAMPLING samples: perf_event_open (auto, where "
+     "perf_event_paranoid allows) or an ITIMER_PROF signal (docs/CPU_SAMPLING.md)."},
   };
   return *keys;
 }

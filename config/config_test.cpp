@@ -174,6 +174,24 @@ TEST(Config, BacktraceDefaultsToSyncAndAllocAndTakesACommaListOrNone) {
   }
 }
 
+TEST(Config, CpuSamplingIsOffByDefaultTakesHzUpTo20000AndABackend) {
+  EXPECT_EQ(ParseConfig({}).config.cpu_sampling_hz, 0u);
+  EXPECT_EQ(ParseConfig({}).config.cpu_sampling_backend, CpuSamplingBackend::kAuto);
+  EXPECT_EQ(ParseConfig({{"GPROF_CPU_SAMPLING", "20000"}}).config.cpu_sampling_hz, 20000u);
+  EXPECT_EQ(ParseConfig({{"GPROF_CPU_SAMPLING_BACKEND", "timer"}}).config.cpu_sampling_backend,
+            CpuSamplingBackend::kTimer);
+  EXPECT_EQ(ParseConfig({{"GPROF_CPU_SAMPLING_BACKEND", "perf"}}).config.cpu_sampling_backend,
+            CpuSamplingBackend::kPerf);
+  for (const char* bad : {"20001", "-5", "1k", ""}) {
+    const ParseResult r = ParseConfig({{"GPROF_CPU_SAMPLING", bad}});
+    ASSERT_EQ(r.errors.size(), 1u) << bad;
+    EXPECT_NE(FormatError(r.errors[0]).find("from 0 to 20000"), std::string::npos);
+  }
+  const ParseResult r = ParseConfig({{"GPROF_CPU_SAMPLING_BACKEND", "ebpf"}});
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].key, "GPROF_CPU_SAMPLING_BACKEND");
+}
+
 TEST(Config, PythonSamplingIsOffByDefaultAndTakesHzUpTo2000) {
   EXPECT_EQ(ParseConfig({}).config.python_sampling_hz, 0u);
   EXPECT_EQ(ParseConfig({{"GPROF_PYTHON_SAMPLING", "0"}}).config.python_sampling_hz, 0u);

@@ -47,6 +47,14 @@ const std::vector<FlagSpec> kFlags = {
      "Python programs: how --python-sampling reads the stacks: auto (default) from a sampler "
      "process, without the program's GIL, where it can (CPython 3.11), else in process; "
      "in-process: always a thread inside the program."},
+    {"cpu-sampling", 0, "GPROF_CPU_SAMPLING", "[=HZ]", kBareSamplingHz,
+     "Sample every program thread's native stack HZ times a second of CPU time (1..20000, bare "
+     "flag 1000; nsys's --sample=cpu): stats report cpu_sample_sum, <stem>.cpu.folded, "
+     "cpu_sample events in the trace, and gpu_idle names the host functions in its gaps "
+     "(docs/CPU_SAMPLING.md)."},
+    {"cpu-sampling-backend", 0, "GPROF_CPU_SAMPLING_BACKEND", "auto|perf|timer", "",
+     "How --cpu-sampling samples: perf_event_open, or an ITIMER_PROF signal (its rate bounded "
+     "by the scheduler tick); auto (default): perf where the kernel allows it."},
     {"with-stack", 0, "", "", "",
      "Python programs (torch.profiler's with_stack): group the table by Python source location "
      "(a Source Location column, torch's key_averages(group_by_stack_n=5)), from the sampled "

@@ -100,6 +100,15 @@ TEST(Flags, UsageErrors) {
   EXPECT_NE(error.find("self_cpu_time_total"), std::string::npos) << error;
 }
 
+TEST(Flags, CpuSamplingTakesAnOptionalRateAndABackend) {
+  LaunchOptions o = Parse({"--cpu-sampling", "prog"});
+  EXPECT_EQ(o.gprof_env.at("GPROF_CPU_SAMPLING"), "1000");  // the bare flag: 1000 Hz
+  EXPECT_EQ(o.program.front(), "prog");  // a bare flag never takes the program as its rate
+  o = Parse({"--cpu-sampling=250", "--cpu-sampling-backend", "timer", "prog"});
+  EXPECT_EQ(o.gprof_env.at("GPROF_CPU_SAMPLING"), "250");
+  EXPECT_EQ(o.gprof_env.at("GPROF_CPU_SAMPLING_BACKEND"), "timer");
+}
+
 TEST(Flags, EveryConfigKeyHasAFlagAndEveryFlagKeyExists) {
   for (const ConfigKey& key : ConfigKeys()) {
     bool found = false;

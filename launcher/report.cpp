@@ -20,6 +20,7 @@
 #include "analysis/findings/findings.h"
 #include "analysis/samples/native_symbols.h"
 #include "analysis/tables/op_stacks.h"
+#include "launcher/cpu_sample_files.h"
 #include "launcher/html_page.h"
 #include "launcher/manifest.h"
 #include "launcher/progress.h"
@@ -255,6 +256,8 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
     if (profile.info.rank >= 0) ranked_pids.insert(d.pid);
     large_trace_notes += AttachTorchMemoryOf(dir, d, &profile);
     const PythonStacks python = LoadPythonStacks(dir, d, is_main, profile, &summary.outputs);
+    const std::unique_ptr<CpuSampleNames> cpu =
+        WriteCpuFolded(profile, dir, d.stem, &summary.outputs, err);
     large_trace_notes += python.notes;
     // The native stacks (--backtrace) named once for the .pftrace and report.html (the JSON
     // trace's plan names its own).
@@ -286,7 +289,8 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
         if (!wanted) continue;
         progress.Stage(shown_dump + std::filesystem::path(json_path).filename().string());
         const std::vector<std::string> written =
-            WriteTraceJsonCapped(profile, json_path, traces.max_json_bytes, python.slices.get());
+            WriteTraceJsonCapped(profile, json_path, traces.max_json_bytes,
+                                 python.slices.get(), cpu.get());
         summary.outputs.insert(summary.outputs.end(), written.begin(), written.end());
         if (written.size() > 1 && python.slices != nullptr) {
           large_trace_notes += "gprof-run: note: " + json_path +
@@ -325,6 +329,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
       FindingsContext context;
       FindingsInputs inputs;
       inputs.python_samples = python.samples.get();
+      inputs.cpu_samples = cpu.get();
       const std::string findings = WriteFindings(profile, inputs, findings_stem, &summary.outputs,
                                                  err, &found, &context);
       std::string page_path;

@@ -7,6 +7,7 @@
 #include <system_error>
 #include <vector>
 
+#include "analysis/samples/cpu_samples.h"
 #include "analysis/tables/stats.h"
 #include "analysis/tables/step_breakdown.h"
 #include "launcher/commands.h"
@@ -27,7 +28,8 @@ constexpr const char* kStatsUsage =
     "dump, or its window dumps summed when it has none) or of one .gpdump file, on stdout.\n"
     "Reports: cuda_api_sum, cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum,\n"
     "nvtx_sum (default: all five), and memory_sum (CUDA allocations and frees per owning NVTX\n"
-    "range or API call: count, MB, largest, peak in use), cuda_api_stack_sum (CUDA calls with a\n"
+    "range or API call: count, MB, largest, peak in use), cpu_sample_sum (--cpu-sampling: samples\n"
+    "per function, self and total), cuda_api_stack_sum (CUDA calls with a\n"
     "native stack, --backtrace, per API and calling function: count, total time). --by-step adds\n"
     "step_sum (per step: wall time, GPU busy, kernels) and step_breakdown (per step: its time\n"
     "in kernels, copies, memsets, CUDA calls, DataLoader, other CPU work, other; alone it prints\n"
@@ -37,6 +39,24 @@ constexpr const char* kStatsUsage =
 int Usage(const std::string& message) {
   std::fprintf(stderr, "gprof-run: error: %s\n%s", message.c_str(), kStatsUsage);
   return kExitUsage;
+}
+
+constexpr std::string_view kCpuSampleReportName = "cpu_sample_sum";
+
+// cpu_sample_sum: per dump, its samples by function (analysis/samples/cpu_samples.h); a text
+// table whatever --format says.
+void PrintCpuSampleSum(const std::vector<std::string>& dumps) {
+  for (const std::string& dump : dumps) {
+    Profile profile;
+    std::string error;
+    if (!ReadDump(dump, &profile, &error)) continue;  // already reported
+    std::printf("\n ** CPU Sample Summary (cpu_sample_sum): %s\n\n", dump.c_str());
+    if (profile.cpu_sample_counters.hz == 0) {
+      std::printf("No CPU samples: the run had no --cpu-sampling.\n");
+      continue;
+    }
+    std::fputs(FormatCpuSampleSum(profile, NameCpuSamples(profile)).c_str(), stdout);
+  }
 }
 
 }  // namespace
@@ -62,6 +82,7 @@ int StatsCommand(const std::vector<std::string>& args) {
         std::vector<std::string_view> known = StatsReportNames();
         known.push_back(kMemoryReportName);
         known.push_back(kStackReportName);
+        known.push_back(kCpuSampleReportName);
         if (std::find(known.begin(), known.end(), name) == known.end()) {
           std::string list;
           for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
@@ -131,7 +152,12 @@ int StatsCommand(const std::vector<std::string>& args) {
   if (failed == static_cast<int>(dumps.size())) return kExitInternal;
 
   std::vector<StatsTable> tables;
-  for (const std::string& r : reports) tables.push_back(stats.Table(r));
+  for (const std::string& r : reports) {
+    if (r != kCpuSampleReportName) tables.push_back(stats.Table(r));
+  }
+  if (std::find(reports.begin(), reports.end(), kCpuSampleReportName) != reports.end()) {
+    PrintCpuSampleSum(dumps);
+  }
   if (by_step) {
     tables.push_back(stats.Table(kStepReportName));
     tables.push_back(StepBreakdownTable(breakdown));

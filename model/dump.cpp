@@ -91,6 +91,10 @@ void WriteSegment(const Profile& p, const SegmentHeader& seg, OutputFile* f) {
     s.Section(kModules, p.modules);
     s.Section(kStackCounters, std::vector<StackCounters>{p.stack_counters});
   }
+  if (p.cpu_sample_counters.hz != 0) {  // absent without --cpu-sampling
+    s.Section(kCpuSamples, p.cpu_samples);
+    s.Section(kCpuSampleCounters, std::vector<CpuSampleCounters>{p.cpu_sample_counters});
+  }
   const uint64_t hash = s.hash();
   s.Pod(static_cast<uint32_t>(kEnd));
   s.Pod(uint32_t{0});

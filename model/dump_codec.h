@@ -21,6 +21,7 @@ enum SectionTag : uint32_t {
   kLaunchConfigs, kKernels, kMemcpys, kMemsets, kSyncs, kMemoryOps, kOverheads, kSteps, kApiNames,
   kCollectorCost, kStacks, kStackPcs, kApiStacks, kModules, kStackCounters, kSegment,
   kPlacement,
+  kCpuSamples, kCpuSampleCounters,  // --cpu-sampling (docs/CPU_SAMPLING.md)
   kEnd = 0xffffffffu,
 };
 

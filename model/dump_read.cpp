@@ -214,6 +214,20 @@ bool ReadSegment(const char* data, size_t body, size_t body_end, bool first, Pro
         }
         break;
       }
+      case kCpuSamples:
+        ok = AppendSection(payload, record_size, count, &result->cpu_samples, &why);
+        break;
+      case kCpuSampleCounters: {
+        CpuSampleCounters c;
+        ok = TakeOne(payload, record_size, count, &c, &why);
+        if (ok) {
+          result->cpu_sample_counters.hz = c.hz;
+          result->cpu_sample_counters.backend = c.backend;
+          result->cpu_sample_counters.taken += c.taken;
+          result->cpu_sample_counters.dropped += c.dropped;
+        }
+        break;
+      }
       default: break;  // a section this version does not know: skip it (same format version)
     }
     if (!ok) {

@@ -103,6 +103,9 @@ std::string CheckProfile(const Profile& p) {
   for (size_t i = 0; i < p.api_stacks.size(); ++i) {
     if (p.api_stacks[i].stack >= p.stacks.size()) return fail("API stack", i);
   }
+  for (size_t i = 0; i < p.cpu_samples.size(); ++i) {
+    if (p.cpu_samples[i].stack >= p.stacks.size()) return fail("CPU sample", i);
+  }
   for (size_t i = 0; i < p.modules.size(); ++i) {
     const ModuleInfo& m = p.modules[i];
     if (bad_string(m.path) || bad_string(m.build_id) || m.end < m.start) return fail("module", i);

@@ -230,6 +230,9 @@ struct Profile : GpuRecords {
   std::vector<ApiStackRef> api_stacks;
   std::vector<ModuleInfo> modules;
   StackCounters stack_counters;
+  // --cpu-sampling: native stack samples of the program's threads (stacks in `stacks` above).
+  std::vector<CpuSample> cpu_samples;
+  CpuSampleCounters cpu_sample_counters;
   // PyTorch's caching allocator, by time: attached by the launcher after reading the dump
   // (analysis/samples/torch_memory.h, from the Python hook's side file); never stored in a dump.
   std::vector<TorchMemoryEvent> torch_memory;

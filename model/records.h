@@ -137,6 +137,29 @@ struct StackCounters {
 };
 static_assert(sizeof(StackCounters) == 16);
 
+// One native stack sample of a program thread (--cpu-sampling, docs/CPU_SAMPLING.md): when, on
+// which thread, its stack (index into Profile::stacks, shared with the API calls') and the CPU
+// time it stands for (the perf period; for the timer, the process's CPU time since the previous
+// sample: ITIMER_PROF fires at most once per scheduler tick, whatever the rate asked). 24 bytes.
+struct CpuSample {
+  uint64_t time_ns;  // CLOCK_REALTIME, CUPTI's clock
+  uint32_t tid;
+  uint32_t stack;
+  uint64_t cpu_ns;
+};
+static_assert(sizeof(CpuSample) == 24);
+
+// How the samples were taken, and what was lost (one per profile; counts are the profile's own).
+// 24 bytes.
+struct CpuSampleCounters {
+  uint32_t hz = 0;       // the requested rate (0: sampling was off)
+  uint32_t backend = 0;  // CpuSampleBackendUsed
+  uint64_t taken = 0;    // samples kept in this profile
+  uint64_t dropped = 0;  // samples lost (full queue, full perf ring, failed unwind)
+};
+static_assert(sizeof(CpuSampleCounters) == 24);
+enum CpuSampleBackendUsed : uint32_t { kCpuSamplesOff = 0, kCpuSamplesPerf = 1, kCpuSamplesTimer = 2 };
+
 // ---- GPU side -------------------------------------------------------------------------------
 
 // Launch attributes shared by many kernel executions, interned so that each Kernel record stays

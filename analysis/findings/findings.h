@@ -187,10 +187,14 @@ struct FindingsContext {
 };
 // What the launcher read beside the profile, passed in so that the findings read no files.
 struct PythonSamples;  // python_samples.h
+struct CpuSampleNames;  // cpu_samples.h
 struct FindingsInputs {
   // The process's sampled Python stacks (--python-sampling), or none: `sync` then names the
   // Python line with the most blocked time in the window (python_sync.h: sampled).
   const PythonSamples* python_samples = nullptr;
+  // The named native stack samples (--cpu-sampling, cpu_samples.h), or none: `gpu_idle` then
+  // names the host functions sampled during each gap, with their time.
+  const CpuSampleNames* cpu_samples = nullptr;
 };
 std::vector<Finding> FindFindings(const Profile& profile, FindingsContext* context = nullptr,
                                   const FindingsInputs& inputs = {});

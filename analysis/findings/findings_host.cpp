@@ -8,6 +8,7 @@
 
 #include "analysis/findings/findings_analysis.h"
 #include "analysis/findings/findings_rules.h"
+#include "analysis/samples/cpu_samples.h"
 #include "analysis/samples/python_sync.h"
 
 namespace gprof::findings_internal {
@@ -54,7 +55,7 @@ std::vector<std::string> HostDuring(Analysis& a, uint64_t gs, uint64_t ge) {
 
 }  // namespace
 
-void GpuIdleFindings(Analysis& a, std::vector<Finding>* out) {
+void GpuIdleFindings(Analysis& a, const CpuSampleNames* cpu, std::vector<Finding>* out) {
   if (a.window() == 0) return;
   for (const auto& [dev, work] : a.device_work()) {
     if (CoveredIn(work, a.ws(), a.we()) == 0) continue;  // no work of this device in the window
@@ -87,6 +88,15 @@ void GpuIdleFindings(Analysis& a, std::vector<Finding>* out) {
       Place pl = a.PlaceAt(gaps[i].first, gaps[i].second);
       pl.device = dev;
       pl.context = HostDuring(a, gaps[i].first, gaps[i].second);
+      if (cpu != nullptr) {  // the sampled functions first: what the host computed meanwhile
+        const uint64_t gap = gaps[i].second - gaps[i].first;
+        std::vector<std::string> sampled;
+        for (const GapFunction& g :
+             FunctionsDuring(a.p(), *cpu, gaps[i].first, gaps[i].second, kMaxPlaces)) {
+          sampled.push_back(DescribeGapFunction(g, gap));
+        }
+        pl.context.insert(pl.context.begin(), sampled.begin(), sampled.end());
+      }
       f.places.push_back(std::move(pl));
     }
     f.where = f.places.front();
@@ -102,7 +112,8 @@ void GpuIdleFindings(Analysis& a, std::vector<Finding>* out) {
               std::to_string(gaps.size()) + (gaps.size() == 1 ? " gap" : " gaps") + " of " +
               FormatDuration(kGpuIdleMinGapNs) + " or more; the largest, " +
               FormatDuration(largest) + " at " + FormatDuration(f.where->ts_ns) +
-              ", while the host ran " + f.where->context.front();
+              (f.where->context.front().rfind("the host spent", 0) == 0 ? ": " : ", while the host ran ") +
+              f.where->context.front();
     f.advice =
         "The GPU waits for the host in these gaps. Overlap the host work named here with GPU "
         "work: load and preprocess data ahead (DataLoader workers, pin_memory, prefetching), "

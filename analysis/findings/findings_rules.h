@@ -12,6 +12,9 @@
 #include "analysis/findings/findings.h"
 #include "analysis/findings/findings_analysis.h"
 
+namespace gprof {
+struct CpuSampleNames;  // analysis/samples/cpu_samples.h
+}
 namespace gprof::findings_internal {
 
 // The busiest device's busy time in the window and the host's (ranges and calls, less the time
@@ -23,7 +26,8 @@ struct GpuShares {
 GpuShares Shares(Analysis& a, const std::vector<BlockingCall>& blocking);
 void BoundFindings(Analysis& a, const GpuShares& shares,
                    std::vector<Finding>* out);  // overhead_bound | compute_bound
-void GpuIdleFindings(Analysis& a, std::vector<Finding>* out);
+// `cpu`: --cpu-sampling's named samples, or null: each gap then names the sampled host functions.
+void GpuIdleFindings(Analysis& a, const CpuSampleNames* cpu, std::vector<Finding>* out);
 // `python`: the sampled Python stacks, or nullptr (python_line evidence only with them).
 void SyncFinding(Analysis& a, const std::vector<BlockingCall>& calls, const PythonSamples* python,
                  std::vector<Finding>* out);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "collector/host/api_records.h"
+#include "collector/host/cpu_sampler.h"
 #include "collector/host/host_clock.h"
 #include "collector/host/native_stack.h"
 #include "collector/host/nvtx_records.h"
@@ -181,17 +182,7 @@ void ProfileBuilder::Add(uint32_t tid, HostRecordType type, uint8_t flags, const
       uint32_t correlation_id = 0, depth = 0;
       const uint64_t* pcs = nullptr;
       if (!ReadApiStackRecord(payload, size, &correlation_id, &pcs, &depth)) return;
-      std::string key(reinterpret_cast<const char*>(pcs), depth * sizeof(uint64_t));
-      auto [it, fresh] = stack_ids_.emplace(std::move(key),
-                                            static_cast<uint32_t>(profile_->stacks.size()));
-      if (fresh) {
-        profile_->stacks.push_back(
-            NativeStack{static_cast<uint32_t>(profile_->stack_pcs.size()), depth});
-        const size_t at = profile_->stack_pcs.size();
-        profile_->stack_pcs.resize(at + depth);
-        std::memcpy(profile_->stack_pcs.data() + at, pcs, depth * sizeof(uint64_t));
-      }
-      profile_->api_stacks.push_back(ApiStackRef{correlation_id, it->second});
+      profile_->api_stacks.push_back(ApiStackRef{correlation_id, InternStack(pcs, depth)});
       return;
     }
     case HostRecordType::kThreadHandover:
@@ -275,6 +266,20 @@ void ProfileBuilder::Finish(uint64_t end_ns) {
   FillTables();
 }
 
+uint32_t ProfileBuilder::InternStack(const uint64_t* pcs, uint32_t depth) {
+  std::string key(reinterpret_cast<const char*>(pcs), depth * sizeof(uint64_t));
+  auto [it, fresh] =
+      stack_ids_.emplace(std::move(key), static_cast<uint32_t>(profile_->stacks.size()));
+  if (fresh) {
+    profile_->stacks.push_back(
+        NativeStack{static_cast<uint32_t>(profile_->stack_pcs.size()), depth});
+    const size_t at = profile_->stack_pcs.size();
+    profile_->stack_pcs.resize(at + depth);
+    std::memcpy(profile_->stack_pcs.data() + at, pcs, depth * sizeof(uint64_t));
+  }
+  return it->second;
+}
+
 namespace {
 
 // The deltas every host profile carries since the previous one (each dump or segment counts its
@@ -336,6 +341,9 @@ void BuildHostProfile(Profile* profile, uint64_t end_ns, const OpenAtWindowStart
   VisitHostRecords(&ProfileBuilder::Visit, &builder);
   builder.Finish(end_ns);
   TakeHostDeltas(profile);
+  TakeCpuSamples(profile, [&](const uint64_t* pcs, uint32_t depth) {
+    return builder.InternStack(pcs, depth);
+  });
   // The module map is taken only when there are stacks to place (dl_iterate_phdr: cold, but
   // not free).
   if (!profile->stacks.empty()) CollectModules(profile);
@@ -354,6 +362,9 @@ void HostSegments::Build(bool last, uint64_t end_ns) {
     builder_.Seal();
   }
   TakeHostDeltas(run_);
+  TakeCpuSamples(run_, [this](const uint64_t* pcs, uint32_t depth) {
+    return builder_.InternStack(pcs, depth);
+  });
   if (!run_->stacks.empty()) {
     run_->modules.clear();  // the map now (a segment lists the modules loaded at its end)
     CollectModules(run_);

@@ -62,6 +62,9 @@ class ProfileBuilder {
   // A segment's end (HostSegments): like Finish, but what is open stays open for the next
   // segment's records.
   void Seal();
+  // The index of stack `pcs` in the profile's stack table, added when new (--cpu-sampling's
+  // samples share the table with the API calls' stacks).
+  uint32_t InternStack(const uint64_t* pcs, uint32_t depth);
   // The registry for the next records (a segment takes a fresh snapshot); it must outlive them.
   void SetRegistry(const NvtxRegistrySnapshot& registry) { registry_ = &registry; }
   // A window's build: pops and ends of ranges opened before the window are not counted.

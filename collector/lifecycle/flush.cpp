@@ -16,6 +16,7 @@
 
 #include "collector/control/control_server.h"
 #include "collector/cupti/gpu_collector.h"
+#include "collector/host/cpu_sampler.h"
 #include "collector/host/host_collection.h"
 #include "collector/host/profile_builder.h"
 #include "collector/host/thread_buffer.h"
@@ -230,6 +231,7 @@ void FlushNow() {
   if (!StopSpillThread(ThreadWaitMs())) return;
   std::lock_guard<std::mutex> lock(rt.flush_mutex);
   SetHostCollectionEnabled(false);
+  StopCpuSampling();
   if (g_windows_active) {
     if (GpuStarted()) StopGpuCollection();
     return;  // windows were written as they completed; there is no whole-run profile

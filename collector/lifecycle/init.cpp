@@ -19,6 +19,7 @@
 
 #include "collector/control/control_server.h"
 #include "collector/cupti/gpu_collector.h"
+#include "collector/host/cpu_sampler.h"
 #include "collector/host/host_collection.h"
 #include "collector/host/nvtx_hooks.h"
 #include "collector/host/thread_buffer.h"
@@ -195,6 +196,7 @@ bool InitOnce(const std::map<std::string, std::string>& env) {
       WithFlushSignalsBlocked([&] { return StartWindows(rt->config, rt->info.start_ns, &WriteWindow); });
   // A whole run is written in segments as it goes (spill.h); windows write their own dumps.
   if (!g_windows_active) StartSpill(*rt);
+  WithFlushSignalsBlocked([&] { StartCpuSampling(rt->config); return true; });
   if (rt->config.start_paused && g_windows_active) {
     ControlIdentity identity;
     identity.session = rt->config.session.empty() ? rt->info.program : rt->config.session;

@@ -55,6 +55,8 @@ void ClearRecords(Profile* p) {
   p->counters = Counters{};
   p->collector_cost = CollectorCost{};
   p->stack_counters = StackCounters{};
+  p->cpu_samples.clear();
+  p->cpu_sample_counters = CpuSampleCounters{};
 }
 
 // One segment; flush_mutex held.

@@ -25,6 +25,7 @@
 #include "outputs/trace/gzip_file.h"
 #include "outputs/trace/python_slice_events.h"
 #include "outputs/trace/trace_json.h"
+#include "outputs/trace/cpu_sample_events.h"
 #include "outputs/trace/trace_json_events.h"
 #include "text/json_writer.h"
 
@@ -35,9 +36,9 @@ class TraceWriter {
  public:
   // `python`: sampled Python stacks to add (python_slices.h), or nullptr.
   TraceWriter(const Profile& p, JsonWriter* out, std::string trace_name,
-              const PythonSliceSet* python = nullptr)
+              const PythonSliceSet* python = nullptr, const CpuSampleNames* cpu = nullptr)
       : plan_(p), p_(p), out_(*out), events_(plan_, out), trace_name_(std::move(trace_name)),
-        python_(python), python_tid_(python != nullptr ? PythonFirstTid(plan_) : 0) {
+        python_(python), cpu_(cpu), python_tid_(python != nullptr ? PythonFirstTid(plan_) : 0) {
     if (python != nullptr && !python->api_python_lines.empty()) {
       events_.SetApiPythonLines(&python->api_python_lines, &python->api_python_stacks);
     }
@@ -50,6 +51,7 @@ class TraceWriter {
     for (const PlannedEvent& e : plan_.events()) events_.Write(e);
     // After the plan's events: Perfetto's importer sorts (REFERENCE.md §4).
     if (python_ != nullptr) WritePythonSlices(*python_, plan_, python_tid_, &events_, &out_);
+    if (cpu_ != nullptr) WriteCpuSampleEvents(*cpu_, plan_, &events_, &out_);
     out_.Raw("\n  ],\n  \"traceName\": ");
     out_.String(trace_name_);
     out_.Raw("\n}\n");
@@ -154,6 +156,7 @@ class TraceWriter {
   TraceEventWriter events_;  // after plan_: formats the planned events into out_
   std::string trace_name_;
   const PythonSliceSet* python_;
+  const CpuSampleNames* cpu_;
   uint32_t python_tid_;  // the first python track's tid
 };
 
@@ -165,18 +168,23 @@ TraceStats WriteTraceJson(const Profile& profile, const std::string& path) {
 
 TraceStats WriteTraceJson(const Profile& profile, const std::string& path,
                           const PythonSliceSet* python) {
+  return WriteTraceJson(profile, path, python, nullptr);
+}
+
+TraceStats WriteTraceJson(const Profile& profile, const std::string& path,
+                          const PythonSliceSet* python, const CpuSampleNames* cpu) {
   const size_t slash = path.find_last_of('/');
   const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
   if (IsGzipPath(path)) {
     GzipFile gz(path);
     JsonWriter out(gz.Sink());
-    TraceWriter w(profile, &out, name, python);
+    TraceWriter w(profile, &out, name, python, cpu);
     TraceStats stats = w.Write();
     stats.bytes = gz.Close();
     return stats;
   }
   JsonWriter out(path);
-  TraceWriter w(profile, &out, name, python);
+  TraceWriter w(profile, &out, name, python, cpu);
   return w.Write();
 }
 
@@ -187,12 +195,12 @@ TraceStats FormatTraceJson(const Profile& profile, const std::string& trace_name
 }
 
 std::string FormatTraceJson(const Profile& profile, const std::string& trace_name,
-                            const PythonSliceSet* python) {
+                            const PythonSliceSet* python, const CpuSampleNames* cpu) {
   std::string text;
   JsonWriter out(JsonSink{&text, [](void* ctx, const char* data, size_t size) {
                             static_cast<std::string*>(ctx)->append(data, size);
                           }});
-  TraceWriter w(profile, &out, trace_name, python);
+  TraceWriter w(profile, &out, trace_name, python, cpu);
   w.Write();
   return text;
 }

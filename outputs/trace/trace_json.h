@@ -27,6 +27,11 @@ TraceStats WriteTraceJson(const Profile& profile, const std::string& path);
 struct PythonSliceSet;
 TraceStats WriteTraceJson(const Profile& profile, const std::string& path,
                           const PythonSliceSet* python);
+// The same, with --cpu-sampling's samples as cpu_sample instants on their threads
+// (cpu_sample_events.h); `cpu` may be nullptr.
+struct CpuSampleNames;
+TraceStats WriteTraceJson(const Profile& profile, const std::string& path,
+                          const PythonSliceSet* python, const CpuSampleNames* cpu);
 
 // Formats the trace into `sink` in chunks of at most 1 MiB (TraceStats::bytes counts them all).
 TraceStats FormatTraceJson(const Profile& profile, const std::string& trace_name, JsonSink sink);
@@ -34,6 +39,7 @@ TraceStats FormatTraceJson(const Profile& profile, const std::string& trace_name
 // The whole document as one string (tests, small profiles); `python`: sampled Python stacks to
 // add (python_slices.h).
 std::string FormatTraceJson(const Profile& profile, const std::string& trace_name,
-                            const PythonSliceSet* python = nullptr);
+                            const PythonSliceSet* python = nullptr,
+                            const CpuSampleNames* cpu = nullptr);
 
 }  // namespace gprof

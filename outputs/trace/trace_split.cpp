@@ -111,14 +111,15 @@ std::string TracePartPath(const std::string& path, size_t part) {
 
 std::vector<std::string> WriteTraceJsonCapped(const Profile& p, const std::string& path,
                                               uint64_t max_bytes,
-                                              const PythonSliceSet* python) {
+                                              const PythonSliceSet* python,
+                                              const CpuSampleNames* cpu) {
   if (max_bytes == 0) {
-    WriteTraceJson(p, path, python);
+    WriteTraceJson(p, path, python, cpu);
     return {path};
   }
   const uint64_t whole = JsonBytes(p, FileName(path));
   if (whole <= max_bytes) {  // the samples are not counted: a trace just under the cap may pass it
-    WriteTraceJson(p, path, python);
+    WriteTraceJson(p, path, python, cpu);
     return {path};
   }
   // Parts of about equal event counts; more parts until each fits (events differ in size, and

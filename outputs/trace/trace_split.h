@@ -29,9 +29,12 @@ std::string TracePartPath(const std::string& path, size_t part);
 // `max_bytes` (0: no cap), as parts of at most `max_bytes` each (a single event larger than the
 // cap gets a part of its own). Returns the files written, in time order. Throws
 // std::runtime_error on I/O errors. `python` (sampled Python stacks, python_slices.h) goes into
-// a trace written whole; parts cut by time do not have them yet.
+// a trace written whole; parts cut by time do not have them yet. So does `cpu` (--cpu-sampling's
+// named samples, cpu_sample_events.h).
+struct CpuSampleNames;
 std::vector<std::string> WriteTraceJsonCapped(const Profile& p, const std::string& path,
                                               uint64_t max_bytes,
-                                              const PythonSliceSet* python = nullptr);
+                                              const PythonSliceSet* python = nullptr,
+                                              const CpuSampleNames* cpu = nullptr);
 
 }  // namespace gprof

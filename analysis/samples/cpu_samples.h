@@ -1,0 +1,52 @@
+// What --cpu-sampling's native stack samples say (docs/CPU_SAMPLING.md): which function each
+// sample ran in, the host functions that ran during a GPU gap (gpu_idle), the cpu_sample_sum
+// stats report and folded stacks for flame graphs.
+//
+// A sample stands for the CPU time recorded with it (CpuSample::cpu_ns: one period with perf; the
+// process's CPU time since the previous sample with the timer). It is charged to its innermost
+// frame ("self", as nsys's and perf's reports do), named by libdw after the run.
+// Threads: the launcher's (cold).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/profile.h"
+
+namespace gprof {
+
+// Per stack of the profile (indexed like Profile::stacks): the innermost frame's function and
+// "file:line" ("" when unknown), and every frame outermost first as folded stacks list them.
+struct CpuSampleNames {
+  std::vector<std::string> function;
+  std::vector<std::string> location;
+  std::vector<std::vector<std::string>> frames_outermost_first;
+};
+// Symbolizes the stacks the samples use (libdw; reads the modules' files).
+CpuSampleNames NameCpuSamples(const Profile& p);
+
+// A host function during a gap, from the samples: how many fell in the gap on any thread, and
+// the CPU time they stand for (at most the gap's length).
+struct GapFunction {
+  std::string function;
+  std::string location;
+  uint64_t samples = 0;
+  uint64_t ns = 0;
+};
+// The functions sampled in [start, end), the most samples first (ties by name), at most `max`.
+std::vector<GapFunction> FunctionsDuring(const Profile& p, const CpuSampleNames& names,
+                                         uint64_t start, uint64_t end, size_t max);
+// "the host spent 290 us of the 297 us gap in host_preprocess (main.cu:22), sampled (29
+// samples)".
+std::string DescribeGapFunction(const GapFunction& f, uint64_t gap_ns);
+
+// `gprof-run stats --report cpu_sample_sum`: one row per function (self samples), with its share,
+// estimated CPU time and total (self + callees) samples.
+std::string FormatCpuSampleSum(const Profile& p, const CpuSampleNames& names);
+
+// Folded stacks (Brendan Gregg's flamegraph.pl and speedscope input): one line per distinct
+// stack, "thread <tid>;outer;...;inner <samples>", sorted.
+std::string FoldedCpuStacks(const Profile& p, const CpuSampleNames& names);
+
+}  // namespace gprof

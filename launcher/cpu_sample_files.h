@@ -1,0 +1,21 @@
+// --cpu-sampling's files beside a rendered dump (docs/CPU_SAMPLING.md). Launcher process only.
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/samples/cpu_samples.h"
+#include "model/profile.h"
+
+namespace gprof::launcher {
+
+// Names the samples of `profile` (for gpu_idle and the trace) and writes
+// <dir>/<stem>.cpu.folded (added to `outputs`; a warning on `err` when it cannot be written);
+// null when the profile has no samples.
+std::unique_ptr<CpuSampleNames> WriteCpuFolded(const Profile& profile, const std::string& dir,
+                                               const std::string& stem,
+                                               std::vector<std::string>* outputs, std::FILE* err);
+
+}  // namespace gprof::launcher

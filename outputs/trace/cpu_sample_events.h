@@ -1,0 +1,23 @@
+// --cpu-sampling's samples as trace JSON events (docs/CPU_SAMPLING.md). Launcher process only.
+//
+// Each sample is a thread-scoped instant event ("ph":"i","s":"t") on the sampled thread's own
+// track (pid = the process, tid = the OS thread, as its ranges and CUDA calls), cat
+// "cpu_sample", named by its innermost frame, with args.stack (its frames, innermost first) and
+// args.cpu_us (the CPU time it stands for). An instant rather than an X slice of one period: a slice of fixed length would
+// overlap the thread's ranges and calls partly, which Perfetto's importer moves or drops
+// (REFERENCE.md §4); an instant sits inside whatever encloses it.
+#pragma once
+
+#include "analysis/samples/cpu_samples.h"
+
+namespace gprof {
+
+class JsonWriter;
+class TraceEventWriter;
+class TracePlan;
+
+// Writes every sample at or after the trace's base time (earlier ones would get a negative ts).
+void WriteCpuSampleEvents(const CpuSampleNames& names, const TracePlan& plan,
+                          TraceEventWriter* events, JsonWriter* out);
+
+}  // namespace gprof
