@@ -19,7 +19,7 @@ inline constexpr char kEndMagic[8] = {'G', 'P', 'R', 'O', 'F', 'E', 'N', 'D'};
 enum SectionTag : uint32_t {
   kInfo = 1, kCounters, kStrings, kDomains, kThreads, kDevices, kRanges, kMarks, kApiCalls,
   kLaunchConfigs, kKernels, kMemcpys, kMemsets, kSyncs, kMemoryOps, kOverheads, kSteps, kApiNames,
-  kCollectorCost, kStacks, kStackPcs, kApiStacks, kModules, kStackCounters, kSegment,
+  kCollectorCost, kStacks, kStackPcs, kApiStacks, kModules, kStackCounters, kSegment, kThreadCpu,
   kEnd = 0xffffffffu,
 };
 
