@@ -23,6 +23,7 @@
 #include "collector/lifecycle/runtime.h"
 #include "collector/lifecycle/runtime_state.h"
 #include "collector/lifecycle/spill.h"
+#include "collector/lifecycle/thread_cpu.h"
 #include "collector/lifecycle/window_gpu.h"
 #include "collector/windows/window_cut.h"
 #include "collector/windows/window_thread.h"
@@ -55,6 +56,7 @@ void BuildProfile(Runtime& rt, Profile* profile, uint64_t end_ns) {
   profile->info = rt.info;
   profile->info.end_ns = end_ns;
   BuildHostProfile(profile, end_ns);  // host data first: no CUPTI call before it is built
+  TakeThreadCpu(profile, /*consume=*/true);  // with a last round: the end of the run
   MarkLaunchCalls(profile, &HandedOverAt);
   if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) {
     SetGpuInfo(rt.gpu, &profile->info);
@@ -229,16 +231,19 @@ void FlushNow() {
   std::lock_guard<std::mutex> lock(rt.flush_mutex);
   SetHostCollectionEnabled(false);
   if (g_windows_active) {
+    StopThreadCpuSampler();  // the last window took its samples
     if (GpuStarted()) StopGpuCollection();
     return;  // windows were written as they completed; there is no whole-run profile
   }
   if (SpillActive()) {  // the whole run, in segments: the last one, then the file in place
     FinishSpill(NowNs());
+    StopThreadCpuSampler();
     if (GpuStarted()) StopGpuCollection();
     return;
   }
   Profile profile;
   BuildProfile(rt, &profile, NowNs());
+  StopThreadCpuSampler();
   if (GpuStarted()) StopGpuCollection();
   WriteProfile(profile, WholeRunDumpPath(rt.config.output_dir, rt.info));
 }
@@ -265,6 +270,7 @@ std::string WriteWindow(const WindowSpan& span, Profile* gpu_pending, bool* held
       CollectWindowGpu(&profile, gpu_pending);  // window_gpu.h: never a forced flush mid-run
     }
     CutWindow(&profile, span.start_ns, span.end_ns, gpu_pending, /*program_ended=*/span.partial);
+    TakeThreadCpu(&profile, /*consume=*/false, span.start_ns);  // a round now: past the end
     // NVTX steps named ProfilerStep#N are already ranges in the profile; other sources get
     // ProfilerStep#N spans so that HTA and the table see iterations.
     const StepSource& step = rt.config.step;

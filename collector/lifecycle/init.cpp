@@ -28,6 +28,7 @@
 #include "collector/lifecycle/runtime_state.h"
 #include "collector/lifecycle/signals.h"
 #include "collector/lifecycle/spill.h"
+#include "collector/lifecycle/thread_cpu.h"
 #include "collector/windows/window_thread.h"
 #include "config/config.h"
 #include "model/dump.h"
@@ -195,6 +196,7 @@ bool InitOnce(const std::map<std::string, std::string>& env) {
       WithFlushSignalsBlocked([&] { return StartWindows(rt->config, rt->info.start_ns, &WriteWindow); });
   // A whole run is written in segments as it goes (spill.h); windows write their own dumps.
   if (!g_windows_active) StartSpill(*rt);
+  WithFlushSignalsBlocked([] { return StartThreadCpuSampler(); });  // its first round: the start
   if (rt->config.start_paused && g_windows_active) {
     ControlIdentity identity;
     identity.session = rt->config.session.empty() ? rt->info.program : rt->config.session;
