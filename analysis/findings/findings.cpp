@@ -120,7 +120,7 @@ using namespace findings_internal;  // NOLINT: the rules and their shared analys
 
 int IdOrder(const std::string& id) {
   static constexpr std::string_view kOrder[] = {
-      "overhead_bound", "compute_bound", "gpu_idle",     "sync",           "pageable_memcpy",
+      "overhead_bound", "compute_bound", "dataloader_bound", "gpu_idle", "sync", "pageable_memcpy",
       "serialized_copy", "kernel_spread", "short_kernels", "cold_start",   "heavy_kernel",
       "gemm_bias_copy",  "profiler_overhead", "memory_growth", "alloc_churn",  "memory_peak",
       "straggler",       "imbalance",         "comm_overlap"};
@@ -174,6 +174,7 @@ std::vector<Finding> FindFindings(const Profile& profile, FindingsContext* conte
   ShortKernelsFinding(a, &out);
   HeavyKernelFinding(a, &out);
   ProfilerOverheadFinding(a, &out);
+  DataLoaderFinding(a, &out);
   MemoryFindings(a, &out);
   SortFindings(&out);
   return out;

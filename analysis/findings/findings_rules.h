@@ -51,6 +51,7 @@ void SpreadFindings(Analysis& a, std::vector<Finding>* out);
 void ShortKernelsFinding(Analysis& a, std::vector<Finding>* out);
 void HeavyKernelFinding(Analysis& a, std::vector<Finding>* out);
 void ProfilerOverheadFinding(Analysis& a, std::vector<Finding>* out);
+void DataLoaderFinding(Analysis& a, std::vector<Finding>* out);  // findings_dataloader.cpp
 void MemoryFindings(Analysis& a, std::vector<Finding>* out);  // memory_peak, _growth, alloc_churn
 
 }  // namespace gprof::findings_internal
