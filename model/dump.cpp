@@ -95,6 +95,9 @@ void WriteSegment(const Profile& p, const SegmentHeader& seg, OutputFile* f) {
     s.Section(kCpuSamples, p.cpu_samples);
     s.Section(kCpuSampleCounters, std::vector<CpuSampleCounters>{p.cpu_sample_counters});
   }
+  // Thread CPU samples: absent when there are none; a reader that predates them skips the
+  // section (it does not know the tag), so the format version stays.
+  if (!p.thread_cpu.empty()) s.Section(kThreadCpu, p.thread_cpu);
   const uint64_t hash = s.hash();
   s.Pod(static_cast<uint32_t>(kEnd));
   s.Pod(uint32_t{0});

@@ -19,6 +19,9 @@
 // module lists, and only the growth of the tables records index into (strings, domains, launch
 // configs, API names, stacks, stack PCs): ids stay those of the whole run, so the reader
 // appends and never remaps. A window dump or a short run is one segment.
+// Within version 6, a section with a tag a reader does not know is skipped: the thread CPU
+// samples (kThreadCpu, ThreadCpuSample records) came that way, present only when sampled, so
+// older dumps read as having none and older readers read newer dumps without them.
 // A reader rejects: a bad magic, a newer format version, a record size that does not match this
 // build's struct, a checksum mismatch, a segment whose table bases do not follow the previous
 // one's, a file with no complete segment. A file whose last segment is cut short or is not

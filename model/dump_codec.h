@@ -22,6 +22,7 @@ enum SectionTag : uint32_t {
   kCollectorCost, kStacks, kStackPcs, kApiStacks, kModules, kStackCounters, kSegment,
   kPlacement,
   kCpuSamples, kCpuSampleCounters,  // --cpu-sampling (docs/CPU_SAMPLING.md)
+  kThreadCpu,                       // thread CPU time samples
   kEnd = 0xffffffffu,
 };
 

@@ -204,6 +204,9 @@ bool ReadSegment(const char* data, size_t body, size_t body_end, bool first, Pro
       case kApiStacks:
         ok = AppendSection(payload, record_size, count, &result->api_stacks, &why);
         break;
+      case kThreadCpu:
+        ok = AppendSection(payload, record_size, count, &result->thread_cpu, &why);
+        break;
       case kModules: ok = AppendSection(payload, record_size, count, &modules, &why); break;
       case kStackCounters: {
         StackCounters sc;

@@ -45,6 +45,9 @@ std::string CheckProfile(const Profile& p) {
   for (size_t i = 0; i < p.steps.size(); ++i) {
     if (bad_time(p.steps[i].start_ns) || bad_time(p.steps[i].end_ns)) return late("step", i);
   }
+  for (size_t i = 0; i < p.thread_cpu.size(); ++i) {
+    if (bad_time(p.thread_cpu[i].ts_ns)) return late("thread CPU sample", i);
+  }
   std::string gpu_late;
   ForEachGpuKind(p, [&](GpuKind, const auto& records) {
     for (size_t i = 0; i < records.size() && gpu_late.empty(); ++i) {

@@ -233,6 +233,8 @@ struct Profile : GpuRecords {
   // --cpu-sampling: native stack samples of the program's threads (stacks in `stacks` above).
   std::vector<CpuSample> cpu_samples;
   CpuSampleCounters cpu_sample_counters;
+  // Each program thread's CPU time, sampled during the run (empty in dumps of older versions).
+  std::vector<ThreadCpuSample> thread_cpu;
   // PyTorch's caching allocator, by time: attached by the launcher after reading the dump
   // (analysis/samples/torch_memory.h, from the Python hook's side file); never stored in a dump.
   std::vector<TorchMemoryEvent> torch_memory;

@@ -291,6 +291,19 @@ struct Step {
 };
 static_assert(sizeof(Step) == 24);
 
+// One thread's CPU time at one moment (collector/lifecycle/thread_cpu.h: sampled on gprof-run's
+// own thread, from /proc/self/task/<tid>/schedstat). Both counters are cumulative since the
+// thread started; the analysis takes differences between samples (analysis/attribution/
+// thread_cpu.h). 32 bytes.
+struct ThreadCpuSample {
+  uint64_t ts_ns;    // when it was read
+  uint64_t cpu_ns;   // time the thread ran on a CPU
+  uint64_t wait_ns;  // time it was ready to run but waited for a CPU (0 when not known)
+  uint32_t tid;
+  uint32_t pad0;
+};
+static_assert(sizeof(ThreadCpuSample) == 32);
+
 // ---- Process-level descriptions -------------------------------------------------------------
 
 struct ThreadInfo {

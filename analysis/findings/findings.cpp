@@ -34,6 +34,7 @@ GpuShares Shares(Analysis& a, const std::vector<BlockingCall>& blocking) {
   const uint64_t all = CoveredIn(MergeIntervals(std::move(host)), a.ws(), a.we());
   const uint64_t waiting = CoveredIn(MergeIntervals(std::move(blocked)), a.ws(), a.we());
   s.host_busy = all > waiting ? all - waiting : 0;
+  LaunchThreadCpu(a, blocking, &s);
   return s;
 }
 
@@ -41,7 +42,12 @@ void BoundFindings(Analysis& a, const GpuShares& s, std::vector<Finding>* out) {
   const Profile& p = a.p();
   if (!p.HasGpuData() || a.window() == 0) return;
   const double gpu = Share(s.gpu_busy, a.window());
-  const double host = Share(s.host_busy, a.window());
+  const double recorded = Share(s.host_busy, a.window());
+  // With thread CPU samples the host is judged by the launching thread's CPU time outside
+  // blocking calls, against the window less its time waiting for a CPU: work without a range
+  // counts, sleeping inside one does not, and a loaded machine changes neither (docs/FINDINGS.md).
+  const double busy = s.launch_cpu ? Share(s.launch_busy, s.launch_own) : 0.0;
+  const double host = s.launch_cpu ? busy : recorded;
   const bool overhead = gpu < kOverheadBoundMaxGpuShare && host >= kOverheadBoundMinHostShare;
   const bool compute = gpu >= kComputeBoundMinGpuShare;
   if (!overhead && !compute) return;
@@ -56,9 +62,25 @@ void BoundFindings(Analysis& a, const GpuShares& s, std::vector<Finding>* out) {
   Finding f;
   f.evidence = {Count("device", s.device),        Duration("window_us", a.window()),
                 Duration("gpu_busy_us", s.gpu_busy), Pct("gpu_busy_pct", gpu),
-                Duration("host_busy_us", s.host_busy), Pct("host_busy_pct", host),
+                Duration("host_busy_us", s.host_busy), Pct("host_busy_pct", recorded),
                 Count("kernels", kernels),         Duration("self_cpu_total_us", self_cpu),
                 Duration("self_cuda_total_us", self_cuda)};
+  if (s.launch_cpu) {
+    f.evidence.push_back(Count("launch_thread", s.launch_tid));
+    f.evidence.push_back(Count("launch_threads", s.launch_threads));
+    f.evidence.push_back(Duration("thread_cpu_us", s.launch_cpu->cpu_ns));
+    f.evidence.push_back(Pct("thread_cpu_pct", Share(s.launch_cpu->cpu_ns, a.window())));
+    f.evidence.push_back(Duration("thread_cpu_wait_us", s.launch_cpu->wait_ns));
+    f.evidence.push_back(Duration("thread_sync_us", s.launch_sync));
+    f.evidence.push_back(Pct("thread_busy_pct", busy));
+  }
+  // How the host figure of the title was measured.
+  const std::string host_text =
+      s.launch_cpu ? "its launching thread " + std::to_string(s.launch_tid) + " computes " +
+                         Percent(busy) + " of the time it does not wait for a CPU (" +
+                         FormatDuration(s.launch_busy) + " of CPU outside synchronizations), "
+                         "recorded host work covering " + Percent(recorded)
+                   : "the host is busy " + Percent(recorded);
   Place where = a.PlaceAt(a.ws(), a.we());
   where.device = s.device;
   f.where = where;
@@ -67,9 +89,8 @@ void BoundFindings(Analysis& a, const GpuShares& s, std::vector<Finding>* out) {
     f.id = "overhead_bound";
     f.severity = gpu < kOverheadBoundHighGpuShare ? Severity::kHigh : Severity::kWarn;
     f.title = "Overhead-bound: " + dev + " is busy " + Percent(gpu) + " of the " +
-              FormatDuration(a.window()) + " window while the host is busy " + Percent(host) +
-              " (Self CPU total " + FormatDuration(self_cpu) + ", Self CUDA total " +
-              FormatDuration(self_cuda) + ")";
+              FormatDuration(a.window()) + " window while " + host_text + " (Self CPU total " +
+              FormatDuration(self_cpu) + ", Self CUDA total " + FormatDuration(self_cuda) + ")";
     f.advice =
         "The host sets the pace: the GPU finishes its work long before the next arrives. Give "
         "it more work per launch (larger batches or matrices), fewer launches (fuse ops, "
@@ -80,7 +101,10 @@ void BoundFindings(Analysis& a, const GpuShares& s, std::vector<Finding>* out) {
     f.severity = Severity::kInfo;
     f.title = "Compute-bound: " + dev + " is busy " + Percent(gpu) + " of the " +
               FormatDuration(a.window()) + " window (Self CUDA total " +
-              FormatDuration(self_cuda) + ", Self CPU total " + FormatDuration(self_cpu) + ")";
+              FormatDuration(self_cuda) + ", Self CPU total " + FormatDuration(self_cpu) + ")" +
+              (s.launch_cpu ? "; its launching thread " + std::to_string(s.launch_tid) +
+                                  " used " + FormatDuration(s.launch_cpu->cpu_ns) + " of CPU"
+                            : std::string());
     f.advice =
         "The GPU sets the pace: speed up the kernels at the top of the table by Self CUDA "
         "(lower precision, better-suited kernels, less work); host-side changes will not make "
@@ -97,7 +121,7 @@ using namespace findings_internal;  // NOLINT: the rules and their shared analys
 
 int IdOrder(const std::string& id) {
   static constexpr std::string_view kOrder[] = {
-      "overhead_bound", "compute_bound", "gpu_idle",     "sync",           "pageable_memcpy",
+      "overhead_bound", "compute_bound", "dataloader_bound", "gpu_idle", "sync", "pageable_memcpy",
       "serialized_copy", "kernel_spread", "short_kernels", "cold_start",   "heavy_kernel",
       "gemm_bias_copy",  "profiler_overhead", "memory_growth", "alloc_churn",  "memory_peak",
       "straggler",       "imbalance",         "comm_overlap"};
@@ -152,6 +176,7 @@ std::vector<Finding> FindFindings(const Profile& profile, FindingsContext* conte
   ShortKernelsFinding(a, &out);
   HeavyKernelFinding(a, &out);
   ProfilerOverheadFinding(a, &out);
+  DataLoaderFinding(a, &out);
   MemoryFindings(a, &out);
   EstimateSavings(a, &out);
   SortFindings(&out);

@@ -110,6 +110,13 @@ inline constexpr uint64_t kMemoryGrowthMinBytes = 1u << 20;
 // (device or pinned; stream-ordered pool allocations are cheap and do not count).
 inline constexpr uint64_t kAllocChurnMinPerStep = 4;
 
+// dataloader_bound: the thread that steps the optimizer spends at least this share of the step
+// time in torch's DataLoader __next__ (below it a faster loader saves too little to lead with);
+// "warn" from kDataLoaderWarnShare, "high" from kDataLoaderHighShare (the loader is most of it).
+inline constexpr double kDataLoaderMinShare = 0.10;
+inline constexpr double kDataLoaderWarnShare = 0.25;
+inline constexpr double kDataLoaderHighShare = 0.50;
+
 inline constexpr size_t kMaxPlaces = 3;
 inline constexpr size_t kMaxSpreadFindings = 3;
 
@@ -168,10 +175,10 @@ struct Finding {
 };
 
 // Every finding of `profile`, each with its estimated saving, ordered by that saving (largest
-// first, OrderBySaving), and where savings tie by severity (high first), then id order (overhead_bound,
-// compute_bound, gpu_idle, sync, pageable_memcpy, serialized_copy, kernel_spread, short_kernels,
-// cold_start, heavy_kernel, gemm_bias_copy, profiler_overhead, memory_growth, alloc_churn,
-// memory_peak; then the distributed ids of
+// first, OrderBySaving), and where savings tie by severity (high first), then id order
+// (overhead_bound, compute_bound, dataloader_bound, gpu_idle, sync, pageable_memcpy,
+// serialized_copy, kernel_spread, short_kernels, cold_start, heavy_kernel, gemm_bias_copy,
+// profiler_overhead, memory_growth, alloc_churn, memory_peak; then the distributed ids of
 // merge_findings.h: straggler, imbalance, comm_overlap), then subject. Deterministic.
 // With `context`, also what the rules measured against (the window, the steps, the busy shares),
 // for other views of the same profile that must agree with the findings (the HTML report).

@@ -24,6 +24,7 @@
 #include "collector/lifecycle/runtime.h"
 #include "collector/lifecycle/runtime_state.h"
 #include "collector/lifecycle/spill.h"
+#include "collector/lifecycle/thread_cpu.h"
 #include "collector/lifecycle/window_gpu.h"
 #include "collector/windows/window_cut.h"
 #include "collector/windows/window_thread.h"
@@ -58,6 +59,7 @@ void BuildProfile(Runtime& rt, Profile* profile, uint64_t end_ns) {
   profile->info.end_ns = end_ns;
   StampClockEnd(&profile->info);
   BuildHostProfile(profile, end_ns);  // host data first: no CUPTI call before it is built
+  TakeThreadCpu(profile, /*consume=*/true);  // with a last round: the end of the run
   MarkLaunchCalls(profile, &HandedOverAt);
   if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) {
     SetGpuInfo(rt.gpu, &profile->info);
@@ -233,16 +235,19 @@ void FlushNow() {
   SetHostCollectionEnabled(false);
   StopCpuSampling();
   if (g_windows_active) {
+    StopThreadCpuSampler();  // the last window took its samples
     if (GpuStarted()) StopGpuCollection();
     return;  // windows were written as they completed; there is no whole-run profile
   }
   if (SpillActive()) {  // the whole run, in segments: the last one, then the file in place
     FinishSpill(NowNs());
+    StopThreadCpuSampler();
     if (GpuStarted()) StopGpuCollection();
     return;
   }
   Profile profile;
   BuildProfile(rt, &profile, NowNs());
+  StopThreadCpuSampler();
   if (GpuStarted()) StopGpuCollection();
   WriteProfile(profile, WholeRunDumpPath(rt.config.output_dir, rt.info));
 }
@@ -278,6 +283,7 @@ std::string WriteWindow(const WindowSpan& span, Profile* gpu_pending, bool* held
                                                        ProgramProfilerStepsMark(run)),
                                     tid, 0, 0, 0});
     }
+    TakeThreadCpu(&profile, /*consume=*/false, span.start_ns);  // a round now: past the end
     // NVTX steps named ProfilerStep#N are already ranges in the profile; other sources get
     // ProfilerStep#N spans so that HTA and the table see iterations.
     const StepSource& step = rt.config.step;

@@ -29,6 +29,7 @@
 #include "collector/lifecycle/runtime_state.h"
 #include "collector/lifecycle/signals.h"
 #include "collector/lifecycle/spill.h"
+#include "collector/lifecycle/thread_cpu.h"
 #include "collector/windows/window_thread.h"
 #include "config/config.h"
 #include "model/dump.h"
@@ -197,6 +198,7 @@ bool InitOnce(const std::map<std::string, std::string>& env) {
   // A whole run is written in segments as it goes (spill.h); windows write their own dumps.
   if (!g_windows_active) StartSpill(*rt);
   WithFlushSignalsBlocked([&] { StartCpuSampling(rt->config); return true; });
+  WithFlushSignalsBlocked([] { return StartThreadCpuSampler(); });  // its first round: the start
   if (rt->config.start_paused && g_windows_active) {
     ControlIdentity identity;
     identity.session = rt->config.session.empty() ? rt->info.program : rt->config.session;

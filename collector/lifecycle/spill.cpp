@@ -17,6 +17,7 @@
 #include "collector/lifecycle/flush.h"
 #include "collector/lifecycle/process_identity.h"
 #include "collector/lifecycle/signals.h"
+#include "collector/lifecycle/thread_cpu.h"
 #include "collector/lifecycle/window_gpu.h"
 #include "model/dump.h"
 #include "model/gpu_checks.h"
@@ -50,6 +51,7 @@ void ClearRecords(Profile* p) {
   p->marks.clear();
   p->api_calls.clear();
   p->steps.clear();
+  p->thread_cpu.clear();
   p->api_stacks.clear();
   ForEachGpuKind(*p, [](GpuKind, auto& records) { records.clear(); });
   p->counters = Counters{};
@@ -67,6 +69,7 @@ void WriteSegment(Spill* s, bool last, uint64_t end_ns) {
   run.info.end_ns = end_ns;
   StampClockEnd(&run.info);
   s->host.Build(last, end_ns);
+  TakeThreadCpu(&run, /*consume=*/true);  // with a round now: the segment's (or run's) end
   MarkLaunchCalls(&run, &HandedOverAt);
   if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) {
     SetGpuInfo(rt.gpu, &run.info);

@@ -43,6 +43,11 @@ def on_torch_imported(torch_module):
     torch_hook_calls += 1
     import _gprof_run_torch
     _gprof_run_torch.install(torch_module, _debug_report)  # never raises
+    try:
+        import _gprof_run_dataloader
+        _gprof_run_dataloader.install(torch_module, _debug_report)  # never raises
+    except Exception as exc:
+        _debug_report("loading the DataLoader hook", exc)
 
 
 def _debug_report(what, exc):

@@ -140,6 +140,41 @@ TEST(FindingsPatterns, HostWorkWithTinyKernelsIsOverheadBoundNeverComputeBound) 
   ExpectAbsent(r, {"compute_bound", "sync", "heavy_kernel", "pageable_memcpy", "serialized_copy"});
 }
 
+// examples/cuda/host_preprocess: no NVTX at all; before each of 20 tiny kernels per step,
+// host_preprocess() computes until its thread has used 200 us of CPU time. Recorded host work is
+// only the launch calls (a few us each); the thread CPU samples see the thread compute nearly all
+// the time it does not wait for a CPU, on a loaded machine too (time lost to other processes is
+// waiting for a CPU, which the rule leaves out). The window is the GPU span (no steps): from the
+// first launch, so 399 of the 400 host_preprocess calls are inside it, 79.8 ms of CPU time; the
+// samples are 10 ms apart and interpolated at each of the window's two edges, so the CPU time
+// shown may be up to 20 ms short of that (60 ms asserted).
+TEST(FindingsPatterns, UnannotatedHostComputeBeforeEachLaunchIsOverheadBoundByThreadCpuTime) {
+  const PatternRun r = Profile("host_compute", {{"CUDASIM_KERNEL_NS", "tiny_kernel=2000"}}, {},
+                               {GPROF_HOST_PREPROCESS, "20", "200"});
+  const Json* f = Find(r, "overhead_bound");
+  ASSERT_NE(f, nullptr) << r.findings.dump(2);
+  EXPECT_EQ(Ev(*f, "kernels"), 400);
+  EXPECT_LT(Ev(*f, "host_busy_pct"), 50.0) << "recorded ranges alone would not say it";
+  EXPECT_GE(Ev(*f, "thread_busy_pct"), 80.0);
+  EXPECT_GE(Ev(*f, "thread_cpu_us"), 60'000.0);
+  EXPECT_EQ(Ev(*f, "launch_threads"), 1);
+  EXPECT_NE(f->at("title").get<std::string>().find("launching thread"), std::string::npos);
+  ExpectAbsent(r, {"compute_bound"});
+}
+
+// The same program with host_preprocess() sleeping 1 ms instead of computing: the GPU idles as
+// much (gpu_idle), but the launching thread is asleep nearly all the time, so the host does not
+// set the pace by computing and the run is not overhead_bound. A thread waking from a sleep waits
+// for a CPU first (4 ms per wake-up with six of these tests at once on 2 cores): the rule counts
+// CPU time against the window less that wait, so the sleeps keep the share near the launches'
+// few us per ms whatever the load.
+TEST(FindingsPatterns, AHostThatSleepsBeforeEachLaunchIsNotOverheadBound) {
+  const PatternRun r = Profile("host_sleep", {{"CUDASIM_KERNEL_NS", "tiny_kernel=2000"}}, {},
+                               {GPROF_HOST_PREPROCESS, "10", "1000", "--sleep"});
+  ASSERT_NE(Find(r, "gpu_idle"), nullptr) << r.findings.dump(2);
+  ExpectAbsent(r, {"overhead_bound", "compute_bound"});
+}
+
 // A 2 ms sleep in load_batch before each 1 ms kernel: the GPU waits about 2 ms in step 0 and
 // about 1 ms in each later step (the previous kernel runs during the sleep): 11 of ~20.5 ms, more
 // when sleep_for overshoots on a loaded machine (then the GPU is busy under a quarter of the
