@@ -56,7 +56,8 @@ _nvtx = None                 # torch.cuda.nvtx; its functions are looked up at e
                              # a test may put recorders in their place
 _real_enable = None          # torch's own _enable_profiler / _disable_profiler
 _real_disable = None
-_nvtx_config = None          # ProfilerConfig(ProfilerState.NVTX, record_shapes, ...)
+_nvtx_config = None          # ProfilerConfig(ProfilerState.NVTX, record_shapes, ...), built by
+                             # _gprof_run_profiler_config.py
 # The two locks are never held together, and never while calling the program or torch's profiler.
 _count_lock = allocate_lock()  # guards ops_enabled_threads and torch_profiler_spans
 
@@ -359,21 +360,6 @@ def _after_fork_in_child():
     _steps_on, _open_step = False, None  # the child's library is inert; the range is the parent's
 
 
-def _op_range_state(torch, shapes):
-    """torch's ITT observer when gprof-run's library is the ITT collector (the launcher sets
-    GPROF_TORCH_ITT=1 then) and no shapes are wanted: it hands over each op's bare name, where
-    the NVTX observer first formats "name, seq = N, op_id = M" into a new string per op
-    (bench figure 8). Otherwise, and for shapes, NVTX."""
-    state = torch.autograd.ProfilerState
-    try:
-        if (not shapes and os.environ.get("GPROF_TORCH_ITT") == "1"
-                and torch.profiler.itt.is_available()):
-            return state.ITT
-    except Exception as exc:
-        _failed("looking for torch's ITT support", exc)
-    return state.NVTX
-
-
 def _install_memory(torch):
     """GPROF_TORCH_MEMORY=1 (gprof-run --profile-memory): the allocator's own events, from CUDA
     initialization on (_gprof_run_memory.py, imported only then). Returns the function each new
@@ -401,9 +387,8 @@ def install(torch, report=None):
         _real_disable = autograd._disable_profiler
         _nvtx = torch.cuda.nvtx
         shapes = _env_bool("GPROF_RECORD_SHAPES", False)
-        _nvtx_config = autograd.ProfilerConfig(
-            _op_range_state(torch, shapes), shapes,
-            False, False, False, False, torch._C._profiler._ExperimentalConfig())
+        import _gprof_run_profiler_config
+        _nvtx_config = _gprof_run_profiler_config.build(torch, shapes, _failed)
     except Exception:
         return  # not a torch with these APIs (or a stand-in): nothing to do, quietly
 
