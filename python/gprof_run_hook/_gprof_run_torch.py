@@ -5,10 +5,11 @@
 #
 # Rules for this file (it runs inside the user's program):
 # - Never raise into the program and never print. Our own failures go to the hook's once-only
-#   reporter (stderr at GPROF_LOG_LEVEL=debug|trace only); a torch without one of the APIs used
-#   here, or torch refusing a call, just means that part is skipped, quietly. Exceptions raised by
-#   the program's own calls that pass through a wrapper below (torch's profiler entry points,
-#   profile.step, record_function.__enter__) reach the program unchanged.
+#   reporter (stderr at GPROF_LOG_LEVEL=debug|trace only); torch refusing a call just means that
+#   part is skipped, quietly. A torch without an API the ops or steps need gets one stderr line
+#   naming its version and what is missing (_gprof_run_profiler_config.say_unsupported).
+#   Exceptions raised by the program's own calls that pass through a wrapper below (torch's
+#   profiler entry points, profile.step, record_function.__enter__) reach the program unchanged.
 # - Never initialize CUDA: no torch.cuda.synchronize/init/current_device, nothing that creates a
 #   context. torch.cuda.nvtx and the NVTX profiler state only call the NVTX library. With
 #   GPROF_TORCH_MEMORY=1, _gprof_run_memory.py waits for the program's own CUDA initialization.
@@ -230,6 +231,14 @@ def _on_first_forward(module, args):
     return None
 
 
+def _say_unsupported(torch, exc, lost):
+    try:
+        import _gprof_run_profiler_config
+        _gprof_run_profiler_config.say_unsupported(torch, exc, lost)  # never raises
+    except Exception:
+        pass
+
+
 _is_compiling = bool  # torch.compiler.is_compiling where torch has it (_install_steps)
 
 
@@ -382,15 +391,15 @@ def install(torch, report=None):
     global _report, _nvtx, _real_enable, _real_disable, _nvtx_config
     _report = report
     try:
-        autograd = torch.autograd
-        _real_enable = autograd._enable_profiler
-        _real_disable = autograd._disable_profiler
-        _nvtx = torch.cuda.nvtx
-        shapes = _env_bool("GPROF_RECORD_SHAPES", False)
         import _gprof_run_profiler_config
+        shapes = _env_bool("GPROF_RECORD_SHAPES", False)
         _nvtx_config = _gprof_run_profiler_config.build(torch, shapes, _failed)
-    except Exception:
-        return  # not a torch with these APIs (or a stand-in): nothing to do, quietly
+        _real_enable = torch.autograd._enable_profiler
+        _real_disable = torch.autograd._disable_profiler
+        _nvtx = torch.cuda.nvtx
+    except Exception as exc:
+        _say_unsupported(torch, exc, "no torch ops and no steps")
+        return
 
     # The process's first NVTX call initializes our library: made inside the program's first op,
     # that op's begin was lost and its end counted as an unmatched pop.
@@ -431,5 +440,5 @@ def install(torch, report=None):
     if steps != "off":
         try:
             _install_steps(torch)
-        except Exception:
-            pass  # torch without NVTX or without global optimizer hooks: no steps, quietly
+        except Exception as exc:  # torch without NVTX or without global optimizer hooks
+            _say_unsupported(torch, exc, "no steps")
