@@ -28,6 +28,7 @@
 #include "launcher/python/torch_memory_file.h"
 #include "launcher/recover_dumps.h"
 #include "launcher/row_limit.h"
+#include "launcher/tensorboard_link.h"
 #include "model/dump.h"
 #include "model/output_file.h"
 #include "model/program_profiler_steps.h"
@@ -298,6 +299,12 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
                                "Python stack slices yet; the folded stacks have the samples\n";
         }
         if (shown_trace.empty()) {
+          // TensorBoard's profiler plugin lists *.pt.trace.json[.gz] only: a link of that name.
+          if (const std::string e = LinkTraceForTensorBoard(is_main ? "gprof-run" : d.stem,
+                                                            written[0]);
+              !e.empty()) {
+            large_trace_notes += "gprof-run: note: " + e + "\n";
+          }
           links.trace = std::filesystem::path(written[0]).filename().string();
           if (written.size() > 1) {
             links.trace_note = "and " + std::to_string(written.size() - 1) +

@@ -35,7 +35,8 @@ TraceEventWriter::TraceEventWriter(const TracePlan& plan, JsonWriter* out,
     : plan_(plan), p_(plan.profile()), names_(plan.profile()), out_(*out), placement_(placement),
       host_pid_(plan.profile().info.pid), base_(placement.origin_ns), count_(entries_before),
       kernel_args_(plan.profile().launch_configs.size() + 1),
-      scratch_(JsonSink{&scratch_text_, AppendToString}) {}
+      scratch_(JsonSink{&scratch_text_, AppendToString}),
+      fwdbwd_(FwdBwdLinks(plan.profile())) {}
 
 // ---- shared pieces, through the JsonWriter -------------------------------------------------
 
@@ -89,7 +90,7 @@ static bool IsShapeList(std::string_view s) {
 }
 
 void TraceEventWriter::RangeArgs(uint16_t domain, uint32_t category, uint16_t flags,
-                                 const HostRange* torch) {
+                                 const HostRange* torch, const FwdBwdEnd* link) {
   const std::string_view dom =
       domain < p_.domains.size() ? p_.strings.Get(p_.domains[domain]) : std::string_view();
   bool any = false;
@@ -106,6 +107,7 @@ void TraceEventWriter::RangeArgs(uint16_t domain, uint32_t category, uint16_t fl
     // Kineto's arg names for a cpu_op / user_annotation from RecordFunction.
     if (torch->op_id != 0) { key("Record function id"); out_.Uint(torch->op_id); }
     if (torch->seq >= 0) { key("Sequence number"); out_.Uint(static_cast<uint64_t>(torch->seq)); }
+    if (link != nullptr) { key("Fwd thread id"); out_.Uint(link->fwd_tid); }
     if (torch->shapes != kNoString) {
       const std::string_view shapes = p_.strings.Get(torch->shapes);
       key("Input Dims");
@@ -277,6 +279,15 @@ void TraceEventWriter::WriteFlow(const PlannedEvent& e) {
   out_.Commit(p);
 }
 
+// Kineto's fwdbwd flow end on a torch op, at the op's start (fwdbwd_links.h). Its ids are apart
+// from the ac2g flows' (correlation ids), which trace checkers match by id alone.
+void TraceEventWriter::WriteFwdBwdFlow(const PlannedEvent& e, const FwdBwdEnd& end) {
+  Begin(end.forward ? "s" : "f");
+  out_.Raw(",\"id\":").Uint(kFwdBwdFlowIdBase + placement_.flow_id_base + end.flow);
+  Common("fwdbwd", "fwdbwd", e);
+  out_.Raw(end.forward ? "}" : ",\"bp\":\"e\"}");
+}
+
 // ---- one entry per planned event ------------------------------------------------------------
 
 void TraceEventWriter::Write(const PlannedEvent& e) {
@@ -290,8 +301,11 @@ void TraceEventWriter::Write(const PlannedEvent& e) {
     case Ev::kRange: {
       const HostRange& r = p_.ranges[e.index];
       Slice((r.flags & kRangeCpuOp) ? "cpu_op" : "user_annotation", p_.strings.Get(r.name), e);
-      RangeArgs(r.domain, r.category, r.flags, &r);
+      const auto link = fwdbwd_.empty() ? fwdbwd_.end() : fwdbwd_.find(e.index);
+      const FwdBwdEnd* end = link == fwdbwd_.end() ? nullptr : &link->second;
+      RangeArgs(r.domain, r.category, r.flags, &r, end);
       o.Char('}');
+      if (end != nullptr) WriteFwdBwdFlow(e, *end);
       break;
     }
     case Ev::kMark: {

@@ -18,6 +18,7 @@
 
 #include "analysis/attribution/names.h"
 #include "analysis/timeline/trace_plan.h"
+#include "outputs/trace/fwdbwd_links.h"
 #include "text/json_writer.h"
 
 namespace gprof {
@@ -80,9 +81,11 @@ class TraceEventWriter {
             const std::string* text, uint64_t number);
   void Common(const char* cat, std::string_view name, const PlannedEvent& e);
   void Slice(const char* cat, std::string_view name, const PlannedEvent& e);
-  // `torch`: the range whose torch op details (kRangeTorch) to add, or nullptr.
+  // `torch`: the range whose torch op details (kRangeTorch) to add, or nullptr; `link`: its
+  // end of a fwdbwd flow, or nullptr.
   void RangeArgs(uint16_t domain, uint32_t category, uint16_t flags,
-                 const HostRange* torch = nullptr);
+                 const HostRange* torch = nullptr, const FwdBwdEnd* link = nullptr);
+  void WriteFwdBwdFlow(const PlannedEvent& e, const FwdBwdEnd& end);
 
   char* BeginAt(char* p, char ph);
   char* PidTidTsAt(char* p, const PlannedEvent& e);
@@ -113,6 +116,10 @@ class TraceEventWriter {
   JsonWriter scratch_;
   const std::unordered_map<uint32_t, std::string>* api_python_lines_ = nullptr;
   const std::unordered_map<uint32_t, std::string>* api_python_stacks_ = nullptr;
+  const std::unordered_map<uint32_t, FwdBwdEnd> fwdbwd_;  // by range index (fwdbwd_links.h)
 };
+
+// fwdbwd flow ids start above every correlation id (32-bit), so they never meet an ac2g id.
+inline constexpr uint64_t kFwdBwdFlowIdBase = uint64_t{1} << 40;
 
 }  // namespace gprof

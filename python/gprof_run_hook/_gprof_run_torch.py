@@ -5,10 +5,11 @@
 #
 # Rules for this file (it runs inside the user's program):
 # - Never raise into the program and never print. Our own failures go to the hook's once-only
-#   reporter (stderr at GPROF_LOG_LEVEL=debug|trace only); a torch without one of the APIs used
-#   here, or torch refusing a call, just means that part is skipped, quietly. Exceptions raised by
-#   the program's own calls that pass through a wrapper below (torch's profiler entry points,
-#   profile.step, record_function.__enter__) reach the program unchanged.
+#   reporter (stderr at GPROF_LOG_LEVEL=debug|trace only); torch refusing a call just means that
+#   part is skipped, quietly. A torch without an API the ops or steps need gets one stderr line
+#   naming its version and what is missing (_gprof_run_profiler_config.say_unsupported).
+#   Exceptions raised by the program's own calls that pass through a wrapper below (torch's
+#   profiler entry points, profile.step, record_function.__enter__) reach the program unchanged.
 # - Never initialize CUDA: no torch.cuda.synchronize/init/current_device, nothing that creates a
 #   context. torch.cuda.nvtx and the NVTX profiler state only call the NVTX library. With
 #   GPROF_TORCH_MEMORY=1, _gprof_run_memory.py waits for the program's own CUDA initialization.
@@ -56,7 +57,8 @@ _nvtx = None                 # torch.cuda.nvtx; its functions are looked up at e
                              # a test may put recorders in their place
 _real_enable = None          # torch's own _enable_profiler / _disable_profiler
 _real_disable = None
-_nvtx_config = None          # ProfilerConfig(ProfilerState.NVTX, record_shapes, ...)
+_nvtx_config = None          # ProfilerConfig(ProfilerState.NVTX, record_shapes, ...), built by
+                             # _gprof_run_profiler_config.py
 # The two locks are never held together, and never while calling the program or torch's profiler.
 _count_lock = allocate_lock()  # guards ops_enabled_threads and torch_profiler_spans
 
@@ -229,6 +231,14 @@ def _on_first_forward(module, args):
     return None
 
 
+def _say_unsupported(torch, exc, lost):
+    try:
+        import _gprof_run_profiler_config
+        _gprof_run_profiler_config.say_unsupported(torch, exc, lost)  # never raises
+    except Exception:
+        pass
+
+
 _is_compiling = bool  # torch.compiler.is_compiling where torch has it (_install_steps)
 
 
@@ -359,21 +369,6 @@ def _after_fork_in_child():
     _steps_on, _open_step = False, None  # the child's library is inert; the range is the parent's
 
 
-def _op_range_state(torch, shapes):
-    """torch's ITT observer when gprof-run's library is the ITT collector (the launcher sets
-    GPROF_TORCH_ITT=1 then) and no shapes are wanted: it hands over each op's bare name, where
-    the NVTX observer first formats "name, seq = N, op_id = M" into a new string per op
-    (bench figure 8). Otherwise, and for shapes, NVTX."""
-    state = torch.autograd.ProfilerState
-    try:
-        if (not shapes and os.environ.get("GPROF_TORCH_ITT") == "1"
-                and torch.profiler.itt.is_available()):
-            return state.ITT
-    except Exception as exc:
-        _failed("looking for torch's ITT support", exc)
-    return state.NVTX
-
-
 def _install_memory(torch):
     """GPROF_TORCH_MEMORY=1 (gprof-run --profile-memory): the allocator's own events, from CUDA
     initialization on (_gprof_run_memory.py, imported only then). Returns the function each new
@@ -396,16 +391,15 @@ def install(torch, report=None):
     global _report, _nvtx, _real_enable, _real_disable, _nvtx_config
     _report = report
     try:
-        autograd = torch.autograd
-        _real_enable = autograd._enable_profiler
-        _real_disable = autograd._disable_profiler
-        _nvtx = torch.cuda.nvtx
+        import _gprof_run_profiler_config
         shapes = _env_bool("GPROF_RECORD_SHAPES", False)
-        _nvtx_config = autograd.ProfilerConfig(
-            _op_range_state(torch, shapes), shapes,
-            False, False, False, False, torch._C._profiler._ExperimentalConfig())
-    except Exception:
-        return  # not a torch with these APIs (or a stand-in): nothing to do, quietly
+        _nvtx_config = _gprof_run_profiler_config.build(torch, shapes, _failed)
+        _real_enable = torch.autograd._enable_profiler
+        _real_disable = torch.autograd._disable_profiler
+        _nvtx = torch.cuda.nvtx
+    except Exception as exc:
+        _say_unsupported(torch, exc, "no torch ops and no steps")
+        return
 
     # The process's first NVTX call initializes our library: made inside the program's first op,
     # that op's begin was lost and its end counted as an unmatched pop.
@@ -446,5 +440,5 @@ def install(torch, report=None):
     if steps != "off":
         try:
             _install_steps(torch)
-        except Exception:
-            pass  # torch without NVTX or without global optimizer hooks: no steps, quietly
+        except Exception as exc:  # torch without NVTX or without global optimizer hooks
+            _say_unsupported(torch, exc, "no steps")

@@ -323,9 +323,21 @@ class TorchEndToEnd(GprofTorchCase):
 
     def test_trace_files_ops_as_cpu_op_and_passes_the_checks(self):
         out, _ = self.gprof("trace", ["--record-shapes"], "train_loop.py", "2", "--threads")
-        trace_path = glob.glob(os.path.join(out, "trace.json"))[0]
+        # `tensorboard --logdir out`: its profiler plugin's runs are the folders under the logdir
+        # holding files named <worker>[.<span>].pt.trace.json[.gz] (torch_tb_profiler 0.4.3,
+        # plugin.py _get_run_dirs, consts.WORKER_PATTERN); it loads those files.
+        plugin_pattern = re.compile(r"^(.*?)(\.\d+)?\.pt\.trace\.json(?:\.gz)?$")
+        runs = {root: [n for n in files if plugin_pattern.match(n)]
+                for root, _, files in os.walk(out)}
+        runs = {root: names for root, names in runs.items() if names}
+        self.assertEqual(len(runs), 1, runs)
+        (run_dir, listed), = runs.items()
+        self.assertEqual(len(listed), 1, listed)
+        trace_path = os.path.join(run_dir, listed[0])
+        self.assertTrue(os.path.samefile(trace_path, os.path.join(out, "trace.json")))
         with open(trace_path) as f:
-            events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+            all_events = json.load(f)["traceEvents"]
+        events = [e for e in all_events if e.get("ph") == "X"]
         cat = {}
         for e in events:
             cat.setdefault(e["name"], set()).add(e["cat"])
@@ -340,8 +352,34 @@ class TorchEndToEnd(GprofTorchCase):
         # The worker thread started after import records its ops too (the hook turned them on).
         main_tid = next(e["tid"] for e in events if e["name"] == "Optimizer.step#AdamW.step")
         self.assertTrue(any(e["name"] == "aten::linear" and e["tid"] != main_tid for e in events))
+        self.assertForwardBackwardLinks(all_events)
         p = subprocess.run([GPROF_RUN, "check", trace_path], capture_output=True, text=True)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+
+    def assertForwardBackwardLinks(self, all_events):
+        """torch.profiler's fwdbwd flows (shapes give the ops' sequence numbers): train_loop.py's
+        2 steps through 2 nn.Linear layers run aten::addmm forward 4 times with a backward, each
+        linked to its AddmmBackward0 with the same "Sequence number"; the worker thread's
+        forward (no backward) links nothing."""
+        ops = {}  # (tid, ts) -> the ops starting there
+        for e in all_events:
+            if e.get("ph") == "X" and e.get("cat") == "cpu_op":
+                ops.setdefault((e["tid"], e["ts"]), []).append(e)
+        ends = {"s": {}, "f": {}}
+        for e in all_events:
+            if e.get("cat") == "fwdbwd":
+                ends[e["ph"]][e["id"]] = ops[(e["tid"], e["ts"])]
+        self.assertEqual(set(ends["s"]), set(ends["f"]))
+        addmm = []
+        for flow, starts in ends["s"].items():
+            forward = next((op for op in starts if op["name"] == "aten::addmm"), None)
+            if forward is not None:
+                backward = next(op for op in ends["f"][flow] if "Fwd thread id" in op["args"])
+                self.assertEqual(backward["name"], "AddmmBackward0")
+                self.assertEqual(backward["args"]["Sequence number"],
+                                 forward["args"]["Sequence number"])
+                addmm.append(flow)
+        self.assertEqual(len(addmm), 4)
 
     def test_torch_compile_regions_appear_as_torch_shows_them(self):
         ref = subprocess.run([TORCH_PYTHON, os.path.join(HERE, "compiled.py"), "--torch-profiler"],
