@@ -56,6 +56,10 @@ TEST(FindingsDataLoader, ATrainingThreadWaitingOnItsLoaderMostOfTheStepIsDataLoa
   ASSERT_TRUE(f->where.has_value());
   EXPECT_EQ(f->where->name, kNext);
   EXPECT_EQ(f->where->thread.value_or(0), kTid);
+  // Its saving: the 18 ms in __next__, 6 ms of each 10 ms step (all batches ready when asked).
+  ASSERT_TRUE(f->saving.has_value());
+  EXPECT_EQ(f->saving->run_ns, 18'000'000u);
+  EXPECT_EQ(f->saving->step_ns.value_or(0), 6'000'000u);
   for (const char* cure : {"num_workers", "pin_memory", "persistent_workers", "prefetch_factor",
                            "GPU"}) {
     EXPECT_NE(f->advice.find(cure), std::string::npos) << cure;

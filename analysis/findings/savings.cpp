@@ -53,6 +53,10 @@ bool Estimate(Analysis& a, const Finding& f, Saving* s) {
     s->run_ns = Sub(Ev(f, "window_us"), Ev(f, "gpu_busy_us"));
     s->method = "window less the GPU's busy time: the most a host that kept ahead of the GPU "
                 "(fewer launches, CUDA graphs) would take off";
+  } else if (id == "dataloader_bound") {
+    s->run_ns = Ev(f, "dataloader_us");
+    s->method = "the stepping thread's time in the DataLoader's next(): saved if the batches "
+                "were ready when asked for (workers, prefetching)";
   } else if (id == "gpu_idle") {
     s->run_ns = Ev(f, "idle_us");
     s->method = "the counted idle gaps: saved if the work that leaves the GPU idle overlapped "

@@ -3,7 +3,8 @@
 // thread has used US microseconds of CPU time), with no NVTX range anywhere. A profiler that
 // knows the host only through recorded ranges sees the launch calls and nothing between them.
 // With --sleep, host_preprocess() sleeps US microseconds instead (a host waiting on I/O): the GPU
-// idles just as much, but the host does not compute.
+// idles just as much, but the host does not compute. host_preprocess is an external, out-of-line
+// function, so native samples (--cpu-sampling) and gpu_idle name it as `host_preprocess(...)`.
 // Usage: host_preprocess <steps> <us per launch> [--sleep]
 #include <time.h>
 
@@ -29,6 +30,8 @@ uint64_t ThreadCpuNs() {
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+}  // namespace
+
 // The host's share of a step: `us` microseconds of this thread's CPU time spent on arithmetic
 // (so a loaded machine stretches it in wall time but never shortens it), or a sleep.
 __attribute__((noinline)) float host_preprocess(std::vector<float>& batch, int us, bool sleep) {
@@ -47,8 +50,6 @@ __attribute__((noinline)) float host_preprocess(std::vector<float>& batch, int u
   } while (ThreadCpuNs() < until);
   return acc;
 }
-
-}  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 3 || std::atoi(argv[1]) <= 0 || std::atoi(argv[2]) <= 0) {

@@ -38,7 +38,7 @@ SampledRun ProfileSampled(const std::string& tag, const std::vector<std::string>
   std::vector<std::string> argv = {LauncherPath(), "-q", "-q", "-o", dir, "--cupti-lib",
                                    StandInLibDir() + "/libcupti.so.13"};
   argv.insert(argv.end(), flags.begin(), flags.end());
-  argv.insert(argv.end(), {"--", GPROF_HOST_COMPUTE, "5", "200"});
+  argv.insert(argv.end(), {"--", GPROF_HOST_PREPROCESS, "5", "200"});
   ProcessOptions o;
   o.set_env = env;
   o.set_env["LD_LIBRARY_PATH"] = StandInLibDir();
@@ -132,7 +132,7 @@ TEST(CpuSampling, WithoutTheFlagGpuIdleNamesNoSampledFunction) {
 
 TEST(CpuSampling, BadRateStopsTheLauncherBeforeTheProgram) {
   const ProcessResult r = RunProcess({LauncherPath(), "--cpu-sampling=50000", "--",
-                                      GPROF_HOST_COMPUTE, "1", "1"},
+                                      GPROF_HOST_PREPROCESS, "1", "1"},
                                      {});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("GPROF_CPU_SAMPLING"), std::string::npos) << r.err;
