@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "model/dump.h"
+#include "model/dump_codec.h"
 
 namespace gprof {
 namespace {
@@ -80,7 +81,7 @@ TEST(DumpThreadCpu, AReaderThatDoesNotKnowTheSectionSkipsIt) {
   const std::string path = TempPath("unknown");
   ASSERT_EQ(WriteDump(WithSamples(), path), "");
   std::vector<char> bytes = ReadBytes(path);
-  const uint32_t tag = 26, size = sizeof(ThreadCpuSample);  // kThreadCpu, as dump_codec.h numbers it
+  const uint32_t tag = dump_detail::kThreadCpu, size = sizeof(ThreadCpuSample);
   char header[8];
   std::memcpy(header, &tag, 4);
   std::memcpy(header + 4, &size, 4);

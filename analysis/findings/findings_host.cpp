@@ -114,6 +114,16 @@ void GpuIdleFindings(Analysis& a, const CpuSampleNames* cpu, std::vector<Finding
               FormatDuration(largest) + " at " + FormatDuration(f.where->ts_ns) +
               (f.where->context.front().rfind("the host spent", 0) == 0 ? ": " : ", while the host ran ") +
               f.where->context.front();
+    // Over every gap, from the samples: one gap may hold too few samples to say (a thread that
+    // waited for a CPU there), all of them together do.
+    const std::vector<GapFunction> top =
+        cpu == nullptr ? std::vector<GapFunction>{} : FunctionsInGaps(a.p(), *cpu, gaps, 1);
+    if (!top.empty()) {
+      f.evidence.push_back(Text("host_function", NamedFunction(top.front())));
+      f.evidence.push_back(Duration("host_function_us", top.front().ns));
+      f.evidence.push_back(Count("host_function_samples", top.front().samples));
+      f.title += "; over all the gaps, " + DescribeGapsFunction(top.front(), idle);
+    }
     f.advice =
         "The GPU waits for the host in these gaps. Overlap the host work named here with GPU "
         "work: load and preprocess data ahead (DataLoader workers, pin_memory, prefetching), "

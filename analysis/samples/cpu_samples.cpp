@@ -2,6 +2,7 @@
 #include "analysis/samples/cpu_samples.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -62,11 +63,46 @@ std::vector<GapFunction> FunctionsDuring(const Profile& p, const CpuSampleNames&
   return out;
 }
 
+std::vector<GapFunction> FunctionsInGaps(const Profile& p, const CpuSampleNames& names,
+                                         std::vector<std::pair<uint64_t, uint64_t>> gaps,
+                                         size_t max) {
+  std::sort(gaps.begin(), gaps.end());
+  uint64_t total = 0;
+  for (const auto& [start, end] : gaps) total += end - start;
+  std::map<std::pair<std::string, std::string>, std::pair<uint64_t, uint64_t>> counts;
+  for (const CpuSample& s : p.cpu_samples) {
+    if (s.stack >= names.function.size()) continue;
+    // The last gap starting at or before the sample: the sample is in it if before its end.
+    auto it = std::upper_bound(gaps.begin(), gaps.end(), s.time_ns,
+                               [](uint64_t t, const auto& g) { return t < g.first; });
+    if (it == gaps.begin() || s.time_ns >= std::prev(it)->second) continue;
+    auto& [n, ns] = counts[{names.function[s.stack], names.location[s.stack]}];
+    ++n;
+    ns += s.cpu_ns;
+  }
+  std::vector<GapFunction> out;
+  for (const auto& [key, c] : counts) {
+    out.push_back({key.first, key.second, c.first, std::min(c.second, total)});
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const GapFunction& a, const GapFunction& b) { return a.samples > b.samples; });
+  if (out.size() > max) out.resize(max);
+  return out;
+}
+
 std::string DescribeGapFunction(const GapFunction& f, uint64_t gap_ns) {
   return "the host spent " + FormatDuration(f.ns) + " of the " + FormatDuration(gap_ns) +
          " gap in " + Named(f.function, f.location) + ", sampled (" + std::to_string(f.samples) +
          (f.samples == 1 ? " sample)" : " samples)");
 }
+
+std::string DescribeGapsFunction(const GapFunction& f, uint64_t idle_ns) {
+  return "the host spent " + FormatDuration(f.ns) + " of the " + FormatDuration(idle_ns) +
+         " idle in " + Named(f.function, f.location) + ", sampled (" +
+         std::to_string(f.samples) + (f.samples == 1 ? " sample)" : " samples)");
+}
+
+std::string NamedFunction(const GapFunction& f) { return Named(f.function, f.location); }
 
 std::string FormatCpuSampleSum(const Profile& p, const CpuSampleNames& names) {
   struct Row {

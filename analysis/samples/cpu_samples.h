@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/profile.h"
@@ -37,9 +38,20 @@ struct GapFunction {
 // The functions sampled in [start, end), the most samples first (ties by name), at most `max`.
 std::vector<GapFunction> FunctionsDuring(const Profile& p, const CpuSampleNames& names,
                                          uint64_t start, uint64_t end, size_t max);
+// The functions sampled inside any of `gaps` (disjoint [start, end) spans, in any order), summed
+// over them, the most samples first (ties by name), at most `max`; each one's time is at most
+// the gaps' total. One pass over the samples, a binary search each.
+std::vector<GapFunction> FunctionsInGaps(const Profile& p, const CpuSampleNames& names,
+                                         std::vector<std::pair<uint64_t, uint64_t>> gaps,
+                                         size_t max);
 // "the host spent 290 us of the 297 us gap in host_preprocess (main.cu:22), sampled (29
 // samples)".
 std::string DescribeGapFunction(const GapFunction& f, uint64_t gap_ns);
+// "the host spent 19.8 ms of the 20.6 ms idle in host_preprocess (main.cu:22), sampled (198
+// samples)": `f` summed over every gap (FunctionsInGaps).
+std::string DescribeGapsFunction(const GapFunction& f, uint64_t idle_ns);
+// "host_preprocess (main.cu:22)", or the function alone when its place is unknown.
+std::string NamedFunction(const GapFunction& f);
 
 // `gprof-run stats --report cpu_sample_sum`: one row per function (self samples), with its share,
 // estimated CPU time and total (self + callees) samples.

@@ -53,13 +53,18 @@ SampledRun ProfileSampled(const std::string& tag, const std::vector<std::string>
   return r;
 }
 
-// The largest gap's first context line names host_preprocess with its sampled time (perf).
+// Over all the gaps, host_preprocess is the function sampled most, with most of the idle time
+// (perf). One gap alone may hold no sample: a thread that waited for a CPU in it (a busy
+// machine) used no CPU time there, and perf counts CPU time, so no single gap is asserted on.
 void ExpectGpuIdleNamesHostPreprocess(const SampledRun& r) {
   ASSERT_FALSE(r.gpu_idle.is_null()) << r.process.err;
-  const std::string first = r.gpu_idle.at("where").at("context").at(0).get<std::string>();
-  EXPECT_EQ(first.rfind("the host spent ", 0), 0u) << r.gpu_idle.dump(2);
-  EXPECT_NE(first.find(" gap in host_preprocess"), std::string::npos) << r.gpu_idle.dump(2);
-  EXPECT_NE(r.gpu_idle.at("title").get<std::string>().find("host_preprocess"), std::string::npos);
+  const Json& ev = r.gpu_idle.at("evidence");
+  ASSERT_TRUE(ev.contains("host_function")) << r.gpu_idle.dump(2);
+  EXPECT_EQ(ev.at("host_function").get<std::string>().rfind("host_preprocess", 0), 0u)
+      << r.gpu_idle.dump(2);
+  EXPECT_GE(ev.at("host_function_samples").get<uint64_t>(), 20u) << r.gpu_idle.dump(2);
+  EXPECT_NE(r.gpu_idle.at("title").get<std::string>().find("idle in host_preprocess"),
+            std::string::npos) << r.gpu_idle.dump(2);
 }
 
 std::string FoldedOf(const std::string& dir) {

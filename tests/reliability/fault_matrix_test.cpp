@@ -507,6 +507,9 @@ const std::map<std::string, std::string>& BadValues() {
       {"GPROF_START_PAUSED", "later"},
       {"GPROF_SESSION", "my/session"},
       {"GPROF_PYTHON_SAMPLING", "2001"},
+      {"GPROF_PYTHON_SAMPLER", "py-spy"},
+      {"GPROF_CPU_SAMPLING", "20001"},
+      {"GPROF_CPU_SAMPLING_BACKEND", "ebpf"},
       {"GPROF_SEGMENT_SECONDS", "86401"},
       {"GPROF_BACKTRACE", "sync,everything"},
   };

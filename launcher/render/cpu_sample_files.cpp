@@ -1,5 +1,5 @@
 // --cpu-sampling's files beside a rendered dump (cpu_sample_files.h). Launcher process only.
-#include "launcher/cpu_sample_files.h"
+#include "launcher/render/cpu_sample_files.h"
 
 #include "model/output_file.h"
 

@@ -1,5 +1,5 @@
 // Unit tests for the link TensorBoard's profiler plugin finds (tensorboard_link.h).
-#include "launcher/tensorboard_link.h"
+#include "launcher/render/tensorboard_link.h"
 
 #include <unistd.h>
 

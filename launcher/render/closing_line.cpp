@@ -1,5 +1,5 @@
 // The closing line's pieces (see closing_line.h). Launcher process only.
-#include "launcher/closing_line.h"
+#include "launcher/render/closing_line.h"
 
 #include <cstdio>
 #include <map>

@@ -1,4 +1,4 @@
-#include "launcher/tensorboard_link.h"
+#include "launcher/render/tensorboard_link.h"
 
 #include <filesystem>
 #include <system_error>
