@@ -166,7 +166,7 @@ std::vector<Finding> FindFindings(const Profile& profile, FindingsContext* conte
     context->step_breakdown = StepBreakdowns(profile);
   }
   BoundFindings(a, shares, &out);
-  GpuIdleFindings(a, inputs.cpu_samples, &out);
+  GpuIdleFindings(a, inputs.cpu_samples, inputs.python_samples, &out);
   SyncFinding(a, blocking, inputs.python_samples, &out);
   ColdStartFinding(a, &out);
   PageableFinding(a, &out);

@@ -9,6 +9,7 @@
 #include "analysis/findings/findings_analysis.h"
 #include "analysis/findings/findings_rules.h"
 #include "analysis/samples/cpu_samples.h"
+#include "analysis/samples/python_gaps.h"
 #include "analysis/samples/python_sync.h"
 
 namespace gprof::findings_internal {
@@ -53,9 +54,27 @@ std::vector<std::string> HostDuring(Analysis& a, uint64_t gs, uint64_t ge) {
   return out;
 }
 
+// The thread with the most CUDA API calls in the window (the one that launches), 0 when none.
+uint32_t MostCallsThread(Analysis& a) {
+  std::map<uint32_t, uint64_t> calls;
+  for (const ApiCall& c : a.p().api_calls) {
+    if (a.InWindow(c.start_ns)) ++calls[c.tid];
+  }
+  uint32_t best = 0;
+  uint64_t most = 0;
+  for (const auto& [tid, n] : calls) {
+    if (n > most) {
+      best = tid;
+      most = n;
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
-void GpuIdleFindings(Analysis& a, const CpuSampleNames* cpu, std::vector<Finding>* out) {
+void GpuIdleFindings(Analysis& a, const CpuSampleNames* cpu, const PythonSamples* python,
+                     std::vector<Finding>* out) {
   if (a.window() == 0) return;
   for (const auto& [dev, work] : a.device_work()) {
     if (CoveredIn(work, a.ws(), a.we()) == 0) continue;  // no work of this device in the window
@@ -112,17 +131,26 @@ void GpuIdleFindings(Analysis& a, const CpuSampleNames* cpu, std::vector<Finding
               std::to_string(gaps.size()) + (gaps.size() == 1 ? " gap" : " gaps") + " of " +
               FormatDuration(kGpuIdleMinGapNs) + " or more; the largest, " +
               FormatDuration(largest) + " at " + FormatDuration(f.where->ts_ns) +
-              (f.where->context.front().rfind("the host spent", 0) == 0 ? ": " : ", while the host ran ") +
+              (f.where->context.front().rfind("the host spent", 0) == 0 ? ": "
+                                                                        : ", while the host ran ") +
               f.where->context.front();
     // Over every gap, from the samples: one gap may hold too few samples to say (a thread that
     // waited for a CPU there), all of them together do.
-    const std::vector<GapFunction> top =
+    // Native samples first; else the Python sampler's, of the thread that launched the most.
+    std::vector<GapFunction> top =
         cpu == nullptr ? std::vector<GapFunction>{} : FunctionsInGaps(a.p(), *cpu, gaps, 1);
+    const bool native = !top.empty();
+    if (!native && python != nullptr) {
+      top = PythonFunctionsInGaps(*python, MostCallsThread(a), gaps, 1);
+    }
     if (!top.empty()) {
       f.evidence.push_back(Text("host_function", NamedFunction(top.front())));
       f.evidence.push_back(Duration("host_function_us", top.front().ns));
       f.evidence.push_back(Count("host_function_samples", top.front().samples));
+      f.evidence.push_back(Text("host_function_source", native ? "native samples"
+                                                                : "Python samples"));
       f.title += "; over all the gaps, " + DescribeGapsFunction(top.front(), idle);
+      if (!native) f.title += " of the launching thread's Python stack";
     }
     f.advice =
         "The GPU waits for the host in these gaps. Overlap the host work named here with GPU "

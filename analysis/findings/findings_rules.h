@@ -43,7 +43,8 @@ GpuShares Shares(Analysis& a, const std::vector<BlockingCall>& blocking);
 void BoundFindings(Analysis& a, const GpuShares& shares,
                    std::vector<Finding>* out);  // overhead_bound | compute_bound
 // `cpu`: --cpu-sampling's named samples, or null: each gap then names the sampled host functions.
-void GpuIdleFindings(Analysis& a, const CpuSampleNames* cpu, std::vector<Finding>* out);
+void GpuIdleFindings(Analysis& a, const CpuSampleNames* cpu, const PythonSamples* python,
+                     std::vector<Finding>* out);
 // `python`: the sampled Python stacks, or nullptr (python_line evidence only with them).
 void SyncFinding(Analysis& a, const std::vector<BlockingCall>& calls, const PythonSamples* python,
                  std::vector<Finding>* out);

@@ -58,7 +58,9 @@ std::vector<GapFunction> FunctionsDuring(const Profile& p, const CpuSampleNames&
     out.push_back({key.first, key.second, c.first, std::min(c.second, end - start)});
   }
   std::stable_sort(out.begin(), out.end(),
-                   [](const GapFunction& a, const GapFunction& b) { return a.samples > b.samples; });
+                   [](const GapFunction& a, const GapFunction& b) {
+                     return a.samples > b.samples;
+                   });
   if (out.size() > max) out.resize(max);
   return out;
 }
@@ -85,7 +87,9 @@ std::vector<GapFunction> FunctionsInGaps(const Profile& p, const CpuSampleNames&
     out.push_back({key.first, key.second, c.first, std::min(c.second, total)});
   }
   std::stable_sort(out.begin(), out.end(),
-                   [](const GapFunction& a, const GapFunction& b) { return a.samples > b.samples; });
+                   [](const GapFunction& a, const GapFunction& b) {
+                     return a.samples > b.samples;
+                   });
   if (out.size() > max) out.resize(max);
   return out;
 }
