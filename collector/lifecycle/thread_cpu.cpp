@@ -72,17 +72,17 @@ bool ReadThread(int task_dir, uint32_t tid, ThreadCpuSample* s) {
   return true;
 }
 
-// One round over every thread of the process; mu held.
-void Round(Sampler* s) {
+// One round over every thread of the process; mu held. Returns how many threads it read.
+size_t Round(Sampler* s) {
   const int task_dir = ::open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (task_dir < 0) return;
+  if (task_dir < 0) return 0;
   DIR* dir = ::fdopendir(::dup(task_dir));
   if (dir == nullptr) {
     ::close(task_dir);
-    return;
+    return 0;
   }
   const uint64_t now = NowNs();
-  bool any = false;
+  size_t threads = 0;
   while (dirent* e = ::readdir(dir)) {
     char* end = nullptr;
     const unsigned long tid = std::strtoul(e->d_name, &end, 10);
@@ -90,28 +90,29 @@ void Round(Sampler* s) {
     ThreadCpuSample sample{now, 0, 0, static_cast<uint32_t>(tid), 0};
     if (!ReadThread(task_dir, sample.tid, &sample)) continue;
     s->samples.push_back(sample);
-    any = true;
+    ++threads;
   }
   ::closedir(dir);
   ::close(task_dir);
-  if (any) s->rounds.push_back(now);
+  if (threads > 0) s->rounds.push_back(now);
   while (s->samples.size() > kThreadCpuMaxSamples) {
     const uint64_t oldest = s->samples.front().ts_ns;
     while (!s->samples.empty() && s->samples.front().ts_ns == oldest) s->samples.pop_front();
     if (!s->rounds.empty() && s->rounds.front() == oldest) s->rounds.erase(s->rounds.begin());
   }
+  return threads;
 }
 
 void ThreadMain(Sampler* s) {
   try {
     std::unique_lock<std::mutex> lock(s->mu);
     s->own_tid = static_cast<uint32_t>(::syscall(SYS_gettid));
+    uint64_t period = kThreadCpuPeriodNs;
     for (;;) {
-      if (s->cv.wait_for(lock, std::chrono::nanoseconds(kThreadCpuPeriodNs),
-                         [s] { return s->stop; })) {
+      if (s->cv.wait_for(lock, std::chrono::nanoseconds(period), [s] { return s->stop; })) {
         return;
       }
-      Round(s);
+      period = std::max<uint64_t>(kThreadCpuPeriodNs, Round(s) * kThreadCpuPeriodPerThreadNs);
     }
   } catch (...) {
     // Out of memory in a round: the samples so far stay; the profile simply has fewer.

@@ -5,7 +5,7 @@
 // A sampler thread reads /proc/self/task/<tid>/schedstat for every thread of the process (the
 // time it ran, and the time it was ready but waited for a CPU: on a loaded machine a thread that
 // computes is runnable, not sleeping, even while another process holds the CPU) every
-// kThreadCpuPeriodNs, and once more whenever a dump, a segment or a window is written and at the
+// kThreadCpuPeriodNs (longer with many threads: kThreadCpuPeriodPerThreadNs), and once more whenever a dump, a segment or a window is written and at the
 // start and end of the run; where schedstat is missing, the thread's CPU clock
 // (clock_gettime on its clock id, no wait time). The samples go into Profile::thread_cpu; the
 // analysis interpolates between them at step and window edges (analysis/attribution/
@@ -21,7 +21,11 @@
 
 namespace gprof::collector::lifecycle {
 
-inline constexpr uint64_t kThreadCpuPeriodNs = 10'000'000;  // 10 ms
+inline constexpr uint64_t kThreadCpuPeriodNs = 10'000'000;  // 10 ms, with up to 20 threads
+// With more threads the period grows by this much per thread (a round reads one file per thread,
+// a few microseconds each), so a round costs about 1 % of a core however many threads there are:
+// 200 threads, a round every 100 ms.
+inline constexpr uint64_t kThreadCpuPeriodPerThreadNs = 500'000;
 // At most this many samples are held between two dumps (24 MiB); the oldest go first.
 inline constexpr size_t kThreadCpuMaxSamples = size_t{1} << 19;
 
