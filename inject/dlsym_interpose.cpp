@@ -19,8 +19,6 @@
 // own lookups (the collector's loader, handover.cpp's RTLD_NEXT) are passed through untouched.
 #include <dlfcn.h>
 
-#include <atomic>
-
 extern "C" {
 int cuptiActivityRegisterCallbacks(void (*)(unsigned char**, size_t*, size_t*),
                                    void (*)(void*, unsigned, unsigned char*, size_t, size_t));
@@ -42,16 +40,19 @@ GPROF_NO_SANITIZE bool SameName(const char* a, const char* b) noexcept {
 
 void* NoDlsym(void*, const char*) noexcept { return nullptr; }
 
-// Our own object's load address (dladdr of a function of ours); 0 until first needed.
-std::atomic<const void*> g_own_base{nullptr};
+// Our own object's load address (dladdr of a function of ours); 0 until first needed. Read and
+// written with the compiler's __atomic builtins, not std::atomic: its member functions are
+// instrumented code, which a sanitizer runtime's start-up (shadow memory not yet mapped) must
+// not reach.
+const void* g_own_base = nullptr;
 
 GPROF_NO_SANITIZE bool FromOwnObject(const void* caller) noexcept {
-  const void* base = g_own_base.load(std::memory_order_relaxed);
+  const void* base = __atomic_load_n(&g_own_base, __ATOMIC_RELAXED);
   if (base == nullptr) {
     Dl_info own{};
     if (::dladdr(reinterpret_cast<const void*>(&NoDlsym), &own) == 0) return false;
     base = own.dli_fbase;
-    g_own_base.store(base, std::memory_order_relaxed);
+    __atomic_store_n(&g_own_base, base, __ATOMIC_RELAXED);
   }
   Dl_info info{};
   return ::dladdr(caller, &info) != 0 && info.dli_fbase == base;
@@ -76,19 +77,19 @@ extern "C" {
 
 using DlsymFn = void* (*)(void*, const char*);
 // The real dlsym, jumped to by the stub; set by gprof_dlsym_override before it returns.
-__attribute__((visibility("hidden"))) std::atomic<DlsymFn> gprof_real_dlsym{nullptr};
+__attribute__((visibility("hidden"))) DlsymFn gprof_real_dlsym = nullptr;
 
 // Called by the stub with dlsym's arguments and its return address: the interposed function to
 // return, or nullptr to jump to the real dlsym.
 __attribute__((visibility("hidden"))) GPROF_NO_SANITIZE void* gprof_dlsym_override(
     void* handle, const char* name, const void* caller) noexcept {
-  DlsymFn real = gprof_real_dlsym.load(std::memory_order_relaxed);
+  DlsymFn real = __atomic_load_n(&gprof_real_dlsym, __ATOMIC_RELAXED);
   if (real == nullptr) {
     // glibc 2.34 moved dlsym into libc (GLIBC_2.34); the x86-64 base version stays as an alias.
     void* next = ::dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
     if (next == nullptr) next = ::dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
     real = next != nullptr ? reinterpret_cast<DlsymFn>(next) : &NoDlsym;
-    gprof_real_dlsym.store(real, std::memory_order_relaxed);
+    __atomic_store_n(&gprof_real_dlsym, real, __ATOMIC_RELAXED);
   }
   if (name == nullptr) return nullptr;
   void* ours = Interposed(name);
