@@ -44,25 +44,40 @@ std::string Named(const std::string& function, const std::string& location) {
 
 }  // namespace
 
-std::vector<GapFunction> FunctionsDuring(const Profile& p, const CpuSampleNames& names,
-                                         uint64_t start, uint64_t end, size_t max) {
-  std::map<std::pair<std::string, std::string>, std::pair<uint64_t, uint64_t>> counts;
-  for (const CpuSample& s : p.cpu_samples) {
-    if (s.time_ns < start || s.time_ns >= end || s.stack >= names.function.size()) continue;
-    auto& [n, ns] = counts[{names.function[s.stack], names.location[s.stack]}];
-    ++n;
-    ns += s.cpu_ns;
-  }
+void GapFunctionTally::Add(const std::string& function, const std::string& location,
+                           uint64_t ns) {
+  auto& [n, total] = counts_[{function, location}];
+  ++n;
+  total += ns;
+}
+
+std::vector<GapFunction> GapFunctionTally::Ranked(uint64_t cap_ns, size_t max) const {
   std::vector<GapFunction> out;
-  for (const auto& [key, c] : counts) {
-    out.push_back({key.first, key.second, c.first, std::min(c.second, end - start)});
+  for (const auto& [key, c] : counts_) {
+    out.push_back({key.first, key.second, c.first, std::min(c.second, cap_ns)});
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const GapFunction& a, const GapFunction& b) {
-                     return a.samples > b.samples;
-                   });
+  std::stable_sort(out.begin(), out.end(), [](const GapFunction& a, const GapFunction& b) {
+    return a.samples > b.samples;
+  });
   if (out.size() > max) out.resize(max);
   return out;
+}
+
+bool InSortedGaps(const std::vector<std::pair<uint64_t, uint64_t>>& gaps, uint64_t t) {
+  // The last gap starting at or before t: t is in it if before its end.
+  auto it = std::upper_bound(gaps.begin(), gaps.end(), t,
+                             [](uint64_t x, const auto& g) { return x < g.first; });
+  return it != gaps.begin() && t < std::prev(it)->second;
+}
+
+std::vector<GapFunction> FunctionsDuring(const Profile& p, const CpuSampleNames& names,
+                                         uint64_t start, uint64_t end, size_t max) {
+  GapFunctionTally tally;
+  for (const CpuSample& s : p.cpu_samples) {
+    if (s.time_ns < start || s.time_ns >= end || s.stack >= names.function.size()) continue;
+    tally.Add(names.function[s.stack], names.location[s.stack], s.cpu_ns);
+  }
+  return tally.Ranked(end - start, max);
 }
 
 std::vector<GapFunction> FunctionsInGaps(const Profile& p, const CpuSampleNames& names,
@@ -71,27 +86,12 @@ std::vector<GapFunction> FunctionsInGaps(const Profile& p, const CpuSampleNames&
   std::sort(gaps.begin(), gaps.end());
   uint64_t total = 0;
   for (const auto& [start, end] : gaps) total += end - start;
-  std::map<std::pair<std::string, std::string>, std::pair<uint64_t, uint64_t>> counts;
+  GapFunctionTally tally;
   for (const CpuSample& s : p.cpu_samples) {
-    if (s.stack >= names.function.size()) continue;
-    // The last gap starting at or before the sample: the sample is in it if before its end.
-    auto it = std::upper_bound(gaps.begin(), gaps.end(), s.time_ns,
-                               [](uint64_t t, const auto& g) { return t < g.first; });
-    if (it == gaps.begin() || s.time_ns >= std::prev(it)->second) continue;
-    auto& [n, ns] = counts[{names.function[s.stack], names.location[s.stack]}];
-    ++n;
-    ns += s.cpu_ns;
+    if (s.stack >= names.function.size() || !InSortedGaps(gaps, s.time_ns)) continue;
+    tally.Add(names.function[s.stack], names.location[s.stack], s.cpu_ns);
   }
-  std::vector<GapFunction> out;
-  for (const auto& [key, c] : counts) {
-    out.push_back({key.first, key.second, c.first, std::min(c.second, total)});
-  }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const GapFunction& a, const GapFunction& b) {
-                     return a.samples > b.samples;
-                   });
-  if (out.size() > max) out.resize(max);
-  return out;
+  return tally.Ranked(total, max);
 }
 
 std::string DescribeGapFunction(const GapFunction& f, uint64_t gap_ns) {

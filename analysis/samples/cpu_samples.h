@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +36,20 @@ struct GapFunction {
   uint64_t samples = 0;
   uint64_t ns = 0;
 };
+// Samples summed by function (and place), then ranked: the most samples first (ties by name),
+// each function's time at most `cap_ns`, at most `max` of them. Shared by the native and the
+// Python samples' gap functions.
+class GapFunctionTally {
+ public:
+  void Add(const std::string& function, const std::string& location, uint64_t ns);
+  std::vector<GapFunction> Ranked(uint64_t cap_ns, size_t max) const;
+
+ private:
+  std::map<std::pair<std::string, std::string>, std::pair<uint64_t, uint64_t>> counts_;
+};
+// Whether `t` lies in one of `gaps` (disjoint [start, end) spans sorted by start): a binary search.
+bool InSortedGaps(const std::vector<std::pair<uint64_t, uint64_t>>& gaps, uint64_t t);
+
 // The functions sampled in [start, end), the most samples first (ties by name), at most `max`.
 std::vector<GapFunction> FunctionsDuring(const Profile& p, const CpuSampleNames& names,
                                          uint64_t start, uint64_t end, size_t max);
