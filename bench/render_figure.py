@@ -1,0 +1,71 @@
+"""Figure 19 (bench/run-all): what rendering a long run costs the launcher.
+
+launch_loop N on the stand-in (0 ns API: the simulated GPU keeps the stand-in's own kernel time)
+under the injection library writes one dump; `gprof-run report DIR` then renders it with the
+default outputs (table, findings, trace.json, trace.pftrace, report.html), alone in its process.
+Measured from wait4: the launcher's peak RSS (ru_maxrss) and its CPU time (user + sys; the
+machine is shared, so wall time would mostly measure waiting for a core), per million launches.
+With --peer-build, the same dump is rendered by that build's gprof-run in the same run (the
+previous commit's launcher), alternating with ours.
+"""
+import os
+import shutil
+import subprocess
+
+
+def _render(gprof_run, out_dir):
+    """Renders out_dir with gprof_run; returns (peak RSS MiB, CPU s, trace.json bytes)."""
+    with open(out_dir + ".log", "w+") as log:
+        p = subprocess.Popen([gprof_run, "report", out_dir], stdout=subprocess.DEVNULL, stderr=log)
+        _, status, usage = os.wait4(p.pid, 0)
+        log.seek(0)
+        err = log.read()[-2000:]
+    if status != 0:
+        raise RuntimeError("gprof-run report %s exited with status %d: %s" % (out_dir, status, err))
+    trace = os.path.join(out_dir, "trace.json")
+    size = os.path.getsize(trace) if os.path.exists(trace) else 0
+    for f in os.listdir(out_dir):  # the outputs of 10 M launches are ~9 GB: keep only the dump
+        path = os.path.join(out_dir, f)
+        if not f.endswith(".gpdump") and f != "gprof-run.json":
+            if os.path.isdir(path):
+                shutil.rmtree(path)
+            else:
+                os.remove(path)
+    return usage.ru_maxrss / 1024.0, usage.ru_utime + usage.ru_stime, size
+
+
+def render_figure(build, short, tmp, peer_build=None):
+    sizes = ["20000", "100000"] if short else ["1000000", "10000000"]
+    sim = os.path.join(build, "tests", "cudasim", "lib")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH")}
+    env.update(LD_LIBRARY_PATH=sim + os.pathsep + env.get("LD_LIBRARY_PATH", ""),
+               GPROF_CUPTI_LIB=os.path.join(sim, "libcupti.so.13"),
+               CUDA_INJECTION64_PATH=os.path.join(build, "lib", "libgprof_inject.so"))
+    ours = os.path.join(build, "bin", "gprof-run")
+    peer = os.path.join(peer_build, "bin", "gprof-run") if peer_build else None
+    rows = []
+    for n in sizes:
+        d = os.path.join(tmp, "render-%s" % n)
+        os.makedirs(d)
+        r = subprocess.run([os.path.join(build, "bin", "launch_loop"), n],
+                           env=dict(env, GPROF_OUTPUT_DIR=d), stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+        if r.returncode != 0:
+            raise RuntimeError("launch_loop %s exited with status %d" % (n, r.returncode))
+        millions = int(n) / 1e6
+        a = _render(ours, d)
+        b = _render(peer, d) if peer else None
+        what = ("launcher rendering launch_loop %s (stand-in): peak RSS | CPU s per million "
+                "launches | trace.json B/launch" % n)
+        measured = "%.0f MiB | %.2f s | %.0f B" % (a[0], a[1] / millions, a[2] / int(n))
+        if b is not None:
+            measured += " (peer %.0f MiB | %.2f s | %.0f B)" % (b[0], b[1] / millions,
+                                                                b[2] / int(n))
+        target = "<= 1024 MiB at 10 M, flat" if n == sizes[-1] else "-"
+        verdict = "INFO"
+        if not short and n == sizes[-1]:
+            verdict = "PASS" if a[0] <= 1024 else "FAIL"
+        rows.append(["19", what, measured, target, verdict])
+        shutil.rmtree(d)
+    return rows
