@@ -223,7 +223,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
         if (!profile.api_stacks.empty() && native == nullptr) {
           native = std::make_unique<SymbolizedStacks>(SymbolizeStacks(profile));
         }
-        WritePerfettoTrace(profile, pftrace_path, python.slices.get(), native.get());
+        WritePerfettoTrace(profile, pftrace_path, python.slices.get(), native.get(), cpu.get());
         summary.outputs.push_back(pftrace_path);
         links.pftrace = std::filesystem::path(pftrace_path).filename().string();
       }
