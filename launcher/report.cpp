@@ -250,6 +250,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
         page_stacks.python_samples = python.samples.get();
         page_stacks.python_syncs = python.samples ? &python.syncs : nullptr;
         page_stacks.native = native.get();
+        page_stacks.cpu = cpu.get();
         // The page's op table has no source column: it gets the rows by name.
         const TableRows page_rows =
             stacks != nullptr ? SortedTableRows(profile, table_options) : TableRows{};
