@@ -50,7 +50,8 @@ const std::vector<FlagSpec> kFlags = {
     {"cpu-sampling", 0, "GPROF_CPU_SAMPLING", "[=HZ]", kBareSamplingHz,
      "Sample every program thread's native stack HZ times a second of CPU time (1..20000, bare "
      "flag 1000; nsys's --sample=cpu): stats report cpu_sample_sum, <stem>.cpu.folded, "
-     "cpu_sample events in the trace, and gpu_idle names the host functions in its gaps "
+     "the samples in the traces (cpu_sample events, Perfetto CPU samples) and report.html, and "
+     "gpu_idle names the host functions in its gaps "
      "(docs/CPU_SAMPLING.md)."},
     {"cpu-sampling-backend", 0, "GPROF_CPU_SAMPLING_BACKEND", "auto|perf|timer", "",
      "How --cpu-sampling samples: perf_event_open, or an ITIMER_PROF signal (its rate bounded "

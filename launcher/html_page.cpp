@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "analysis/samples/cpu_samples.h"
 #include "analysis/samples/native_symbols.h"
 #include "launcher/progress.h"
 #include "launcher/python/python_stacks.h"
@@ -64,6 +65,7 @@ bool WriteHtmlPage(const Profile& profile, const TableRows& rows,
     in.python_samples = stacks.python_samples;
     in.python_syncs = stacks.python_syncs;
     in.native_stacks = stacks.native;
+    in.cpu_samples = stacks.cpu;
     const std::string page = FormatHtmlReport(in);
     if (std::string e = WriteOutputFile(path, page, /*create_dirs=*/false); !e.empty()) {
       throw std::runtime_error(e);
@@ -119,6 +121,9 @@ RenderSummary RenderHtmlPages(const std::string& dir, const TableOptions& table_
       stacks.python_samples = python.samples.get();
       stacks.python_syncs = python.samples ? &python.syncs : nullptr;
       stacks.native = profile.api_stacks.empty() ? nullptr : &native;
+      const CpuSampleNames cpu =
+          profile.cpu_samples.empty() ? CpuSampleNames{} : NameCpuSamples(profile);
+      stacks.cpu = profile.cpu_samples.empty() ? nullptr : &cpu;
       if (WriteHtmlPage(profile, rows, findings, context,
                         LinksToExistingFiles(dir, d.stem, is_main), page, err, stacks)) {
         summary.outputs.push_back(page);

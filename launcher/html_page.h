@@ -34,6 +34,7 @@ struct HtmlStacks {
   const PythonSamples* python_samples = nullptr;
   const PythonSyncs* python_syncs = nullptr;
   const SymbolizedStacks* native = nullptr;
+  const CpuSampleNames* cpu = nullptr;  // --cpu-sampling's samples named
 };
 
 // Writes the page to `path`; false, with a warning on `err`, when it cannot be made (a failure

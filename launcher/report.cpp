@@ -223,7 +223,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
         if (!profile.api_stacks.empty() && native == nullptr) {
           native = std::make_unique<SymbolizedStacks>(SymbolizeStacks(profile));
         }
-        WritePerfettoTrace(profile, pftrace_path, python.slices.get(), native.get());
+        WritePerfettoTrace(profile, pftrace_path, python.slices.get(), native.get(), cpu.get());
         summary.outputs.push_back(pftrace_path);
         links.pftrace = std::filesystem::path(pftrace_path).filename().string();
       }
@@ -250,6 +250,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
         page_stacks.python_samples = python.samples.get();
         page_stacks.python_syncs = python.samples ? &python.syncs : nullptr;
         page_stacks.native = native.get();
+        page_stacks.cpu = cpu.get();
         // The page's op table has no source column: it gets the rows by name.
         const TableRows page_rows =
             stacks != nullptr ? SortedTableRows(profile, table_options) : TableRows{};

@@ -108,6 +108,12 @@ std::string DescribeGapsFunction(const GapFunction& f, uint64_t idle_ns) {
 
 std::string NamedFunction(const GapFunction& f) { return Named(f.function, f.location); }
 
+std::string_view CpuSampleBackendName(uint32_t backend) {
+  return backend == kCpuSamplesPerf    ? "perf_event_open"
+         : backend == kCpuSamplesTimer ? "ITIMER_PROF"
+                                       : "no backend";
+}
+
 std::string FormatCpuSampleSum(const Profile& p, const CpuSampleNames& names) {
   struct Row {
     uint64_t self = 0;
@@ -154,10 +160,8 @@ std::string FormatCpuSampleSum(const Profile& p, const CpuSampleNames& names) {
   }
   const CpuSampleCounters& c = p.cpu_sample_counters;
   out += "\n" + std::to_string(all) + " samples at " + std::to_string(c.hz) + " Hz (" +
-         (c.backend == kCpuSamplesPerf    ? "perf_event_open"
-          : c.backend == kCpuSamplesTimer ? "ITIMER_PROF"
-                                          : "no backend") +
-         "), " + std::to_string(c.dropped) + " dropped\n";
+         std::string(CpuSampleBackendName(c.backend)) + "), " + std::to_string(c.dropped) +
+         " dropped\n";
   return out;
 }
 

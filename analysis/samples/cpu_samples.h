@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -67,6 +68,9 @@ std::string DescribeGapFunction(const GapFunction& f, uint64_t gap_ns);
 std::string DescribeGapsFunction(const GapFunction& f, uint64_t idle_ns);
 // "host_preprocess (main.cu:22)", or the function alone when its place is unknown.
 std::string NamedFunction(const GapFunction& f);
+
+// "perf_event_open", "ITIMER_PROF" or "no backend": CpuSampleCounters::backend in words.
+std::string_view CpuSampleBackendName(uint32_t backend);
 
 // `gprof-run stats --report cpu_sample_sum`: one row per function (self samples), with its share,
 // estimated CPU time and total (self + callees) samples.

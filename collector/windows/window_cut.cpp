@@ -84,6 +84,9 @@ void CutWindow(Profile* p, uint64_t start_ns, uint64_t end_ns, Profile* carry,
   }
   p->counters.nvtx_ranges_open_at_end = open;
   std::erase_if(p->marks, [&](const HostMark& m) { return !inside(m.ts_ns); });
+  // --cpu-sampling: the build took every sample queued since the previous window.
+  std::erase_if(p->cpu_samples, [&](const CpuSample& s) { return !inside(s.time_ns); });
+  p->cpu_sample_counters.taken = p->cpu_samples.size();
 
   // Which launching calls belong where.
   std::unordered_set<uint32_t> kept_calls, later_calls, earlier_calls;

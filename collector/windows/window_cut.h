@@ -2,11 +2,14 @@
 // used by the window thread at window end and unit-tested on hand-built profiles.
 //
 // What belongs to window [start, end):
-// - host events (ranges, marks, API calls) that start inside it; a range still open at `end` is
-//   clipped there and flagged kRangeCutAtWindowEnd: the window's edge cut it, the program did not
-//   leave it open, so it is no loss (nvtx_ranges_open_at_end counts none of them). Only when the
-//   program ended the window (`program_ended`: it exited inside it) is a range still open at the
-//   end flagged kRangeOpenAtEnd and counted, as in a whole run;
+// - host events (ranges, marks, API calls) and --cpu-sampling's samples that start (are taken)
+//   inside it; a range still open at `end` is clipped there and flagged kRangeCutAtWindowEnd:
+//   the window's edge cut it, the program did not leave it open, so it is no loss
+//   (nvtx_ranges_open_at_end counts none of them). Only when the program ended the window
+//   (`program_ended`: it exited inside it) is a range still open at the end flagged
+//   kRangeOpenAtEnd and counted, as in a whole run. Samples outside it are dropped, not carried
+//   (those after `end` were taken in the steps between windows, or in the next window's first
+//   moments before it was built), and CpuSampleCounters::taken counts the ones kept;
 // - GPU records launched by an API call that belongs to the window, whenever they ran;
 // - GPU records whose launching call is unknown (not recorded) that start inside it, unless their
 //   correlation id is below every call of the window (CUPTI numbers calls in the order they

@@ -60,6 +60,26 @@ TEST(CutWindow, RangeOpenAtTheWindowsEndIsALossOnlyWhenTheProgramEndedTheWindow)
   }
 }
 
+// --cpu-sampling: a window build takes every sample queued since the previous one (wait and
+// warmup steps included, and the first moments after the window's end). The window keeps those
+// taken inside [kS, kE) only, and says how many it kept: here 3 of 6 (1000, 1500 and 1999).
+TEST(CutWindow, CpuSamplesOutsideTheWindowAreLeftOut) {
+  Profile p;
+  p.stacks = {{0, 1}};
+  p.stack_pcs = {0x1000};
+  for (uint64_t t : {500u, 999u, 1000u, 1500u, 1999u, 2000u}) p.cpu_samples.push_back({t, 1, 0, 100});
+  p.cpu_sample_counters = {1000, kCpuSamplesPerf, 6, 2};
+  Profile carry;
+  CutWindow(&p, kS, kE, &carry);
+  ASSERT_EQ(p.cpu_samples.size(), 3u);
+  EXPECT_EQ(p.cpu_samples[0].time_ns, 1000u);
+  EXPECT_EQ(p.cpu_samples[1].time_ns, 1500u);
+  EXPECT_EQ(p.cpu_samples[2].time_ns, 1999u);
+  EXPECT_EQ(p.cpu_sample_counters.taken, 3u);
+  EXPECT_EQ(p.cpu_sample_counters.dropped, 2u) << "the sampler's own losses stay as counted";
+  EXPECT_TRUE(carry.cpu_samples.empty());
+}
+
 TEST(CutWindow, GpuWorkFollowsItsLaunch) {
   Profile p;
   p.api_calls = {Call(900, 1), Call(1500, 2), Call(2500, 3)};

@@ -238,6 +238,7 @@ std::string Headline(const HtmlReportInput& in, const Model& m) {
          "<a href=\"#timeline\">Timeline</a><a href=\"#top\">Kernels &amp; ops</a>"
          "<a href=\"#memory\">Memory</a>" +
          std::string(m.stacks.any() ? "<a href=\"#stacks\">Stacks</a>" : "") +
+         std::string(m.cpu.any() ? "<a href=\"#cpu\">CPU samples</a>" : "") +
          "<a href=\"#files\">Files</a></nav>";
 
   // The verdict.
@@ -412,6 +413,7 @@ std::string FormatHtmlReport(const HtmlReportInput& in) {
   AppendTopRowsSection(*in.table, m.kernels, &out);
   AppendMemorySection(m, in.context->origin_ns, &out);
   AppendStacksSection(m.stacks, &out);
+  AppendCpuSamplesSection(m.cpu, &out);
   AppendFiles(in.links, &out);
   AppendFooter(in.version, &out);
   return out;

@@ -46,6 +46,7 @@ struct HtmlReportLinks {
 struct PythonSamples;     // python_samples.h
 struct PythonSyncs;       // python_sync.h
 struct SymbolizedStacks;  // native_symbols.h
+struct CpuSampleNames;    // cpu_samples.h
 
 struct HtmlReportInput {
   const Profile* profile = nullptr;
@@ -62,6 +63,8 @@ struct HtmlReportInput {
   const PythonSamples* python_samples = nullptr;
   const PythonSyncs* python_syncs = nullptr;
   const SymbolizedStacks* native_stacks = nullptr;
+  // --cpu-sampling's samples named (NameCpuSamples), or nullptr: the "Host CPU samples" section.
+  const CpuSampleNames* cpu_samples = nullptr;
 };
 
 // The page. Deterministic: the same input gives the same bytes.

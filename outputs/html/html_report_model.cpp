@@ -225,6 +225,7 @@ Model BuildModel(const HtmlReportInput& in) {
   BuildKernels(*in.profile, &m.kernels);
   BuildMemory(*in.profile, m.timeline, &m);
   m.stacks = BuildStacksModel(*in.profile, in.python_samples, in.python_syncs, in.native_stacks);
+  m.cpu = BuildCpuSamplesModel(*in.profile, in.cpu_samples);
   return m;
 }
 

@@ -52,6 +52,11 @@ inline constexpr size_t kTopPythonFunctions = 15;
 inline constexpr size_t kTopSyncLines = 10;
 inline constexpr size_t kTopNativeStacks = 10;
 inline constexpr size_t kNativeFramesShown = 8;
+// The host CPU samples section (--cpu-sampling): host functions by self samples, and the sampled
+// threads with each one's top function. A screenful each, like the Python functions: the
+// .cpu.folded file and `stats --report cpu_sample_sum` have every function.
+inline constexpr size_t kTopCpuFunctions = 15;
+inline constexpr size_t kTopSampledThreads = 8;
 
 // A step is an outlier when its wall time is at least this factor of the steps' median and this
 // much more: cold_start's and kernel_spread's reasoning (a factor the eye sees; below 100 us,
@@ -184,6 +189,38 @@ struct StacksModel {
   bool any() const { return sampled || !native.empty(); }
 };
 
+// A host function (its name as the symbolizer gives it) in the --cpu-sampling samples: in how
+// many it was the innermost frame (self, with the CPU time those stand for) or anywhere on the
+// stack (total, once per sample however often it recurs).
+struct CpuFunctionRow {
+  std::string name;
+  uint64_t self = 0;
+  uint64_t total = 0;
+  uint64_t self_cpu_ns = 0;
+};
+
+// A sampled thread: its samples and the function most often innermost in them.
+struct CpuThreadRow {
+  uint32_t tid = 0;
+  std::string name;  // nvtxNameOsThread's, or ""
+  uint64_t samples = 0;
+  std::string top_function;
+  uint64_t top_self = 0;
+};
+
+struct CpuSamplesModel {
+  uint64_t samples = 0;  // with a named stack
+  uint64_t cpu_ns = 0;   // the CPU time they stand for
+  uint32_t hz = 0;
+  std::string backend;   // "perf_event_open", "ITIMER_PROF"
+  uint64_t dropped = 0;
+  std::vector<CpuFunctionRow> functions;  // most self samples first, at most kTopCpuFunctions
+  size_t functions_total = 0;
+  std::vector<CpuThreadRow> threads;  // most samples first, at most kTopSampledThreads
+  size_t threads_total = 0;
+  bool any() const { return samples > 0; }
+};
+
 struct Model {
   Timeline timeline;
   StepsModel steps;
@@ -191,6 +228,7 @@ struct Model {
   std::vector<MemorySeries> memory;         // at most kMaxMemoryDevices
   size_t memory_devices_hidden = 0;
   StacksModel stacks;
+  CpuSamplesModel cpu;
 };
 
 // The timeline's bins (html_timeline.cpp).
@@ -199,6 +237,9 @@ void BuildTimeline(const HtmlReportInput& in, Timeline* tl);
 // The stacks section's numbers (html_report_stacks.cpp); any pointer may be nullptr.
 StacksModel BuildStacksModel(const Profile& p, const PythonSamples* samples,
                              const PythonSyncs* syncs, const SymbolizedStacks* native);
+
+// The host CPU samples section's numbers (html_report_cpu_samples.cpp): empty without `names`.
+CpuSamplesModel BuildCpuSamplesModel(const Profile& p, const CpuSampleNames* names);
 
 // Builds the model of `in` (its profile, findings, context and table must be set).
 Model BuildModel(const HtmlReportInput& in);
@@ -248,6 +289,8 @@ void AppendTopRowsSection(const TableRows& table, const std::vector<KernelDistri
 void AppendMemorySection(const Model& model, uint64_t origin_ns, std::string* out);
 // "Python stacks (sampled)" (html_report_stacks.cpp); nothing when the model has no stacks.
 void AppendStacksSection(const StacksModel& stacks, std::string* out);
+// "Host CPU samples (--cpu-sampling)"; nothing without samples.
+void AppendCpuSamplesSection(const CpuSamplesModel& cpu, std::string* out);
 
 // ---- The page frame and the parts both pages share (html_report.cpp) ----
 

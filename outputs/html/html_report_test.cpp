@@ -11,6 +11,7 @@
 
 #include "analysis/findings/findings_test_util.h"
 #include "analysis/ranks/merge_findings.h"
+#include "analysis/samples/cpu_samples.h"
 #include "analysis/samples/native_symbols.h"
 #include "analysis/samples/python_samples.h"
 #include "analysis/samples/python_sync.h"
@@ -451,9 +452,28 @@ TEST(HtmlReport, AnAdversarialProfileStaysUnderTheBound) {
   for (uint32_t t = 0; t < 500; ++t) {
     p.threads.push_back({100 + t, p.strings.Intern(std::string(3'000, 'T') + std::to_string(t))});
   }
+  // --cpu-sampling: 4000 stacks of 4 distinct functions each, their names longer than any
+  // place on the page shows (1000 characters), sampled on all 500 threads.
+  CpuSampleNames cpu;
+  for (uint32_t s = 0; s < 4'000; ++s) {
+    cpu.frames_outermost_first.emplace_back();
+    for (uint32_t d = 0; d < 4; ++d) {
+      cpu.frames_outermost_first.back().push_back("fn_" + std::to_string(s * 4 + d) +
+                                                  std::string(1'000, 'f'));
+    }
+    cpu.function.push_back(cpu.frames_outermost_first.back().back());
+    cpu.location.push_back("");
+    p.cpu_samples.push_back({t0 + s * kUs, 100 + s % 500, s, 1'000'000});
+  }
+  p.cpu_sample_counters = {1000, kCpuSamplesPerf, p.cpu_samples.size(), 0};
   Rendered r;
+  r.input.cpu_samples = &cpu;
   Render(p, &r);
   const Model m = BuildModel(r.input);
+  EXPECT_EQ(m.cpu.functions.size(), html_internal::kTopCpuFunctions);
+  EXPECT_EQ(m.cpu.functions_total, 16'000u);
+  EXPECT_EQ(m.cpu.threads.size(), html_internal::kTopSampledThreads);
+  EXPECT_EQ(m.cpu.threads_total, 500u);
   EXPECT_LE(m.timeline.tracks.size(),
             html_internal::kMaxHostTracks + html_internal::kMaxGpuTracks +
                 html_internal::kMaxDeviceRows);
@@ -692,6 +712,95 @@ TEST(HtmlReport, StacksSectionIsBounded) {
   Rendered r;
   f.Render(&r);
   EXPECT_LT(r.page.size(), kHtmlReportMaxBytes);
+}
+
+// ---- Host CPU samples (--cpu-sampling) -------------------------------------------------------
+
+// ThreeSteps plus 10 samples of 1 ms CPU each (1000 Hz, perf): on kTid (unnamed) 6 in stack 0
+// (main <- step() <- host_preprocess(int), innermost last) and 2 in stack 1 (main <- step() <-
+// cudaLaunchKernel); on thread 200 ("loader") 2 in stack 2 (worker_main <- decode_jpeg).
+// Derived: 10 samples of 2 threads, 10 ms of CPU. Self: host_preprocess 6 (60.0%, 6 ms),
+// cudaLaunchKernel 2, decode_jpeg 2 (20.0% each); total: main 8, step() 8 (80.0%), worker_main
+// 2. Order (self, then total, then name): host_preprocess(int), cudaLaunchKernel, decode_jpeg,
+// main, step(), worker_main. Threads: kTid 8 (80.0%), its top host_preprocess(int) 6 of 8
+// (75.0%); thread 200 2 (20.0%), decode_jpeg 2 of 2 (100.0%).
+struct CpuSamplesFixture {
+  Profile profile = ThreeSteps();
+  CpuSampleNames names;
+
+  CpuSamplesFixture() {
+    Profile& p = profile;
+    p.threads.push_back({200, p.strings.Intern("loader")});
+    names.frames_outermost_first = {{"main", "step()", "host_preprocess(int)"},
+                                    {"main", "step()", "cudaLaunchKernel"},
+                                    {"worker_main", "decode_jpeg"}};
+    names.function = {"host_preprocess(int)", "cudaLaunchKernel", "decode_jpeg"};
+    names.location = {"main.cu:22", "", "loader.cpp:9"};
+    p.stacks = {{0, 3}, {3, 3}, {6, 2}};
+    p.stack_pcs = {1, 2, 3, 4, 2, 3, 5, 6};
+    for (uint64_t ms = 0; ms < 10; ++ms) {
+      const uint32_t stack = ms < 6 ? 0 : ms < 8 ? 1 : 2;
+      p.cpu_samples.push_back({t0 + ms * 1'000'000, stack == 2 ? 200u : kTid, stack, 1'000'000});
+    }
+    p.cpu_sample_counters = {1000, kCpuSamplesPerf, 10, 0};
+  }
+};
+
+TEST(HtmlReportModel, CpuSamplesOfAKnownProfile) {
+  CpuSamplesFixture f;
+  const html_internal::CpuSamplesModel m = html_internal::BuildCpuSamplesModel(f.profile, &f.names);
+  EXPECT_EQ(m.samples, 10u);
+  EXPECT_EQ(m.cpu_ns, 10'000'000u);
+  EXPECT_EQ(m.hz, 1000u);
+  EXPECT_EQ(m.backend, "perf_event_open");
+  ASSERT_EQ(m.functions.size(), 6u);
+  EXPECT_EQ(m.functions_total, 6u);
+  const std::vector<std::tuple<std::string, uint64_t, uint64_t>> want = {
+      {"host_preprocess(int)", 6, 6}, {"cudaLaunchKernel", 2, 2}, {"decode_jpeg", 2, 2},
+      {"main", 0, 8},                 {"step()", 0, 8},           {"worker_main", 0, 2}};
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(m.functions[i].name, std::get<0>(want[i])) << i;
+    EXPECT_EQ(m.functions[i].self, std::get<1>(want[i])) << i;
+    EXPECT_EQ(m.functions[i].total, std::get<2>(want[i])) << i;
+  }
+  EXPECT_EQ(m.functions[0].self_cpu_ns, 6'000'000u);
+  ASSERT_EQ(m.threads.size(), 2u);
+  EXPECT_EQ(m.threads[0].tid, kTid);
+  EXPECT_EQ(m.threads[0].samples, 8u);
+  EXPECT_EQ(m.threads[0].top_function, "host_preprocess(int)");
+  EXPECT_EQ(m.threads[0].top_self, 6u);
+  EXPECT_EQ(m.threads[1].tid, 200u);
+  EXPECT_EQ(m.threads[1].name, "loader");
+  EXPECT_EQ(m.threads[1].top_function, "decode_jpeg");
+}
+
+TEST(HtmlReport, CpuSamplesSectionShowsTopHostFunctionsAndThreads) {
+  CpuSamplesFixture f;
+  Rendered r;
+  r.input.cpu_samples = &f.names;
+  Render(f.profile, &r);
+  const std::string& page = r.page;
+  EXPECT_TRUE(Has(page, "<section id=\"cpu\"><h2>Host CPU samples (--cpu-sampling)</h2>"));
+  EXPECT_TRUE(Has(page, "<a href=\"#cpu\">CPU samples</a>"));
+  EXPECT_TRUE(Has(page, "10 native stack samples of 2 threads at 1000 Hz (perf_event_open), "
+                        "standing for 10.000ms of CPU time"));
+  EXPECT_TRUE(Has(page, "host_preprocess(int)</td><td>6</td><td>60.0%</td><td>6.000ms</td>"
+                        "<td>6</td><td>60.0%</td>"));
+  EXPECT_TRUE(Has(page, "step()</td><td>0</td><td>0.0%</td><td>0.000us</td><td>8</td>"
+                        "<td>80.0%</td>"));
+  EXPECT_TRUE(Has(page, "thread 1</td><td>8</td><td>80.0%</td>"));
+  EXPECT_TRUE(Has(page, "host_preprocess(int)</td><td>75.0%</td>"));
+  EXPECT_TRUE(Has(page, "thread 200 (loader)</td><td>2</td><td>20.0%</td>"));
+  const size_t section = page.find("id=\"cpu\"");
+  EXPECT_LT(page.find("host_preprocess(int)</td>", section), page.find("cudaLaunchKernel</td>", section));
+  EXPECT_FALSE(Has(page, "<script"));
+}
+
+TEST(HtmlReport, NoCpuSamplesNoCpuSamplesSection) {
+  Rendered r;
+  Render(ThreeSteps(), &r);
+  EXPECT_FALSE(Has(r.page, "id=\"cpu\""));
+  EXPECT_FALSE(Has(r.page, "href=\"#cpu\""));
 }
 
 // The merged page says which ranks had sampled Python stacks (merged_view.cpp fills the counts).

@@ -23,6 +23,7 @@ constexpr uint32_t kTrackEvent = 11;
 constexpr uint32_t kInternedData = 12;
 constexpr uint32_t kSequenceFlags = 13;
 constexpr uint32_t kTrackDescriptor = 60;
+constexpr uint32_t kPerfSample = 66;
 // TrackDescriptor
 constexpr uint32_t kUuid = 1;
 constexpr uint32_t kTrackName = 2;
@@ -65,6 +66,28 @@ constexpr uint32_t kEventNames = 2;
 constexpr uint32_t kDebugAnnotationNames = 3;
 constexpr uint32_t kIid = 1;
 constexpr uint32_t kInternedName = 2;
+// InternedData's profiling tables (profile_common.proto: InternedString, Mapping, Frame,
+// Callstack; each entry's iid is field 1)
+constexpr uint32_t kFunctionNames = 5;
+constexpr uint32_t kFrames = 6;
+constexpr uint32_t kCallstacks = 7;
+constexpr uint32_t kBuildIds = 16;
+constexpr uint32_t kMappingPaths = 17;
+constexpr uint32_t kMappings = 19;
+constexpr uint32_t kInternedString = 2;  // InternedString.str
+constexpr uint32_t kMappingBuildId = 2;
+constexpr uint32_t kMappingStart = 4;
+constexpr uint32_t kMappingEnd = 5;
+constexpr uint32_t kMappingPathIds = 7;
+constexpr uint32_t kFrameFunctionName = 2;
+constexpr uint32_t kFrameMapping = 3;
+constexpr uint32_t kFrameRelPc = 4;
+constexpr uint32_t kCallstackFrames = 2;
+// PerfSample (profile_packet.proto)
+constexpr uint32_t kSamplePid = 2;
+constexpr uint32_t kSampleTid = 3;
+constexpr uint32_t kSampleCallstack = 4;
+constexpr uint32_t kSampleCpuMode = 5;
 }  // namespace f
 
 constexpr uint32_t kSequence = 1;
@@ -74,6 +97,7 @@ enum EventType : uint64_t { kSliceBegin = 1, kSliceEnd = 2, kInstant = 3, kCount
 constexpr uint64_t kUnitSizeBytes = 3;      // CounterDescriptor.Unit
 constexpr uint64_t kChildOrderExplicit = 3;  // TrackDescriptor.ChildTracksOrdering
 constexpr uint64_t kNestedArray = 2;         // NestedValue.NestedType
+constexpr uint64_t kCpuModeUser = 2;         // Profiling.CpuMode MODE_USER
 
 // Packets on sequence kSequence, one at a time: Begin() starts one in enc(), the caller adds its
 // fields, End() closes it and hands its bytes to the writer.

@@ -1,5 +1,6 @@
 // WritePerfettoTrace (see perfetto_writer.h): the first packet, flows, sampled Python stacks,
-// native stacks and interned names; the events are perfetto_events.cpp.
+// native stacks and interned names; the events are perfetto_events.cpp, the CPU samples
+// perfetto_cpu_samples.cpp.
 #include "outputs/perfetto/perfetto_trace.h"
 #include "outputs/perfetto/perfetto_writer.h"
 
@@ -138,9 +139,10 @@ TraceStats WritePerfettoTrace(const Profile& profile, const std::string& path) {
 }
 
 TraceStats WritePerfettoTrace(const Profile& profile, const std::string& path,
-                              const PythonSliceSet* python, const SymbolizedStacks* stacks) {
+                              const PythonSliceSet* python, const SymbolizedStacks* stacks,
+                              const CpuSampleNames* cpu) {
   JsonWriter out(path);
-  perfetto::PerfettoWriter w(profile, &out, python, stacks);
+  perfetto::PerfettoWriter w(profile, &out, python, stacks, cpu);
   return w.Write();
 }
 
@@ -155,13 +157,13 @@ std::string FormatPerfettoTrace(const Profile& profile) {
 }
 
 std::string FormatPerfettoTrace(const Profile& profile, const PythonSliceSet* python,
-                                const SymbolizedStacks* stacks) {
+                                const SymbolizedStacks* stacks, const CpuSampleNames* cpu) {
   std::string bytes;
   {
     JsonWriter out(JsonSink{&bytes, [](void* ctx, const char* data, size_t size) {
                               static_cast<std::string*>(ctx)->append(data, size);
                             }});
-    perfetto::PerfettoWriter w(profile, &out, python, stacks);
+    perfetto::PerfettoWriter w(profile, &out, python, stacks, cpu);
     w.Write();
   }
   return bytes;

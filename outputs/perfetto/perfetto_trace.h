@@ -22,10 +22,14 @@ TraceStats WritePerfettoTrace(const Profile& profile, const std::string& path);
 // trace's, python_slices.h) and, for the API calls with a native stack (--backtrace), the stack
 // as the slice's "stack" debug annotation. `python` may be nullptr; `stacks`: the profile's
 // stacks symbolized (native_symbols.h SymbolizeStacks) by the caller, or nullptr to symbolize
-// them here when the profile has any.
+// them here when the profile has any. `cpu` (may be nullptr): --cpu-sampling's samples named
+// (cpu_samples.h NameCpuSamples), written as Perfetto's PerfSample packets with interned
+// callstacks, on their threads.
 struct SymbolizedStacks;
+struct CpuSampleNames;
 TraceStats WritePerfettoTrace(const Profile& profile, const std::string& path,
-                              const PythonSliceSet* python, const SymbolizedStacks* stacks);
+                              const PythonSliceSet* python, const SymbolizedStacks* stacks,
+                              const CpuSampleNames* cpu = nullptr);
 
 // Encodes the trace into `sink` in chunks of at most 1 MiB (TraceStats::bytes counts them all).
 TraceStats FormatPerfettoTrace(const Profile& profile, JsonSink sink);
@@ -34,6 +38,7 @@ TraceStats FormatPerfettoTrace(const Profile& profile, JsonSink sink);
 std::string FormatPerfettoTrace(const Profile& profile);
 // With sampled Python stacks and symbolized native stacks (WritePerfettoTrace).
 std::string FormatPerfettoTrace(const Profile& profile, const PythonSliceSet* python,
-                                const SymbolizedStacks* stacks = nullptr);
+                                const SymbolizedStacks* stacks = nullptr,
+                                const CpuSampleNames* cpu = nullptr);
 
 }  // namespace gprof

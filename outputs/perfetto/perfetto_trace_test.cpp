@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/samples/cpu_samples.h"
 #include "analysis/samples/native_symbols.h"
 #include "analysis/samples/python_slices.h"
 #include "outputs/perfetto/perfetto_trace.h"
@@ -781,6 +782,147 @@ TEST_F(PerfettoTraceTest, ApiCallsWithANativeStackCarryItAsAStackAnnotation) {
   ASSERT_EQ(json_frames.size(), 3u);
   got = stacks_of(DecodeTrace(FormatPerfettoTrace(p)));
   EXPECT_EQ(got[7], json_frames);
+}
+
+// ---- --cpu-sampling's samples: PerfSample packets -------------------------------------------
+
+// SmallProfile plus a module /opt/app/train at [0x400000, 0x500000) (build id "abc" in hex) and
+// two stacks (innermost first): 0 = host_preprocess(int) at 0x401010 <- main at 0x400500; 1 =
+// cudaLaunchKernel at 0x7f0000001000 (in no module) <- main. Samples, out of time order as the
+// queue hands them over: kT0+15 us and kT0+12 us on kMain in stack 0, kT0+61 us on kWorker in
+// stack 1, one 5 us before the trace's base time kT0 (left out, as in the JSON trace) and one
+// with a stack the names do not have (left out).
+// Derived: three PerfSample packets at kT0+12, +15, +61 us (pid kPid, tids kMain, kMain,
+// kWorker, user mode); callstacks [main, host_preprocess(int)] twice and [main,
+// cudaLaunchKernel], outermost first; 3 frames (main shared), 3 function names, 2 callstacks and
+// 2 mappings, each interned once, before its first use; host_preprocess's frame in
+// opt/app/train at 0x1010, cudaLaunchKernel's in [unknown] at its PC.
+struct SampledProfile {
+  Profile p = SmallProfile();
+  CpuSampleNames names;
+  SampledProfile() {
+    p.modules.push_back({p.strings.Intern("/opt/app/train"), p.strings.Intern("616263"), 0,
+                         0x400000, 0x500000});
+    p.stack_pcs = {0x401010, 0x400500, 0x7f0000001000, 0x400500};
+    p.stacks = {{0, 2}, {2, 2}};
+    names.function = {"host_preprocess(int)", "cudaLaunchKernel"};
+    names.location = {"main.cu:22", ""};
+    names.frames_outermost_first = {{"main", "host_preprocess(int)"}, {"main", "cudaLaunchKernel"}};
+    p.cpu_samples = {{kT0 + 15'000, kMain, 0, 100'000},
+                     {kT0 + 12'000, kMain, 0, 100'000},
+                     {kT0 + 61'000, kWorker, 1, 100'000},
+                     {kT0 - 5'000, kMain, 0, 100'000},
+                     {kT0 + 70'000, kMain, 5, 100'000}};
+    p.cpu_sample_counters = {10'000, kCpuSamplesPerf, 5, 0};
+  }
+};
+
+TEST_F(PerfettoTraceTest, CpuSamplesArePerfSamplesWithInternedCallstacksOnTheirThreads) {
+  SampledProfile s;
+  const Decoded d = DecodeTrace(FormatPerfettoTrace(s.p, nullptr, nullptr, &s.names));
+  std::map<uint64_t, std::string> functions, paths;
+  std::map<uint64_t, const Node*> frames, mappings;
+  std::map<uint64_t, std::vector<uint64_t>> callstacks;
+  std::set<uint64_t> build_ids;
+  struct Sample {
+    uint64_t ts;
+    std::string pid, tid, mode;
+    std::vector<std::string> stack;
+  };
+  std::vector<Sample> samples;
+  uint64_t last_ts = 0;
+  const auto once = [](auto* table, uint64_t iid, auto value) {
+    EXPECT_TRUE(table->emplace(iid, value).second) << "iid " << iid << " interned twice";
+  };
+  for (const Node* p : d.packets) {
+    if (const Node* in = p->Kid("interned_data")) {
+      for (const Node* e : in->Kids("function_names")) once(&functions, U(e->Get("iid")), e->Get("str"));
+      for (const Node* e : in->Kids("mapping_paths")) once(&paths, U(e->Get("iid")), e->Get("str"));
+      for (const Node* e : in->Kids("build_ids")) EXPECT_TRUE(build_ids.insert(U(e->Get("iid"))).second);
+      for (const Node* e : in->Kids("mappings")) once(&mappings, U(e->Get("iid")), e);
+      for (const Node* e : in->Kids("frames")) once(&frames, U(e->Get("iid")), e);
+      for (const Node* e : in->Kids("callstacks")) {
+        std::vector<uint64_t> ids;
+        for (const std::string& f : e->All("frame_ids")) ids.push_back(U(f));
+        once(&callstacks, U(e->Get("iid")), ids);
+      }
+    }
+    if (p->Has("timestamp")) {
+      EXPECT_GE(U(p->Get("timestamp")), last_ts) << "packets are written in time order";
+      last_ts = U(p->Get("timestamp"));
+    }
+    const Node* ps = p->Kid("perf_sample");
+    if (ps == nullptr) continue;
+    EXPECT_EQ(p->Get("sequence_flags"), "2");
+    Sample sm{U(p->Get("timestamp")), ps->Get("pid"), ps->Get("tid"), ps->Get("cpu_mode"), {}};
+    // Everything it refers to was interned in this packet or before.
+    const auto cs = callstacks.find(U(ps->Get("callstack_iid")));
+    ASSERT_NE(cs, callstacks.end());
+    for (uint64_t f : cs->second) {
+      ASSERT_TRUE(frames.count(f));
+      const Node* fr = frames.at(f);
+      ASSERT_TRUE(functions.count(U(fr->Get("function_name_id"))));
+      ASSERT_TRUE(mappings.count(U(fr->Get("mapping_id"))));
+      EXPECT_TRUE(build_ids.count(U(mappings.at(U(fr->Get("mapping_id")))->Get("build_id"))));
+      sm.stack.push_back(functions.at(U(fr->Get("function_name_id"))));
+    }
+    samples.push_back(sm);
+  }
+  ASSERT_EQ(samples.size(), 3u);
+  const std::vector<std::string> host = {"main", "host_preprocess(int)"};
+  const std::vector<std::string> launch = {"main", "cudaLaunchKernel"};
+  const std::string main = std::to_string(kMain), worker = std::to_string(kWorker);
+  EXPECT_EQ(samples[0].ts, kT0 + 12'000);
+  EXPECT_EQ(samples[1].ts, kT0 + 15'000);
+  EXPECT_EQ(samples[2].ts, kT0 + 61'000);
+  for (const Sample& sm : samples) {
+    EXPECT_EQ(sm.pid, std::to_string(kPid));
+    EXPECT_EQ(sm.mode, "MODE_USER");
+  }
+  EXPECT_EQ(samples[0].tid, main);
+  EXPECT_EQ(samples[1].tid, main);
+  EXPECT_EQ(samples[2].tid, worker);
+  EXPECT_EQ(samples[0].stack, host);
+  EXPECT_EQ(samples[1].stack, host);
+  EXPECT_EQ(samples[2].stack, launch);
+  EXPECT_EQ(frames.size(), 3u);
+  EXPECT_EQ(functions.size(), 3u);
+  EXPECT_EQ(callstacks.size(), 2u);
+  ASSERT_EQ(mappings.size(), 2u);
+  // Where each frame is: the module's path components and the PC relative to its start.
+  std::map<std::string, std::pair<std::string, uint64_t>> where;
+  for (const auto& [iid, fr] : frames) {
+    std::string path;
+    for (const std::string& c : mappings.at(U(fr->Get("mapping_id")))->All("path_string_ids")) {
+      path += (path.empty() ? "" : "/") + paths.at(U(c));
+    }
+    where[functions.at(U(fr->Get("function_name_id")))] = {path, U(fr->Get("rel_pc"))};
+  }
+  EXPECT_EQ(where["host_preprocess(int)"], std::make_pair(std::string("opt/app/train"), uint64_t{0x1010}));
+  EXPECT_EQ(where["main"], std::make_pair(std::string("opt/app/train"), uint64_t{0x500}));
+  EXPECT_EQ(where["cudaLaunchKernel"], std::make_pair(std::string("[unknown]"), uint64_t{0x7f0000001000}));
+  for (const auto& [iid, m] : mappings) {
+    if (m->All("path_string_ids").size() == 3) {
+      EXPECT_EQ(m->Get("start"), std::to_string(0x400000));
+      EXPECT_EQ(m->Get("end"), std::to_string(0x500000));
+    }
+  }
+  // The same samples as the JSON trace's cpu_sample instants.
+  const nlohmann::json j = nlohmann::json::parse(FormatTraceJson(s.p, "t", nullptr, &s.names));
+  std::vector<uint64_t> json_ns;
+  for (const auto& e : j.at("traceEvents")) {
+    if (e.value("cat", "") == "cpu_sample") {
+      json_ns.push_back(static_cast<uint64_t>(e.at("ts").get<double>() * 1000 + 0.5));
+    }
+  }
+  std::sort(json_ns.begin(), json_ns.end());
+  EXPECT_EQ(json_ns, (std::vector<uint64_t>{12'000, 15'000, 61'000}));
+}
+
+TEST_F(PerfettoTraceTest, WithoutCpuSampleNamesNoPerfSamples) {
+  SampledProfile s;
+  const Decoded d = DecodeTrace(FormatPerfettoTrace(s.p));
+  for (const Node* p : d.packets) EXPECT_EQ(p->Kid("perf_sample"), nullptr);
 }
 
 // ---- without protoc ----------------------------------------------------------------------------

@@ -33,7 +33,17 @@
 // graph of where time went; a stack here is the call path of one CUDA call, captured because of
 // the call, not of a timer, and its place is on that call's slice, next to its correlation id,
 // where the UI shows it when the slice is selected. It keeps the two traces alike, too. Each
-// distinct stack is encoded once and copied into every call that has it.#pragma once
+// distinct stack is encoded once and copied into every call that has it.
+//
+// --cpu-sampling's samples (docs/CPU_SAMPLING.md) are timer samples of a thread, so they are
+// Perfetto's: a PerfSample packet each (pid, tid, CPU mode user, callstack_iid), with the stack
+// interned in the packet that first uses it (InternedData: function_names, mappings with their
+// paths and build ids, frames by PC, callstacks by the profile's stack index + 1, frames outermost
+// first), as traced_perf writes them. trace_processor puts them in its perf_sample table and the
+// UI shows them on each sampled thread's track, with a flame graph of a selection. The same
+// samples as the JSON trace's cpu_sample instants (those at or after its base time), merged into
+// the time order like the Python slices (perfetto_cpu_samples.cpp).
+#pragma once
 
 #include <algorithm>
 #include <queue>
@@ -42,6 +52,7 @@
 #include <vector>
 
 #include "analysis/attribution/names.h"
+#include "analysis/samples/cpu_samples.h"
 #include "analysis/samples/native_symbols.h"
 #include "analysis/samples/python_slices.h"
 #include "analysis/timeline/trace_plan.h"
@@ -101,11 +112,12 @@ class PerfettoWriter {
  public:
   // `python` (may be nullptr): sampled Python stacks; `stacks` (may be nullptr): the profile's
   // native stacks symbolized, else symbolized here when it has any.
+  // `cpu` (may be nullptr): --cpu-sampling's samples named.
   PerfettoWriter(const Profile& p, JsonWriter* out, const PythonSliceSet* python,
-                 const SymbolizedStacks* stacks)
+                 const SymbolizedStacks* stacks, const CpuSampleNames* cpu = nullptr)
       : plan_(p), p_(p), names_(p), packets_(out), enc_(packets_.enc()),
         tracks_(plan_, &packets_), launch_args_(p.launch_configs.size() + 1), python_(python),
-        stacks_(stacks), stack_index_(p) {}
+        stacks_(stacks), stack_index_(p), cpu_(cpu) {}
 
   TraceStats Write() {
     WriteFirstPacket();
@@ -118,11 +130,14 @@ class PerfettoWriter {
     tracks_.Write(python_tracks);
     MarkFlows();
     PrepareStacks();
+    OrderCpuSamples();
     for (const PlannedEvent& e : plan_.events()) {
       WritePythonSlicesUpTo(e.ts);
+      WriteCpuSamplesUpTo(e.ts);
       WriteEvent(e);
     }
     WritePythonSlicesUpTo(UINT64_MAX);
+    WriteCpuSamplesUpTo(UINT64_MAX);
     CloseSlicesUpTo(UINT64_MAX);
     TraceStats stats;
     stats.events = packets_.packets();
@@ -148,6 +163,20 @@ class PerfettoWriter {
   // Writes the begins of the Python slices that start at or before `ts` (their ends go on the
   // heap with the plan's).
   void WritePythonSlicesUpTo(uint64_t ts);
+
+  // ---- --cpu-sampling's samples (perfetto_cpu_samples.cpp) ----------------------------------
+
+  // The samples written (at or after the base time, with a named stack), by time.
+  void OrderCpuSamples();
+  // Writes a PerfSample packet for each sample taken at or before `ts`.
+  void WriteCpuSamplesUpTo(uint64_t ts);
+  // Interns stack `stack` (its frames, their functions and mappings) in the open packet.
+  void InternCallstack(uint32_t stack);
+  uint64_t FunctionIid(const std::string& name);
+  // The mapping (module) of `pc`, interned with its path and build id; `rel_pc` set.
+  uint64_t MappingIid(uint64_t pc, uint64_t* rel_pc);
+  // An InternedString entry (function name, path component, build id) in the open InternedData.
+  void InternedString(uint32_t field, uint64_t iid, std::string_view text);
 
   // ---- native stacks ------------------------------------------------------------------------
 
@@ -233,6 +262,17 @@ class PerfettoWriter {
   SymbolizedStacks own_stacks_;
   ApiStackIndex stack_index_;
   std::vector<std::string> stack_args_;
+  // --cpu-sampling: the names, the samples in time order and the next one, and the intern
+  // tables of their stacks (iids from 1; a callstack's iid is its stack index + 1).
+  const CpuSampleNames* cpu_;
+  std::vector<uint32_t> cpu_order_;
+  size_t next_cpu_ = 0;
+  std::vector<bool> callstack_interned_;  // by stack index
+  std::unordered_map<uint64_t, uint64_t> frame_iids_;  // pc -> frame iid
+  std::unordered_map<std::string, uint64_t> function_iids_;
+  std::unordered_map<std::string, uint64_t> path_iids_;  // path components
+  std::vector<uint64_t> mapping_iids_;  // by module index; the last: PCs in no module
+  uint64_t mappings_interned_ = 0;     // and their build ids, one each (same iid)
 };
 
 }  // namespace gprof::perfetto

@@ -188,9 +188,10 @@ TraceStats WriteTraceJson(const Profile& profile, const std::string& path,
   return w.Write();
 }
 
-TraceStats FormatTraceJson(const Profile& profile, const std::string& trace_name, JsonSink sink) {
+TraceStats FormatTraceJson(const Profile& profile, const std::string& trace_name, JsonSink sink,
+                           const CpuSampleNames* cpu) {
   JsonWriter out(sink);
-  TraceWriter w(profile, &out, trace_name);
+  TraceWriter w(profile, &out, trace_name, nullptr, cpu);
   return w.Write();
 }
 

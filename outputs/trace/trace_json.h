@@ -33,8 +33,10 @@ struct CpuSampleNames;
 TraceStats WriteTraceJson(const Profile& profile, const std::string& path,
                           const PythonSliceSet* python, const CpuSampleNames* cpu);
 
-// Formats the trace into `sink` in chunks of at most 1 MiB (TraceStats::bytes counts them all).
-TraceStats FormatTraceJson(const Profile& profile, const std::string& trace_name, JsonSink sink);
+// Formats the trace into `sink` in chunks of at most 1 MiB (TraceStats::bytes counts them all);
+// `cpu`: --cpu-sampling's samples named, or nullptr.
+TraceStats FormatTraceJson(const Profile& profile, const std::string& trace_name, JsonSink sink,
+                           const CpuSampleNames* cpu = nullptr);
 
 // The whole document as one string (tests, small profiles); `python`: sampled Python stacks to
 // add (python_slices.h).

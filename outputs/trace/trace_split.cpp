@@ -11,11 +11,13 @@ namespace gprof {
 namespace {
 
 // The JSON bytes of `p`'s trace, formatted and counted, never stored.
-uint64_t JsonBytes(const Profile& p, const std::string& name) {
+uint64_t JsonBytes(const Profile& p, const std::string& name, const CpuSampleNames* cpu) {
   uint64_t bytes = 0;
-  FormatTraceJson(p, name, JsonSink{&bytes, [](void* ctx, const char*, size_t n) {
-                                      *static_cast<uint64_t*>(ctx) += n;
-                                    }});
+  FormatTraceJson(p, name,
+                  JsonSink{&bytes, [](void* ctx, const char*, size_t n) {
+                             *static_cast<uint64_t*>(ctx) += n;
+                           }},
+                  cpu);
   return bytes;
 }
 
@@ -81,11 +83,22 @@ std::vector<Profile> SliceProfileByTime(const Profile& p, size_t parts) {
     part.devices = p.devices;
     part.api_names = p.api_names;
     part.launch_configs = p.launch_configs;
+    // The samples' stacks (by index, as the names the caller made of them) and their modules.
+    part.stacks = p.stacks;
+    part.stack_pcs = p.stack_pcs;
+    part.modules = p.modules;
+    part.cpu_sample_counters = p.cpu_sample_counters;
+    part.cpu_sample_counters.taken = 0;
   }
   for (const HostRange& r : p.ranges) out[part_of(r.start_ns)].ranges.push_back(r);
   for (const HostMark& m : p.marks) out[part_of(m.ts_ns)].marks.push_back(m);
   for (const ApiCall& c : p.api_calls) out[part_of(c.start_ns)].api_calls.push_back(c);
   for (const Step& s : p.steps) out[part_of(s.start_ns)].steps.push_back(s);
+  for (const CpuSample& s : p.cpu_samples) {
+    Profile& part = out[part_of(s.time_ns)];
+    part.cpu_samples.push_back(s);
+    ++part.cpu_sample_counters.taken;
+  }
   ForEachGpuKind(p, [&](GpuKind, const auto& v) {
     using T = typename std::decay_t<decltype(v)>::value_type;
     for (const T& r : v) RecordsOf<T>(out[part_of(keys.Of(r))]).push_back(r);
@@ -94,7 +107,7 @@ std::vector<Profile> SliceProfileByTime(const Profile& p, size_t parts) {
   out.erase(std::remove_if(out.begin() + 1, out.end(),
                            [](const Profile& q) {
                              size_t n = q.ranges.size() + q.marks.size() + q.api_calls.size() +
-                                        q.steps.size();
+                                        q.steps.size() + q.cpu_samples.size();
                              ForEachGpuKind(q, [&](GpuKind, const auto& v) { n += v.size(); });
                              return n == 0;
                            }),
@@ -117,8 +130,8 @@ std::vector<std::string> WriteTraceJsonCapped(const Profile& p, const std::strin
     WriteTraceJson(p, path, python, cpu);
     return {path};
   }
-  const uint64_t whole = JsonBytes(p, FileName(path));
-  if (whole <= max_bytes) {  // the samples are not counted: a trace just under the cap may pass it
+  const uint64_t whole = JsonBytes(p, FileName(path), cpu);
+  if (whole <= max_bytes) {  // the Python slices are not counted: with them it may pass the cap
     WriteTraceJson(p, path, python, cpu);
     return {path};
   }
@@ -133,7 +146,8 @@ std::vector<std::string> WriteTraceJsonCapped(const Profile& p, const std::strin
     previous = slices.size();
     uint64_t largest = 0;
     for (size_t i = 0; i < slices.size(); ++i) {
-      largest = std::max(largest, JsonBytes(slices[i], FileName(TracePartPath(path, i + 1))));
+      largest =
+          std::max(largest, JsonBytes(slices[i], FileName(TracePartPath(path, i + 1)), cpu));
     }
     if (largest <= max_bytes) break;
     parts = std::max(parts + 1, static_cast<size_t>(parts * (largest + max_bytes - 1) / max_bytes));
@@ -141,7 +155,7 @@ std::vector<std::string> WriteTraceJsonCapped(const Profile& p, const std::strin
   std::vector<std::string> written;
   for (size_t i = 0; i < slices.size(); ++i) {
     written.push_back(TracePartPath(path, i + 1));
-    WriteTraceJson(slices[i], written.back());
+    WriteTraceJson(slices[i], written.back(), nullptr, cpu);
   }
   return written;
 }

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "analysis/samples/cpu_samples.h"
 #include "outputs/trace/gzip_file.h"
 #include "outputs/trace/trace_check.h"
 
@@ -117,6 +118,47 @@ TEST_P(CappedTrace, PartsFitPassTheCheckerAndHoldEveryEventOnce) {
 }
 
 INSTANTIATE_TEST_SUITE_P(JsonAndGzip, CappedTrace, ::testing::Values("json", "json.gz"));
+
+// --cpu-sampling: one sample 2 us after each launch (alternately in fn_a and fn_b). Cuts fall on
+// a launch, a range (100 ns before a launch) or a mark (1 ns after one), never inside the 2 us
+// between a launch and its sample, so each part holds exactly the samples of its own launches:
+// per part, the cpu_sample instants' times are its cudaLaunchKernel times + 2 us, and the 1000
+// samples are all there once.
+TEST(CappedTrace, EachPartHasTheCpuSamplesTakenInItsTime) {
+  Profile p = Launches(1000);
+  p.stacks = {{0, 1}, {1, 1}};
+  p.stack_pcs = {0x1000, 0x2000};
+  for (size_t i = 0; i < p.api_calls.size(); ++i) {
+    p.cpu_samples.push_back({p.api_calls[i].start_ns + 2'000, 4242, static_cast<uint32_t>(i % 2),
+                             10'000});
+  }
+  p.cpu_sample_counters = {100'000, kCpuSamplesPerf, p.cpu_samples.size(), 0};
+  CpuSampleNames names;
+  names.function = {"fn_a", "fn_b"};
+  names.location = {"", ""};
+  names.frames_outermost_first = {{"main", "fn_a"}, {"main", "fn_b"}};
+  const std::string whole = Temp("samples_whole.json");
+  WriteTraceJsonCapped(p, whole, 0, nullptr, &names);
+  const std::vector<std::string> parts = WriteTraceJsonCapped(
+      p, Temp("samples_capped.json"), ReadMaybeGzip(whole).size() / 3, nullptr, &names);
+  ASSERT_GE(parts.size(), 3u);
+  const auto ns = [](const nlohmann::json& e) {
+    return static_cast<uint64_t>(e.at("ts").get<double>() * 1000 + 0.5);
+  };
+  size_t samples = 0;
+  for (const std::string& part : parts) {
+    const nlohmann::json j = nlohmann::json::parse(ReadMaybeGzip(part));
+    std::multiset<uint64_t> launches_plus_2us, sampled;
+    for (const auto& e : j.at("traceEvents")) {
+      if (e.value("name", "") == "cudaLaunchKernel") launches_plus_2us.insert(ns(e) + 2'000);
+      if (e.value("cat", "") == "cpu_sample") sampled.insert(ns(e));
+    }
+    EXPECT_EQ(sampled, launches_plus_2us) << part;
+    EXPECT_TRUE(CheckTrace(part).empty()) << part;
+    samples += sampled.size();
+  }
+  EXPECT_EQ(samples, 1000u);
+}
 
 TEST(CappedTrace, UnderTheCapIsOneFileAtThePath) {
   const std::string path = Temp("small.json");

@@ -2,7 +2,9 @@
 // program computes about 200 us in host_preprocess (no NVTX) before each of 20 tiny launches per
 // step; with perf samples, gpu_idle names host_preprocess; with timer samples the folded stacks,
 // cpu_sample_sum and the trace's cpu_sample events have it; without sampling, the finding does
-// not name it. perf_event_open is skipped, saying why, where the kernel refuses it. A bad rate stops the launcher before the program starts.
+// not name it; the timer run's report.html and trace.pftrace have them too. perf_event_open is
+// skipped, saying why, where the kernel refuses it. A bad rate stops the launcher before the
+// program starts.
 #include <gtest/gtest.h>
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
@@ -94,6 +96,30 @@ TEST(CpuSampling, TimerBackendSamplesHostPreprocessIntoFoldedStacksStatsAndTrace
   const std::string trace = ReadFile(r.dir + "/trace.json");
   EXPECT_NE(trace.find("\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_sample\",\"name\":\"host_preprocess"),
             std::string::npos);
+  const std::string page = ReadFile(r.dir + "/report.html");
+  EXPECT_NE(page.find("<h2>Host CPU samples (--cpu-sampling)</h2>"), std::string::npos);
+  EXPECT_NE(page.find("host_preprocess", page.find("id=\"cpu\"")), std::string::npos);
+  // trace.pftrace: one PerfSample per cpu_sample instant of trace.json, host_preprocess among
+  // the interned function names (decoded with the Perfetto writer test's proto).
+  if (RunProcess({"/bin/sh", "-c", "command -v protoc"}).exit_code != 0) {
+    GTEST_SKIP() << "protoc not installed: the .pftrace was not decoded";
+  }
+  const std::string proto_dir = std::string(GPROF_SOURCE_DIR) + "/outputs/perfetto";
+  ProcessOptions o;
+  o.stdin_data = ReadFile(r.dir + "/trace.pftrace");
+  const ProcessResult decoded =
+      RunProcess({"protoc", "--decode=perfetto.protos.Trace", "-I" + proto_dir,
+                  proto_dir + "/perfetto_trace_test.proto"},
+                 o);
+  ASSERT_EQ(decoded.exit_code, 0) << decoded.err;
+  const auto count = [](const std::string& text, const std::string& needle) {
+    size_t n = 0;
+    for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_GE(count(decoded.out, "perf_sample {"), 1u);
+  EXPECT_EQ(count(decoded.out, "perf_sample {"), count(trace, "\"cat\":\"cpu_sample\""));
+  EXPECT_NE(decoded.out.find("str: \"host_preprocess"), std::string::npos);
 }
 
 bool PerfAllowed(std::string* why) {
