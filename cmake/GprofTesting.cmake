@@ -6,7 +6,8 @@
 #   gpu      needs a real GPU; skips cleanly elsewhere
 #   wheel    builds the wheel and tests the installed one (tests/wheel)
 # Labels given outside this function: torch (PyPI torch, tests/torch and python/), browser
-# (chromium, tests/report), fuzz (fuzz/: each fuzz target's seed corpus replayed through its
+# (chromium, tests/report), consumers (HTA and TensorBoard's profiler plugin reading our traces,
+# tests/consumers), fuzz (fuzz/: each fuzz target's seed corpus replayed through its
 # invariants). A test that skips reports Skipped, never Passed: gtest's GTEST_SKIP through
 # gtest_discover_tests' skip pattern, Python through exit status 77 (SKIP_RETURN_CODE 77;
 # tests/support/run_unittest.py). scripts/test counts each label's tests that ran and passed

@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "analysis/attribution/gpu_attribution.h"
 #include "analysis/findings/findings.h"
@@ -129,6 +130,8 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
 
   Totals totals;
   std::set<long> ranked_pids;
+  // TensorBoard links of the processes without a rank: dropped when others have one.
+  std::vector<std::pair<std::string, std::string>> rankless_links;
   std::string main_table, main_table_source, main_table_path, main_trace_path, main_pftrace_path,
       cupti_text, main_findings, main_findings_path, large_trace_notes, main_page_path,
       main_sqlite_path, main_stacks_path;
@@ -201,6 +204,8 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
                                                             written[0]);
               !e.empty()) {
             large_trace_notes += "gprof-run: note: " + e + "\n";
+          } else if (profile.info.rank < 0) {
+            rankless_links.emplace_back(is_main ? "gprof-run" : d.stem, written[0]);
           }
           links.trace = std::filesystem::path(written[0]).filename().string();
           if (written.size() > 1) {
@@ -359,6 +364,10 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
                          Plural(totals.memsets, "memset", "memsets") + "; " +
                          LossText(totals.counters, totals.stacks_dropped) + "; " + cupti_text +
                          "; " + where;
+  // A distributed run's tensorboard/ holds its ranks' traces only (UnlinkTraceForTensorBoard).
+  if (!ranked_pids.empty()) {
+    for (const auto& [worker, trace] : rankless_links) UnlinkTraceForTensorBoard(worker, trace);
+  }
   summary.ranked_processes = static_cast<int>(ranked_pids.size());
   return summary;
 }

@@ -9,10 +9,11 @@ runs wrote (scripts/sanitize), --fuzz-ran the file scripts/fuzz writes (one line
 fuzzed). A test counts in a suite when it ran and passed: skipped, not run, disabled and failed
 tests do not count. Prints
 
-    suites: unit N, process N, standin N, torch N, browser N, sanitizers N, fuzz N, gpu N
+    suites: unit N, process N, standin N, torch N, browser N, consumers N, sanitizers N, fuzz N,
+            gpu N
 
 (with "(skipped: no GPU)" when the gpu tests skipped). With --require (scripts/test passes it
-under CI=true) any of the first seven at 0 fails, naming what is missing. Standard library only.
+under CI=true) any of the first eight at 0 fails, naming what is missing. Standard library only.
 """
 import argparse
 import json
@@ -20,7 +21,7 @@ import os
 import sys
 import xml.etree.ElementTree as ET
 
-SUITES = ("unit", "process", "standin", "torch", "browser", "sanitizers", "fuzz")
+SUITES = ("unit", "process", "standin", "torch", "browser", "consumers", "sanitizers", "fuzz")
 
 # What an empty suite means is missing.
 PREREQUISITE = {
@@ -32,6 +33,9 @@ PREREQUISITE = {
              "disk has 12 GB free)",
     "browser": "chromium (Debian's package; scripts/setup installs it): the browser tests skip "
                "without it",
+    "consumers": "a Python with HTA and TensorBoard's profiler plugin (GPROF_CONSUMERS_PYTHON; "
+                 "scripts/test installs one with scripts/consumers-venv), and the torch tests' "
+                 "runs they read (GPROF_TORCH_PYTHON)",
     "sanitizers": "the sanitizer runs (scripts/sanitize; GPROF_TEST_SANITIZERS=0 turns them off)",
     "fuzz": "the fuzzers (scripts/fuzz, clang with libFuzzer; GPROF_TEST_FUZZ=0 turns them off) "
             "and the fuzz corpus replays (label fuzz)",

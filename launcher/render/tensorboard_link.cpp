@@ -41,4 +41,12 @@ std::string LinkTraceForTensorBoard(const std::string& worker, const std::string
   return "";
 }
 
+void UnlinkTraceForTensorBoard(const std::string& worker, const std::string& trace_path) {
+  namespace fs = std::filesystem;
+  const fs::path link =
+      fs::path(trace_path).parent_path() / kTensorBoardDir / TensorBoardLinkName(worker, trace_path);
+  std::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(link, ec))) fs::remove(link, ec);
+}
+
 }  // namespace gprof::launcher

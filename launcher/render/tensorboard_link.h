@@ -23,4 +23,11 @@ std::string TensorBoardLinkName(const std::string& worker, const std::string& tr
 // that is not a folder, are left alone. Returns "" or what went wrong, in a user's words.
 std::string LinkTraceForTensorBoard(const std::string& worker, const std::string& trace_path);
 
+// Removes the link LinkTraceForTensorBoard made for (worker, trace_path), when it is one (a file
+// of that name that is not a symbolic link is left alone). For a distributed run's processes
+// without a rank (the launcher: torchrun, mpirun): its tensorboard/ then holds the ranks' traces
+// only, as torch.profiler writes one file per rank, and HTA, which reads every .json file of the
+// folder and takes one without a rank for rank 0, maps each file to its own rank.
+void UnlinkTraceForTensorBoard(const std::string& worker, const std::string& trace_path);
+
 }  // namespace gprof::launcher

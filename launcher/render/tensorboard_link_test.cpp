@@ -117,5 +117,21 @@ TEST_F(TensorBoardLinkTest, ATensorboardFileThatIsNotAFolderIsLeftAlone) {
   EXPECT_EQ(Read(dir_ / "tensorboard"), "user's");
 }
 
+TEST_F(TensorBoardLinkTest, UnlinkingARanklessTraceLeavesTheRanksAndAFileOfThatName) {
+  const std::string launcher = Write("trace.json", "launcher");
+  const std::string rank0 = Write("app.11.trace.json", "rank 0");
+  ASSERT_EQ(LinkTraceForTensorBoard("gprof-run", launcher), "");
+  ASSERT_EQ(LinkTraceForTensorBoard("app.11", rank0), "");
+  UnlinkTraceForTensorBoard("gprof-run", launcher);
+  const auto runs = PluginRuns(dir_);
+  ASSERT_EQ(runs.size(), 1u);
+  ASSERT_EQ(runs.begin()->second.size(), 1u);
+  EXPECT_EQ(Read(runs.begin()->second[0].second), "rank 0");
+  EXPECT_EQ(Read(launcher), "launcher");  // the trace itself stays
+  Write("tensorboard/mine.pt.trace.json", "user's");
+  UnlinkTraceForTensorBoard("mine", launcher);
+  EXPECT_EQ(Read(dir_ / "tensorboard/mine.pt.trace.json"), "user's");
+}
+
 }  // namespace
 }  // namespace gprof::launcher

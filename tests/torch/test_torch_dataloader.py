@@ -15,6 +15,7 @@ import tempfile
 import unittest
 
 from test_torch_e2e import GPROF_RUN, HERE, TORCH_PYTHON
+from torch_runner import kept_output
 
 
 @unittest.skipUnless(TORCH_PYTHON and os.path.exists(TORCH_PYTHON) and GPROF_RUN,
@@ -30,7 +31,8 @@ class TorchDataLoader(unittest.TestCase):
         cls._tmp.cleanup()
 
     def findings(self, kind):
-        out = os.path.join(self.tmp, kind)
+        # Kept for tests/consumers: TensorBoard's plugin's step breakdown beside ours.
+        out = kept_output("dataloader_" + kind, self.tmp)
         cmd = [GPROF_RUN, "-q", "-o", out, TORCH_PYTHON, os.path.join(HERE, "dataloader_loop.py"),
                kind]
         p = subprocess.run(cmd, cwd=HERE, capture_output=True, text=True, timeout=240)

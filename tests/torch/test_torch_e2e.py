@@ -20,7 +20,7 @@ import subprocess
 import sys
 import unittest
 
-from torch_runner import GPROF_RUN, HERE, TORCH_PYTHON, GprofTorchCase, needs_torch
+from torch_runner import GPROF_RUN, HERE, TORCH_PYTHON, GprofTorchCase, kept_output, needs_torch
 
 STEPS = 5
 # libfaketime, which skews the torchrun test's rank clocks (skewed_clock.sh), and the skews.
@@ -100,10 +100,11 @@ class TorchEndToEnd(GprofTorchCase):
         """`gprof-run torchrun --standalone --nproc-per-node 4 ddp_train.py 3`, torchrun as the
         torch wheel installs it (torch.distributed.run), run once for the tests below. With
         libfaketime each worker's clock is shifted as if it ran on its own badly synchronized
-        host (SKEWS, through skewed_clock.sh)."""
+        host (SKEWS, through skewed_clock.sh). Kept for tests/consumers (HTA's multi-rank
+        analyses on the per-rank traces)."""
         cls = type(self)
         if getattr(cls, "_torchrun", None) is None:
-            out = os.path.join(self.tmp, "torchrun")
+            out = kept_output("torchrun", self.tmp)
             cmd = [GPROF_RUN, "-q", "-o", out, TORCH_PYTHON, "-m", "torch.distributed.run",
                    "--standalone", "--nproc-per-node", "4"]
             if FAKETIME_LIB:
@@ -117,13 +118,13 @@ class TorchEndToEnd(GprofTorchCase):
 
     def test_torchrun_ranks_are_profiled_named_and_merged(self):
         # Every worker is profiled with its rank (RANK, WORLD_SIZE, LOCAL_RANK from torchrun),
-        # each trace has distributedInfo, and the merged view has one group per rank and passes
-        # gprof-run check.
+        # each trace has distributedInfo (and a TensorBoard link), and the merged view has one
+        # group per rank and passes gprof-run check.
         out, p = self.torchrun()
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertEqual(sorted(l for l in p.stdout.splitlines() if l.startswith("DDP_DONE")),
                          ["DDP_DONE %d" % r for r in range(4)])
-        ranks = {}
+        ranks, rank_files = {}, []
         for path in glob.glob(os.path.join(out, "*.trace.json")) + [os.path.join(out, "trace.json")]:
             if not os.path.exists(path):
                 continue
@@ -131,7 +132,12 @@ class TorchEndToEnd(GprofTorchCase):
                 t = json.load(f)
             if "distributedInfo" in t:
                 ranks[t["distributedInfo"]["rank"]] = t
+                rank_files.append(os.path.basename(path))
         self.assertEqual(sorted(ranks), [0, 1, 2, 3], os.listdir(out))
+        # tensorboard/ links the ranks' traces only, one file per rank as torch.profiler writes
+        # them: not torchrun's own (no rank), which HTA would take for rank 0.
+        self.assertEqual(sorted(os.listdir(os.path.join(out, "tensorboard"))),
+                         sorted(f.replace(".trace.json", ".pt.trace.json") for f in rank_files))
         for rank, t in ranks.items():
             self.assertEqual(t["distributedInfo"]["world_size"], 4)
             self.assertEqual(t["gprof"]["rank"], rank)
