@@ -200,12 +200,12 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
         }
         if (shown_trace.empty()) {
           // TensorBoard's profiler plugin lists *.pt.trace.json[.gz] only: a link of that name.
-          if (const std::string e = LinkTraceForTensorBoard(is_main ? "gprof-run" : d.stem,
-                                                            written[0]);
-              !e.empty()) {
+          const std::string worker =
+              is_main ? "gprof-run" : TensorBoardWorker(d.stem, profile.info.hostname);
+          if (const std::string e = LinkTraceForTensorBoard(worker, written[0]); !e.empty()) {
             large_trace_notes += "gprof-run: note: " + e + "\n";
           } else if (profile.info.rank < 0) {
-            rankless_links.emplace_back(is_main ? "gprof-run" : d.stem, written[0]);
+            rankless_links.emplace_back(worker, written[0]);
           }
           links.trace = std::filesystem::path(written[0]).filename().string();
           if (written.size() > 1) {

@@ -5,6 +5,15 @@
 
 namespace gprof::launcher {
 
+std::string TensorBoardWorker(const std::string& stem, const std::string& hostname) {
+  const size_t dot = stem.rfind('.');
+  if (dot == std::string::npos || dot + 1 == stem.size() ||
+      stem.find_first_not_of("0123456789", dot + 1) != std::string::npos) {
+    return stem;
+  }
+  return (hostname.empty() ? stem.substr(0, dot) : hostname) + "_" + stem.substr(dot + 1);
+}
+
 std::string TensorBoardLinkName(const std::string& worker, const std::string& trace_path) {
   const bool gz = trace_path.size() >= 3 && trace_path.compare(trace_path.size() - 3, 3, ".gz") == 0;
   return worker + ".pt.trace.json" + (gz ? ".gz" : "");

@@ -10,6 +10,14 @@
 
 namespace gprof::launcher {
 
+// The worker name of a dump's trace: the plugin reads <worker>.<digits>.pt.trace.json as span
+// <digits> of <worker>, so a process's dump <program>.<pid> would make every process of a run one
+// worker. A stem ending in .<pid> becomes torch.profiler.tensorboard_trace_handler's default
+// worker, <hostname>_<pid> (<program>_<pid> without a host name): one worker per process, which
+// the plugin's distributed view splits into node and process (consts.NODE_PROCESS_PATTERN).
+// Other stems (a window's <program>.<pid>.cycleC.stepsA-B) are kept.
+std::string TensorBoardWorker(const std::string& stem, const std::string& hostname);
+
 // The link's file name for a trace of `worker` written to `trace_path` (".gz" kept):
 // "<worker>.pt.trace.json" or "<worker>.pt.trace.json.gz".
 // The folder, under the trace's.

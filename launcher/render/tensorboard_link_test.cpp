@@ -100,6 +100,28 @@ TEST_F(TensorBoardLinkTest, GzipTraceKeepsItsSuffixAndADumpStemIsTheWorker) {
   EXPECT_EQ(workers[0].second.filename(), "rank1.4242.pt.trace.json.gz");
 }
 
+TEST_F(TensorBoardLinkTest, EachProcessDumpOfARunIsItsOwnWorkerNamedHostUnderscorePid) {
+  // Four ranks' dumps train.py.<pid>: as <program>.<pid> names they would be four spans of one
+  // worker "train.py"; named as tensorboard_trace_handler names them (<hostname>_<pid>), four.
+  for (const char* pid : {"101", "102", "103", "104"}) {
+    const std::string stem = std::string("train.py.") + pid;
+    const std::string trace = Write(stem + ".trace.json", pid);
+    ASSERT_EQ(LinkTraceForTensorBoard(TensorBoardWorker(stem, "node7"), trace), "");
+  }
+  const auto runs = PluginRuns(dir_);
+  ASSERT_EQ(runs.size(), 1u);
+  std::map<std::string, std::string> workers;  // worker -> its trace's text
+  for (const auto& [worker, path] : runs.begin()->second) workers[worker] = Read(path);
+  EXPECT_EQ(workers, (std::map<std::string, std::string>{
+                         {"node7_101", "101"}, {"node7_102", "102"}, {"node7_103", "103"},
+                         {"node7_104", "104"}}));
+  // No host name: the program stands in for it. A window's stem has no trailing pid: kept.
+  EXPECT_EQ(TensorBoardWorker("train.py.101", ""), "train.py_101");
+  EXPECT_EQ(TensorBoardWorker("train.py.101.cycle1.steps3-5", "node7"),
+            "train.py.101.cycle1.steps3-5");
+  EXPECT_EQ(TensorBoardWorker("gprof-run", "node7"), "gprof-run");
+}
+
 TEST_F(TensorBoardLinkTest, SecondRunReplacesItsOwnLinkButNeverAFileOfThatName) {
   const std::string trace = Write("trace.json", "new");
   ASSERT_EQ(LinkTraceForTensorBoard("gprof-run", trace), "");

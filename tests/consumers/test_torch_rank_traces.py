@@ -17,6 +17,7 @@ on a CPU-only job, torch.profiler's traces alike: it is not run here.
 import glob
 import math
 import os
+import socket
 import unittest
 
 from consumers import hta_analysis, load_json, needs_consumers, quiet, tensorboard_profile, \
@@ -44,17 +45,32 @@ class HtaReadsTheRankTraces(unittest.TestCase):
         with quiet():
             return get_trace_files(self.tensorboard)
 
+    def link_of_rank(self, rank):
+        # tensorboard_trace_handler's default worker name, <hostname>_<pid>.
+        return "%s_%d.pt.trace.json" % (socket.gethostname(), self.pid_of_rank[rank])
+
     def test_hta_maps_each_trace_of_the_folder_to_its_rank(self):
         # The launcher's trace (torchrun's, without a rank) is not in the folder: HTA would
         # take it for rank 0 too, and keep whichever of the two it listed last.
         files = sorted(f for f in os.listdir(self.tensorboard) if f.endswith(".json"))
-        self.assertEqual(files, sorted("ddp_train.py.%d.pt.trace.json" % self.pid_of_rank[r]
-                                       for r in RANKS))
+        self.assertEqual(files, sorted(self.link_of_rank(r) for r in RANKS))
         by_rank = self.ranks_by_hta()
         self.assertEqual(sorted(by_rank), RANKS)
         for rank, path in by_rank.items():
-            self.assertEqual(os.path.basename(path),
-                             "ddp_train.py.%d.pt.trace.json" % self.pid_of_rank[rank])
+            self.assertEqual(os.path.basename(path), self.link_of_rank(rank))
+
+    def test_tensorboard_lists_one_worker_per_rank(self):
+        # The plugin's own file-name rule (consts.WORKER_PATTERN, as its RunLoader applies it):
+        # <worker>[.<span>].pt.trace.json. A name ending in .<pid> would make the four ranks
+        # four spans of one worker.
+        from torch_tb_profiler import consts
+        workers = {}
+        for f in os.listdir(self.tensorboard):
+            m = consts.WORKER_PATTERN.match(f)
+            self.assertIsNotNone(m, f)
+            workers[m.group(1)] = m.group(2)
+        self.assertEqual(workers, {"%s_%d" % (socket.gethostname(), self.pid_of_rank[r]): None
+                                   for r in RANKS})
 
     def test_iterations_collectives_and_overlap_per_rank(self):
         ta = hta_analysis(self.ranks_by_hta(), self.out)

@@ -16,6 +16,7 @@ import glob
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import unittest
@@ -136,8 +137,11 @@ class TorchEndToEnd(GprofTorchCase):
         self.assertEqual(sorted(ranks), [0, 1, 2, 3], os.listdir(out))
         # tensorboard/ links the ranks' traces only, one file per rank as torch.profiler writes
         # them: not torchrun's own (no rank), which HTA would take for rank 0.
+        # Each named <hostname>_<pid> (tensorboard_trace_handler's default worker), so that
+        # TensorBoard's plugin lists one worker per rank.
         self.assertEqual(sorted(os.listdir(os.path.join(out, "tensorboard"))),
-                         sorted(f.replace(".trace.json", ".pt.trace.json") for f in rank_files))
+                         sorted("%s_%d.pt.trace.json" % (socket.gethostname(), t["gprof"]["pid"])
+                                for t in ranks.values()))
         for rank, t in ranks.items():
             self.assertEqual(t["distributedInfo"]["world_size"], 4)
             self.assertEqual(t["gprof"]["rank"], rank)
