@@ -1,4 +1,4 @@
-// Figure 18: the merge read segment by segment, 64 ranks x 1 M events. Writes N rank dumps of
+// Figure 19: the merge read segment by segment, 64 ranks x 1 M events. Writes N rank dumps of
 // about M events each in S segments (rank_dumps.h: figure 17's ranks), then measures, each as a
 // child process (wall time and ru_maxrss from wait4):
 //   a  `gprof-run merge -q --no-html DIR` of all N ranks (past ~1 GB of trace: a summary of every
@@ -182,15 +182,15 @@ int main(int argc, char** argv) {
   std::printf("merge-stream %s in %d segments per rank: dumps %.2f GB written in %.0f s\n",
               spec.c_str(), segments, static_cast<double>(dump_bytes) / 1e9, written.wall_s);
   const std::string n = std::to_string(ranks), p = std::to_string(peer_ranks);
-  bench::PrintFigure("18a-" + spec, "gprof-run merge of " + n + " ranks: wall, peak RSS, trace.json",
+  bench::PrintFigure("19a-" + spec, "gprof-run merge of " + n + " ranks: wall, peak RSS, trace.json",
                      Fmt("%.1f s, %.0f MiB, %.2f GB", all.wall_s, all.rss_mib,
                          static_cast<double>(all.bytes) / 1e9),
                      "-", "INFO");
-  bench::PrintFigure("18b-" + spec, "every rank in full into a counting sink: wall, peak RSS, bytes",
+  bench::PrintFigure("19b-" + spec, "every rank in full into a counting sink: wall, peak RSS, bytes",
                      Fmt("%.1f s, %.0f MiB, %.1f GB", counted.wall_s, counted.rss_mib,
                          static_cast<double>(counted.bytes) / 1e9),
                      "-", "INFO");
-  bench::PrintFigure("18c-" + spec, "gprof-run merge --full-trace of the first " + p + " ranks",
+  bench::PrintFigure("19c-" + spec, "gprof-run merge --full-trace of the first " + p + " ranks",
                      Fmt("%.1f s, %.0f MiB, %.2f GB", mine.wall_s, mine.rss_mib,
                          static_cast<double>(mine.bytes) / 1e9),
                      Fmt("peer: %.1f s, %.0f MiB, %.2f GB", peer.wall_s, peer.rss_mib,
