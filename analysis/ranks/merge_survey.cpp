@@ -54,13 +54,13 @@ void AddDist(MergeDistSummary&& s, MergeDistSummary* d) {
   }
   d->comm_kernels += s.comm_kernels;
   d->comm_ns += s.comm_ns, d->compute_ns += s.compute_ns, d->overlap_ns += s.overlap_ns;
+  // By number, the first of a repeated number (a later segment's steps come after: appended).
   for (MergeStep& m : s.steps) {
-    const bool seen = std::any_of(d->steps.begin(), d->steps.end(),
-                                  [&](const MergeStep& o) { return o.number == m.number; });
-    if (!seen) d->steps.push_back(m);
+    const auto at = std::lower_bound(
+        d->steps.begin(), d->steps.end(), m.number,
+        [](const MergeStep& o, uint32_t number) { return o.number < number; });
+    if (at == d->steps.end() || at->number != m.number) d->steps.insert(at, m);
   }
-  std::stable_sort(d->steps.begin(), d->steps.end(),
-                   [](const MergeStep& a, const MergeStep& b) { return a.number < b.number; });
 }
 
 void AddCollectives(std::vector<CollectiveEnds>&& from, std::vector<CollectiveEnds>* into) {
