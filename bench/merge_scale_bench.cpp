@@ -20,7 +20,7 @@
 #include "analysis/ranks/merge.h"
 #include "analysis/ranks/merge_findings.h"
 #include "bench/bench_profile.h"
-#include "bench/workload.h"
+#include "bench/rank_dumps.h"
 #include "model/dump.h"
 #include "outputs/trace/merged_trace.h"
 
@@ -34,45 +34,6 @@ double PeakRssMib() {
   rusage ru{};
   ::getrusage(RUSAGE_SELF, &ru);
   return static_cast<double>(ru.ru_maxrss) / 1024.0;
-}
-
-// The ranks' common profile: the mixed workload and a gloo:all_reduce range ending with each step
-// (every kMixedStepCalls calls of the main thread).
-Profile BaseProfile(uint64_t calls) {
-  Profile p = bench::MakeMixedProfile(calls);
-  const StringId all_reduce = p.strings.Intern("gloo:all_reduce");
-  const uint32_t main_tid = p.info.pid;
-  uint64_t seen = 0;
-  for (const ApiCall& c : p.api_calls) {
-    if (c.tid == main_tid && ++seen % bench::kMixedStepCalls == 0) {
-      p.ranges.push_back({c.end_ns, c.end_ns + 50'000, all_reduce, main_tid + 1, 0, 0, 0});
-    }
-  }
-  return p;
-}
-
-// Rank r's dump: the base profile as pid 30000 + r on host node<r / 8>, its clock r ms ahead.
-void WriteRank(Profile* base, int r, int ranks, const std::string& path) {
-  const uint64_t skew = static_cast<uint64_t>(r) * 1'000'000;
-  const auto shift = [&](int64_t by) {
-    base->info.start_ns += by, base->info.end_ns += by;
-    for (HostRange& x : base->ranges) x.start_ns += by, x.end_ns += by;
-    for (ApiCall& x : base->api_calls) x.start_ns += by, x.end_ns += by;
-    for (Kernel& x : base->kernels) x.start_ns += by, x.end_ns += by;
-    for (Memcpy& x : base->memcpys) x.start_ns += by, x.end_ns += by;
-    for (Memset& x : base->memsets) x.start_ns += by, x.end_ns += by;
-    for (Sync& x : base->syncs) x.start_ns += by, x.end_ns += by;
-  };
-  shift(static_cast<int64_t>(skew));
-  base->info.pid = 30000 + static_cast<uint32_t>(r);
-  base->info.rank = r;
-  base->info.world_size = ranks;
-  base->info.hostname = "node" + std::to_string(r / 8);
-  if (const std::string e = WriteDump(*base, path); !e.empty()) {
-    std::fprintf(stderr, "merge_scale_bench: %s\n", e.c_str());
-    std::exit(1);
-  }
-  shift(-static_cast<int64_t>(skew));
 }
 
 struct MergeCost {
@@ -136,13 +97,12 @@ int main(int argc, char** argv) {
   const std::string dir = std::string(argv[1]) + "/merge-scale-" + spec;
   fs::remove_all(dir);
   fs::create_directories(dir);
-  // About 1.97 events per call (merge_bench.cpp).
-  Profile base = BaseProfile(events * 100 / 197);
+  Profile base = bench::RankBaseProfile(events);
   std::vector<std::string> paths;
   const double w0 = bench::WallSeconds();
   for (int r = 0; r < ranks; ++r) {
     paths.push_back(dir + "/train." + std::to_string(30000 + r) + ".gpdump");
-    WriteRank(&base, r, ranks, paths.back());
+    bench::WriteRankDump(&base, r, ranks, paths.back());
   }
   const double write_s = bench::WallSeconds() - w0;
   base = Profile{};

@@ -16,6 +16,7 @@ namespace {
 
 constexpr const char* kMergeUsage =
     "Usage: gprof-run merge DIR... [-o OUTDIR] [--row-limit N] [--no-html] [--quiet]\n"
+    "                       [--full-trace | --ranks LIST]\n"
     "Merges the dumps of the processes in DIR... (the ranks of a distributed run; one directory\n"
     "per host, or one shared one) into one trace, a process group per rank named\n"
     "\"rank N (host:pid)\" on one time origin, and one table with min / median / max across the\n"
@@ -26,6 +27,10 @@ constexpr const char* kMergeUsage =
     "PARENT/merged/ when every DIR is in the same PARENT (one gprof-run per rank:\n"
     "gprof_traces/app.<job>/rank*), else the first DIR's merged/. The whole run's table and findings are also printed on stderr unless\n"
     "--quiet.\n"
+    "A trace past about 1 GB (Perfetto's UI fails near it) holds a summary of every rank (its\n"
+    "steps) and the slowest ranks in full; a note and the merged findings say which.\n"
+    "--full-trace writes every rank in full whatever the size; --ranks LIST (0,3,5-7) writes\n"
+    "those ranks in full and the summary of every rank.\n"
     "Exit: 0 merged, 1 an output could not be written, 2 usage error or bad input (a missing\n"
     "directory, no dump, an unreadable dump: nothing is written then).\n";
 
@@ -59,6 +64,7 @@ int MergeCommand(const std::vector<std::string>& args) {
   int row_limit = kAutoRowLimit;
   bool quiet = false;
   bool html = true;
+  MergedTraceChoice choice{false, {}, kJsonTraceComfortBytes};
   SubcommandArgs a(args);
   while (a.Next()) {
     const std::string& arg = a.arg();
@@ -76,6 +82,13 @@ int MergeCommand(const std::vector<std::string>& args) {
       if (!ParseRowLimit(value, &row_limit)) {
         return Usage("--row-limit " + value + ": expected -1 (all rows) or a whole number >= 0");
       }
+    } else if (arg == "--full-trace" && !a.has_inline_value()) {
+      choice.full_trace = true;
+    } else if (arg == "--ranks") {
+      if (!a.TakeValue()) return Usage("--ranks needs a list of ranks");
+      if (!ParseRankList(value, &choice.ranks)) {
+        return Usage("--ranks " + value + ": expected ranks such as 0,3,5-7");
+      }
     } else if (arg == "--no-html" && !a.has_inline_value()) {
       html = false;
     } else if ((arg == "--quiet" || arg == "-q") && !a.has_inline_value()) {
@@ -88,6 +101,9 @@ int MergeCommand(const std::vector<std::string>& args) {
     }
   }
   if (dirs.empty()) return Usage("no directory given");
+  if (choice.full_trace && !choice.ranks.empty()) {
+    return Usage("--full-trace and --ranks choose differently; give one");
+  }
   if (out_dir.empty()) out_dir = DefaultMergeDir(dirs);
 
   std::string error;
@@ -98,7 +114,7 @@ int MergeCommand(const std::vector<std::string>& args) {
     for (const std::string& d : dirs) list += (list.empty() ? "" : ", ") + d;
     return BadInput("no dump in " + list);
   }
-  const MergeResult r = WriteMergedView(groups, out_dir, row_limit, html);
+  const MergeResult r = WriteMergedView(groups, out_dir, row_limit, html, choice);
   if (!r.error.empty()) {
     if (r.bad_input) return BadInput(r.error);
     std::fprintf(stderr, "gprof-run: error: %s; no merged output was written\n", r.error.c_str());

@@ -1,6 +1,7 @@
 // The merged view's groups and files (see merged_view.h). Launcher process only. This is where the
-// merge touches files: it reads the dumps for analysis/ranks/merge.h (twice: the survey, then the
-// trace) and writes the outputs through temporary files.
+// merge touches files: it reads the dumps for analysis/ranks/merge.h segment by segment (twice:
+// the survey, one dump at a time, then the trace, every dump at once) and writes the outputs
+// through temporary files.
 #include "launcher/merged_view.h"
 
 #include <unistd.h>
@@ -22,6 +23,7 @@
 #include "launcher/python/torch_memory_file.h"
 #include "launcher/report.h"
 #include "model/dump.h"
+#include "model/dump_segment_reader.h"
 #include "model/output_file.h"
 #include "outputs/html/html_report.h"
 #include "outputs/table/merge_table.h"
@@ -99,6 +101,28 @@ void SurveyPythonSamples(const Profile& profile, MergeInput* in, std::string* no
   in->python_file = path;
 }
 
+// A dump's segments for the merged trace (model/dump_segment_reader.h).
+class DumpSegments : public MergeSegments {
+ public:
+  explicit DumpSegments(const std::string& path) {
+    std::string error;
+    if (!reader_.Open(path, &error)) throw std::runtime_error(error);
+  }
+  const Profile* Next() override {
+    std::string error;
+    if (reader_.Next(&error)) {
+      if (reader_.segments_read() == 1) AttachTorchMemoryBeside(path(), reader_.mutable_profile());
+      return &reader_.profile();
+    }
+    if (!error.empty()) throw std::runtime_error(error);
+    return nullptr;
+  }
+
+ private:
+  std::string path() const { return reader_.path(); }
+  DumpSegmentReader reader_;
+};
+
 }  // namespace
 
 std::vector<std::string> DumpDirsUnder(const std::string& dir) {
@@ -143,24 +167,34 @@ std::vector<MergeGroup> FindMergeGroups(const std::vector<std::string>& given, s
 }
 
 MergeResult WriteMergedView(const std::vector<MergeGroup>& groups, const std::string& out_dir,
-                            int row_limit, bool html) {
+                            int row_limit, bool html, const MergedTraceChoice& choice) {
   MergeResult result;
-  // 1. The survey of every group: a dump that cannot be read stops the merge before any output.
+  // 1. The survey of every group, segment by segment: a dump that cannot be read stops the
+  // merge before any output.
   std::vector<std::vector<MergeInput>> surveyed;
   for (const MergeGroup& g : groups) {
     std::vector<MergeInput> inputs;
     for (const std::string& path : g.dumps) {
-      Profile profile;
+      DumpSegmentReader reader;
       std::string error;
-      if (!ReadDump(path, &profile, &error)) {
+      MergeInput in;
+      in.file = path;
+      bool ok = reader.Open(path, &error);
+      while (ok && reader.Next(&error)) {
+        // torch's memory records (a file beside the dump) go with the first segment.
+        if (reader.segments_read() == 1) {
+          result.notes += AttachTorchMemoryBeside(path, reader.mutable_profile());
+        }
+        AddSegmentToMerge(reader.profile(), reader.segments_read() == 1, &in);
+      }
+      if (!error.empty()) {
         result.error = error;
         result.bad_input = true;
         return result;
       }
-      result.notes += AttachTorchMemoryBeside(path, &profile);
-      inputs.push_back(SummarizeForMerge(profile, path));
-      SurveyPythonSamples(profile, &inputs.back(), &result.notes);
-      result.events += inputs.back().events;
+      SurveyPythonSamples(reader.profile(), &in, &result.notes);
+      result.events += in.events;
+      inputs.push_back(std::move(in));
     }
     SortMergeInputs(&inputs);
     AlignMergeClocks(&inputs);
@@ -182,11 +216,10 @@ MergeResult WriteMergedView(const std::vector<MergeGroup>& groups, const std::st
       out.trace_path = out_dir + "/" + groups[i].prefix + "trace.json";
       out.table_path = out_dir + "/" + groups[i].prefix + "table.txt";
       auto& trace = files.emplace_back(std::make_unique<PendingFile>(out.trace_path));
-      const auto load = [&inputs](size_t k, Profile* profile) {
-        std::string error;
-        if (!ReadDump(inputs[k].file, profile, &error)) throw std::runtime_error(error);
+      // Read again here, all inputs at once, one segment each (the survey kept the count only).
+      const MergeSource source = [&inputs](size_t k) -> std::unique_ptr<MergeSegments> {
+        return std::make_unique<DumpSegments>(inputs[k].file);
       };
-      // Read again here, one input at a time like its dump (the survey kept the count only).
       const auto python = [&inputs](size_t k,
                                     const Profile& profile) -> std::unique_ptr<PythonSliceSet> {
         if (inputs[k].python_samples == 0) return nullptr;
@@ -199,8 +232,10 @@ MergeResult WriteMergedView(const std::vector<MergeGroup>& groups, const std::st
             PythonSlicesFrom(samples, profile.info.start_ns, profile.info.end_ns));
       };
       out.python_sampled = MergeInputsWithPythonSamples(inputs);
-      WriteMergedTrace(inputs, load, fs::path(out.trace_path).filename().string(), trace->Sink(),
-                       python);
+      MergedTracePlan plan = PlanMergedTrace(inputs, choice);
+      result.notes += plan.note;
+      WriteMergedTrace(inputs, source, fs::path(out.trace_path).filename().string(),
+                       trace->Sink(), python, plan.content);
       trace->Close();
       const std::string table_text =
           FormatMergedTable(inputs, "Merged table: " + out.title, row_limit);
@@ -208,7 +243,8 @@ MergeResult WriteMergedView(const std::vector<MergeGroup>& groups, const std::st
       table->Write(table_text.data(), table_text.size());
       table->Close();
       // The distributed findings, from the survey alone.
-      const std::vector<Finding> findings = MergedFindings(inputs);
+      std::vector<Finding> findings = MergedFindings(inputs);
+      if (plan.finding) findings.push_back(std::move(*plan.finding));
       const std::string json_path = out_dir + "/" + groups[i].prefix + "findings.json";
       out.findings_path = out_dir + "/" + groups[i].prefix + "findings.txt";
       for (const auto& [path, text] :

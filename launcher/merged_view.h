@@ -16,11 +16,17 @@
 //
 // All or nothing: every dump of every group is read (surveyed) before anything is written, and
 // the outputs go to temporary files renamed into place only when all of them are complete.
+//
+// Memory: the survey holds one segment of one dump at a time, the trace one segment of every
+// dump in full at a time (model/dump_segment_reader.h); neither grows with a rank's run length.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "launcher/merge_trace_policy.h"
+#include "launcher/report.h"
 
 namespace gprof::launcher {
 
@@ -68,9 +74,12 @@ struct MergeResult {
 };
 
 // Merges every group into `out_dir` (created when missing); tables show at most `row_limit`
-// rows (-1 = all); `html`: also <prefix>report.html (outputs/html/html_report.h), the merged page.
+// rows (-1 = all); `html`: also <prefix>report.html (outputs/html/html_report.h), the merged page;
+// `choice`: what each trace holds past its budget (merge_trace_policy.h: a note in `notes` and a
+// merged finding say what was left out).
 MergeResult WriteMergedView(const std::vector<MergeGroup>& groups, const std::string& out_dir,
-                            int row_limit, bool html = true);
+                            int row_limit, bool html = true,
+                            const MergedTraceChoice& choice = {false, {}, kJsonTraceComfortBytes});
 
 // "merged view: whole run of 4 processes: trace OUT/trace.json, table OUT/table.txt, findings
 // OUT/findings.txt, report OUT/report.html; cycle 1, ..." for the closing lines.

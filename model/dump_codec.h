@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -15,6 +16,8 @@ namespace dump_detail {
 
 inline constexpr char kMagic[8] = {'G', 'P', 'R', 'O', 'F', 'D', 'M', 'P'};
 inline constexpr char kEndMagic[8] = {'G', 'P', 'R', 'O', 'F', 'E', 'N', 'D'};
+inline constexpr size_t kDumpHeaderBytes = sizeof kMagic + 8;      // magic, version, reserved
+inline constexpr size_t kDumpTrailerBytes = 16 + sizeof kEndMagic;  // kEnd header, hash, magic
 
 enum SectionTag : uint32_t {
   kInfo = 1, kCounters, kStrings, kDomains, kThreads, kDevices, kRanges, kMarks, kApiCalls,
@@ -170,6 +173,14 @@ bool DecodePlacement(BlobReader r, ProcessPlacement* p);
 std::string EncodeStrings(const StringTable& t, uint32_t from);
 // Appends to `t`, which holds `base` strings: the first decoded one gets id `base`.
 bool DecodeStrings(BlobReader r, uint32_t base, StringTable* t);
+
+// The segment reader's steps (dump_read.cpp), shared by ParseDump and DumpSegmentReader:
+// where the segment starting at `start` of `data` ends (0: cut short), and its sections
+// appended to `result` (its records, its tables' growth; the thread, device and module lists
+// united), its kSegment header into `seg`.
+size_t SegmentEnd(std::span<const char> data, size_t start);
+bool ReadSegment(const char* data, size_t body, size_t body_end, bool first, Profile* result,
+                 SegmentHeader* seg, std::string* error);
 
 }  // namespace dump_detail
 }  // namespace gprof

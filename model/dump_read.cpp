@@ -73,8 +73,12 @@ void UnionBy(const std::vector<T>& from, std::vector<T>* into, Same same) {
   }
 }
 
-constexpr size_t kHeader = sizeof kMagic + 8;
-constexpr size_t kTrailer = 16 + sizeof kEndMagic;
+constexpr size_t kHeader = kDumpHeaderBytes;
+constexpr size_t kTrailer = kDumpTrailerBytes;
+
+}  // namespace
+
+namespace dump_detail {
 
 // The end of the segment that starts at `start` (one past its trailer), found by walking its
 // section headers; 0 when the data ends first (a segment cut short).
@@ -254,6 +258,10 @@ bool ReadSegment(const char* data, size_t body, size_t body_end, bool first, Pro
 // checks against calls are made over the whole run. In a dump cut short, launches made after its
 // last GPU record ended are in flight, not lost: their records would have come in the next
 // segment.
+}  // namespace dump_detail
+
+namespace {
+
 void JoinSegments(Profile* p, bool complete) {
   SortRangesAndMarks(p);
   CountUncorrelated(p);

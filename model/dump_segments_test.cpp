@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/dump.h"
+#include "model/dump_segment_reader.h"
 
 namespace gprof {
 namespace {
@@ -219,6 +220,72 @@ TEST(DumpSegments, AOneSegmentDumpIsTheSameAsWriteDump) {
   EXPECT_EQ(Bytes(a), Bytes(b));
   std::remove(a.c_str());
   std::remove(b.c_str());
+}
+
+// DumpSegmentReader: the same file one segment at a time. By hand from WriteTwoSegments: segment 0
+// holds launches 1 and 2, kernel 1, range "inner" and the mark; segment 1 launch 3, kernel 2 and
+// range "outer", with the string, launch config and thread it added; the counters are summed
+// (2 + 3); after the last, Next says the end with no error.
+TEST(DumpSegments, ASegmentReaderHoldsOnlyTheSegmentItReadWithTheRunsTables) {
+  const TwoSegments t = WriteTwoSegments("segreader", /*publish=*/true);
+  DumpSegmentReader r;
+  std::string error;
+  ASSERT_TRUE(r.Open(t.path, &error)) << error;
+  ASSERT_TRUE(r.Next(&error)) << error;
+  EXPECT_EQ(r.segments_read(), 1u);
+  EXPECT_FALSE(r.complete());
+  EXPECT_EQ(r.profile().api_calls.size(), 2u);
+  EXPECT_EQ(r.profile().kernels.size(), 1u);
+  ASSERT_EQ(r.profile().ranges.size(), 1u);
+  EXPECT_EQ(r.profile().strings.Get(r.profile().ranges[0].name), "inner");
+  EXPECT_EQ(r.profile().marks.size(), 1u);
+  ASSERT_TRUE(r.Next(&error)) << error;
+  EXPECT_EQ(r.segments_read(), 2u);
+  EXPECT_TRUE(r.complete());
+  ASSERT_EQ(r.profile().api_calls.size(), 1u);
+  EXPECT_EQ(r.profile().api_calls[0].correlation_id, 3u);
+  ASSERT_EQ(r.profile().kernels.size(), 1u);
+  EXPECT_EQ(r.profile().strings.Get(r.profile().kernels[0].name), "kernel_b");
+  EXPECT_EQ(r.profile().launch_configs.size(), 2u);
+  ASSERT_EQ(r.profile().ranges.size(), 1u);
+  EXPECT_EQ(r.profile().strings.Get(r.profile().ranges[0].name), "outer");
+  EXPECT_TRUE(r.profile().marks.empty());
+  EXPECT_EQ(r.profile().threads.size(), 2u);
+  EXPECT_EQ(r.profile().counters.cupti_dropped_records, 5u);
+  EXPECT_EQ(r.profile().info.start_ns, 10u);
+  EXPECT_EQ(r.profile().info.end_ns, 2000u);
+  EXPECT_FALSE(r.Next(&error));
+  EXPECT_EQ(error, "");
+  std::filesystem::remove(t.path);
+}
+
+// A file a killed program left (segment 0 complete, segment 1 never written): one segment, then
+// the end, as ReadDump reads it; a file that is not a dump is an error naming it.
+TEST(DumpSegments, ASegmentReaderStopsAtACutShortTailAndRefusesANonDump) {
+  const TwoSegments t = WriteTwoSegments("segreader-cut", /*publish=*/false);
+  const std::string cut = TempPath("segreader-cut-copy");
+  {
+    std::ofstream out(cut, std::ios::binary);
+    out.write(t.first_segment_only.data(), static_cast<std::streamsize>(t.first_segment_only.size()));
+    out.write("GPROF", 5);  // the start of a segment that was never finished
+  }
+  DumpSegmentReader r;
+  std::string error;
+  ASSERT_TRUE(r.Open(cut, &error)) << error;
+  ASSERT_TRUE(r.Next(&error)) << error;
+  EXPECT_FALSE(r.Next(&error));
+  EXPECT_EQ(error, "");
+  EXPECT_FALSE(r.complete());
+  {
+    std::ofstream out(cut, std::ios::binary | std::ios::trunc);
+    out << "not a dump at all";
+  }
+  DumpSegmentReader bad;
+  ASSERT_TRUE(bad.Open(cut, &error)) << error;
+  EXPECT_FALSE(bad.Next(&error));
+  EXPECT_NE(error.find(cut), std::string::npos) << error;
+  std::filesystem::remove(cut);
+  std::filesystem::remove(t.temp);
 }
 
 }  // namespace

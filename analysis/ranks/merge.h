@@ -5,19 +5,19 @@
 // the analysis half (the survey, the order, the rows across inputs); the merged trace is an
 // output (outputs/trace/merged_trace.h), and so is the merged table (outputs/table/merge_table.h).
 //
-// Data flow, never more than one profile in memory (a rank's profile can be 1 GB):
-//   1. survey   for each input: the caller loads it, SummarizeForMerge keeps what the merge
-//               needs (identity, time origin, counters, the table's KeyAverages rows, the
+// Data flow, never more than one segment per input in memory (a rank's profile can be 1 GB):
+//   1. survey   for each input, segment by segment: AddSegmentToMerge (SummarizeForMerge of
+//               each segment, added up) keeps what the merge needs (identity, time origin, counters, the table's KeyAverages rows, the
 //               distributed findings' per step numbers: MergeDistSummary), the profile is
 //               dropped;
 //   2. order    SortMergeInputs: by rank, then processes without a rank (host, pid);
 //      clocks   AlignMergeClocks: each input's offset from the first input's clock (clock_align.h),
 //               from the collectives the survey kept; the common origin is the earliest aligned
 //               absolute time of all inputs (all dumps carry CLOCK_REALTIME ns);
-//   3. trace    WriteMergedTrace loads the inputs again one at a time through the loader, plans
-//               each (TracePlan) and writes its events with trace_json_events' writer, placed
-//               at the common origin with pids and flow ids of its own, and its sampled Python
-//               stacks (python_slices.h) through the Python loader, then drops both;
+//   3. trace    WriteMergedTrace reads the inputs again, all at once, one segment each at a
+//               time, plans each segment (TracePlan) and writes the events of all inputs in time
+//               order with trace_json_events' writer, placed at the common origin with pids and
+//               flow ids of their own, and their sampled Python stacks (python_slices.h);
 //   4. table    MergeRows combines the small per-input row vectors: per row min / median /
 //               max across the inputs; FormatMergedTable prints them;
 //   5. findings MergedFindings (merge_findings.h) compares the inputs' per step numbers and
@@ -88,6 +88,15 @@ struct MergeInput {
 };
 
 MergeInput SummarizeForMerge(const Profile& profile, std::string file);
+// The survey of an input read segment by segment (model/dump_segment_reader.h), so that the
+// survey holds one segment, never the run: adds `segment`'s summary into `in` (`first`: it
+// replaces what `in` held, but for `in->file`). Rows, per-step numbers, kernel sums and
+// collectives add up; the info and counters are the latest segment's (summed by the reader).
+// Across a segment boundary two things differ from a whole read: a GPU record and the range or
+// step it belongs to in different segments are not joined (their CUDA totals and a step's GPU
+// busy time leave it out), and a rank whose busiest device changes between segments keeps the
+// busier segment's device.
+void AddSegmentToMerge(const Profile& segment, bool first, MergeInput* in);
 
 // By rank; processes without a rank after all ranked ones, by (host, pid); ties by program, file.
 void SortMergeInputs(std::vector<MergeInput>* inputs);

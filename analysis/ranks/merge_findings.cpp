@@ -74,23 +74,23 @@ struct SlowStep {
   uint64_t start_ns;
 };
 
-void StragglerFinding(const std::vector<MergeInput>& inputs, uint64_t origin, Metric metric,
-                      std::vector<Finding>* out) {
-  std::map<uint32_t, std::vector<StepValue>> by_step;
+// The straggler rule's slow steps: per compared step (at least two inputs have it) the slowest
+// input, the first among equals, when it is slow enough (kStragglerMin*); `by_step` keeps the
+// values, `compared` points into it.
+std::vector<SlowStep> SlowSteps(const std::vector<MergeInput>& inputs, Metric metric,
+                                std::map<uint32_t, std::vector<StepValue>>* by_step,
+                                std::vector<const std::vector<StepValue>*>* compared) {
   for (size_t k = 0; k < inputs.size(); ++k) {
     for (const MergeStep& s : inputs[k].dist.steps) {
       if (const std::optional<uint64_t> v = ValueOf(s, metric)) {
-        by_step[s.number].push_back({k, *v, AlignedNs(s.start_ns, inputs[k].clock.offset_ns)});
+        (*by_step)[s.number].push_back({k, *v, AlignedNs(s.start_ns, inputs[k].clock.offset_ns)});
       }
     }
   }
-  // Per compared step (at least two inputs have it): the slowest input, the first among equals.
-  std::vector<const std::vector<StepValue>*> compared;
   std::vector<SlowStep> slow;
-  std::vector<uint64_t> slow_count(inputs.size(), 0);
-  for (const auto& [number, values] : by_step) {
+  for (const auto& [number, values] : *by_step) {
     if (values.size() < 2) continue;
-    compared.push_back(&values);
+    compared->push_back(&values);
     size_t top = 0;
     for (size_t i = 1; i < values.size(); ++i) {
       if (values[i].value > values[top].value) top = i;
@@ -106,8 +106,17 @@ void StragglerFinding(const std::vector<MergeInput>& inputs, uint64_t origin, Me
         median == 0 ? 0.0 : static_cast<double>(value) / static_cast<double>(median);
     if (excess < kStragglerMinExcessNs || (median > 0 && factor < kStragglerMinFactor)) continue;
     slow.push_back({values[top].input, number, value, median, excess, factor, values[top].start_ns});
-    ++slow_count[values[top].input];
   }
+  return slow;
+}
+
+void StragglerFinding(const std::vector<MergeInput>& inputs, uint64_t origin, Metric metric,
+                      std::vector<Finding>* out) {
+  std::map<uint32_t, std::vector<StepValue>> by_step;
+  std::vector<const std::vector<StepValue>*> compared;
+  const std::vector<SlowStep> slow = SlowSteps(inputs, metric, &by_step, &compared);
+  std::vector<uint64_t> slow_count(inputs.size(), 0);
+  for (const SlowStep& s : slow) ++slow_count[s.input];
   if (slow.empty()) return;
   size_t who = 0;
   for (size_t k = 1; k < inputs.size(); ++k) {
@@ -385,6 +394,24 @@ MergeDistSummary SummarizeDistributed(const Profile& p) {
     d.steps.push_back(m);
   }
   return d;
+}
+
+std::vector<size_t> InputsBySlowness(const std::vector<MergeInput>& inputs) {
+  std::vector<uint64_t> slow(inputs.size(), 0), wall(inputs.size(), 0);
+  for (const Metric metric : {Metric::kBeforeCollective, Metric::kStepTime}) {
+    std::map<uint32_t, std::vector<StepValue>> by_step;
+    std::vector<const std::vector<StepValue>*> compared;
+    for (const SlowStep& s : SlowSteps(inputs, metric, &by_step, &compared)) ++slow[s.input];
+  }
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    for (const MergeStep& s : inputs[k].dist.steps) wall[k] += s.wall_ns;
+  }
+  std::vector<size_t> order(inputs.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return slow[a] != slow[b] ? slow[a] > slow[b] : wall[a] > wall[b];
+  });
+  return order;
 }
 
 std::vector<Finding> MergedFindings(const std::vector<MergeInput>& inputs) {

@@ -70,4 +70,9 @@ void ClockAlignmentFinding(const std::vector<MergeInput>& inputs, std::vector<Fi
 // None for fewer than two inputs.
 std::vector<Finding> MergedFindings(const std::vector<MergeInput>& inputs);
 
+// The inputs, slowest first, for the merged trace's choice of ranks in full (docs/LAUNCHER.md):
+// by the steps in which the straggler rule finds each one the slow one (both metrics, step time
+// and time before the collective, counted), then by its summed step time, then in input order.
+std::vector<size_t> InputsBySlowness(const std::vector<MergeInput>& inputs);
+
 }  // namespace gprof

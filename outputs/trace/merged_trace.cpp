@@ -1,6 +1,6 @@
-// The merged trace (see merged_trace.h). The trace's events are written by trace_json_events'
-// TraceEventWriter (the same formatting as a one-profile trace.json), placed with
-// TracePlacement.
+// The merged trace (see merged_trace.h): its document and metadata; the events are
+// merged_stream.cpp's (trace_json_events' TraceEventWriter, the same formatting as a one-profile
+// trace.json, placed with TracePlacement).
 #include "outputs/trace/merged_trace.h"
 
 #include <memory>
@@ -8,9 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "analysis/timeline/trace_plan.h"
-#include "outputs/trace/python_slice_events.h"
-#include "outputs/trace/trace_json_events.h"
+#include "outputs/trace/merged_stream.h"
 
 namespace gprof {
 namespace {
@@ -55,7 +53,8 @@ void WriteInputMetadata(JsonWriter& o, const MergeInput& in, uint64_t origin, si
   o.Raw("}}");
 }
 
-void WriteHeader(JsonWriter& o, const std::vector<MergeInput>& inputs, uint64_t origin) {
+void WriteHeader(JsonWriter& o, const std::vector<MergeInput>& inputs, uint64_t origin,
+                 const std::string& left_out) {
   o.Raw("{\n  \"schemaVersion\": 1,\n  \"displayTimeUnit\": \"ms\",\n");
   o.Raw("  \"baseTimeNanoseconds\": ").Uint(origin).Raw(",\n");
   o.Raw("  \"gprof\": {\"merged\": true, \"clock\": ").String(kMergeClockNote);
@@ -64,6 +63,7 @@ void WriteHeader(JsonWriter& o, const std::vector<MergeInput>& inputs, uint64_t 
   o.Raw(", \"instances\": ").Uint(spread.instances);
   o.Raw(", \"median_ns\": ").Uint(spread.median_ns).Raw(", \"max_ns\": ").Uint(spread.max_ns);
   o.Raw("}");
+  if (!left_out.empty()) o.Raw(", \"left_out\": ").String(left_out);
   std::set<std::string> hosts;
   for (const MergeInput& in : inputs) hosts.insert(in.info.hostname);
   o.Raw(", \"hosts\": [");
@@ -91,54 +91,72 @@ const char* const kMergeClockNote =
     "start at the earliest aligned start (baseTimeNanoseconds); clock_spread is how far apart "
     "the aligned ends of one collective still are.";
 
+namespace {
+
+TraceStats Finish(JsonWriter* out, const std::string& trace_name, uint64_t entries) {
+  out->Raw("\n  ],\n  \"traceName\": ");
+  out->String(trace_name);
+  out->Raw("\n}\n");
+  TraceStats stats;
+  stats.events = entries;
+  stats.bytes = out->Close();
+  return stats;
+}
+
+// One whole profile, loaded on the first Next.
+class WholeProfile : public MergeSegments {
+ public:
+  WholeProfile(const MergeLoader& load, size_t k) : load_(load), k_(k) {}
+  const Profile* Next() override {
+    if (loaded_) return nullptr;
+    loaded_ = true;
+    load_(k_, &profile_);
+    return &profile_;
+  }
+
+ private:
+  const MergeLoader& load_;
+  const size_t k_;
+  bool loaded_ = false;
+  Profile profile_;
+};
+
+}  // namespace
+
+TraceStats WriteMergedTrace(const std::vector<MergeInput>& inputs, const MergeSource& source,
+                            const std::string& trace_name, JsonSink sink,
+                            const MergePythonLoader& python, const MergedTraceContent& content) {
+  JsonWriter out(sink);
+  const uint64_t origin = MergedOriginNs(inputs);
+  WriteHeader(out, inputs, origin, content.left_out);
+  out.Raw("  \"traceEvents\": [\n");
+  uint64_t entries = 0;
+  if (content.summary) {
+    entries += merged_trace_detail::WriteSummaryProcesses(inputs, origin, entries, &out);
+  }
+  entries += merged_trace_detail::WriteInputsInTimeOrder(inputs, origin, content.full, source,
+                                                         python, entries, &out);
+  return Finish(&out, trace_name, entries);
+}
+
 TraceStats WriteMergedTrace(const std::vector<MergeInput>& inputs, const MergeLoader& load,
                             const std::string& trace_name, JsonSink sink,
                             const MergePythonLoader& python) {
+  const MergeSource whole = [&load](size_t k) -> std::unique_ptr<MergeSegments> {
+    return std::make_unique<WholeProfile>(load, k);
+  };
   JsonWriter out(sink);
   const uint64_t origin = MergedOriginNs(inputs);
-  WriteHeader(out, inputs, origin);
+  WriteHeader(out, inputs, origin, "");
   out.Raw("  \"traceEvents\": [\n");
   uint64_t entries = 0;
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    const MergeInput& in = inputs[k];
-    Profile profile;
-    load(k, &profile);
-    const TracePlan plan(profile);
-    // The survey placed the origin: a dump that changed since would write negative times.
-    if (plan.base_ns() != in.origin_ns || profile.info.pid != in.info.pid) {
-      throw std::runtime_error(in.file + " changed while it was being merged");
-    }
-    const uint32_t base = kMergePidStride * static_cast<uint32_t>(k + 1);
-    // Placed on the common clock: ts = own time + offset - origin.
-    const TracePlacement placement{origin - static_cast<uint64_t>(in.clock.offset_ns), base,
-                                   uint64_t{k} << 32};
-    TraceEventWriter events(plan, &out, placement, entries);
-    const std::unique_ptr<PythonSliceSet> slices = python ? python(k, profile) : nullptr;
-    const std::string label = MergeInputLabel(in);
-    for (TraceProcess proc : plan.Processes()) {
-      if (!proc.host && proc.pid + 1 >= kMergePidStride) {
-        throw std::runtime_error(in.file + ": device " + std::to_string(proc.pid) +
-                                 " is beyond what a merged trace numbers (device ids below " +
-                                 std::to_string(kMergePidStride - 1) + ")");
-      }
-      proc.name = proc.host ? label : label + " " + proc.name;
-      proc.sort_index += base;
-      events.WriteProcess(proc);
-    }
-    for (const TraceTrack& track : plan.Tracks()) events.WriteTrack(track);
-    const uint32_t python_tid = slices ? PythonFirstTid(plan) : 0;
-    if (slices) WritePythonTracks(*slices, plan, python_tid, &events);
-    for (const PlannedEvent& e : plan.events()) events.Write(e);
-    if (slices) WritePythonSlices(*slices, plan, python_tid, placement, &events, &out);
-    entries = events.count();
+  for (size_t k = 0; k < inputs.size(); ++k) {  // one input in memory at a time
+    std::vector<bool> only(inputs.size(), false);
+    only[k] = true;
+    entries += merged_trace_detail::WriteInputsInTimeOrder(inputs, origin, only, whole, python,
+                                                           entries, &out);
   }
-  out.Raw("\n  ],\n  \"traceName\": ");
-  out.String(trace_name);
-  out.Raw("\n}\n");
-  TraceStats stats;
-  stats.events = entries;
-  stats.bytes = out.Close();
-  return stats;
+  return Finish(&out, trace_name, entries);
 }
 
 }  // namespace gprof
