@@ -1,4 +1,4 @@
-"""Figure 19 (bench/run-all): what rendering a long run costs the launcher.
+"""Figure 20 (bench/run-all): what rendering a long run costs the launcher.
 
 launch_loop N on the stand-in (0 ns API: the simulated GPU keeps the stand-in's own kernel time)
 under the injection library writes one dump; `gprof-run report DIR` then renders it with the
@@ -66,6 +66,6 @@ def render_figure(build, short, tmp, peer_build=None):
         verdict = "INFO"
         if not short and n == sizes[-1]:
             verdict = "PASS" if a[0] <= 1024 else "FAIL"
-        rows.append(["19", what, measured, target, verdict])
+        rows.append(["20", what, measured, target, verdict])
         shutil.rmtree(d)
     return rows
