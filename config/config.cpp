@@ -389,6 +389,7 @@ ParseResult ParseConfig(const std::map<std::string, std::string>& env) {
   p.Uint("GPROF_ACTIVITY_BUFFER_KIB", 64, 262144, &c.activity_buffer_kib);
   p.Uint("GPROF_ACTIVITY_POOL", 2, 65536, &c.activity_pool_buffers);
   p.Uint("GPROF_HOST_BUFFER_MIB", 1, 65536, &c.host_buffer_mib);
+  p.Uint("GPROF_PENDING_MIB", 1, 65536, &c.pending_mib);
   p.Uint("GPROF_SEGMENT_SECONDS", 0, 86400, &c.segment_seconds);
   p.ScheduleKey();
   p.StepKey();

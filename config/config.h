@@ -92,6 +92,8 @@ struct Config {
   uint32_t activity_buffer_kib = 256;      // size of one CUPTI activity buffer
   uint32_t activity_pool_buffers = 2048;   // max buffers outstanding at once (bounded pool)
   uint32_t host_buffer_mib = 512;           // cap on host-event memory per process
+  uint32_t pending_mib = 256;               // cap on GPU records pending: CUPTI buffers held +
+                                            // decoded records waiting for a segment
   uint32_t segment_seconds = 10;            // whole runs: a dump segment this often; 0 = at exit
   std::string cupti_lib;                    // explicit libcupti path ("" = search)
   Schedule schedule;

@@ -28,6 +28,12 @@ const std::vector<ConfigKey>& ConfigKeys() {
     {"GPROF_ACTIVITY_POOL", ConfigType::kUint, "2048",
      "Most CUPTI activity buffers outstanding at once (2..65536). When all are in use, CUPTI "
      "drops records and the drop is counted and reported."},
+    {"GPROF_PENDING_MIB", ConfigType::kUint, "256",
+     "Most memory for GPU records not yet written, in MiB (1..65536): the CUPTI buffers CUPTI "
+     "holds (a buffer comes back only once all its work has finished, so a program whose host "
+     "runs ahead of the GPU fills them) and the decoded records waiting for the next segment. "
+     "Past it buffer requests are refused: CUPTI drops those records, and the drop is counted "
+     "and reported."},
     {"GPROF_HOST_BUFFER_MIB", ConfigType::kUint, "512",
      "Most memory for host events (NVTX, API calls) per process, in MiB (1..65536). Events past "
      "it are dropped and counted."},

@@ -74,6 +74,8 @@ const std::vector<FlagSpec> kFlags = {
      "Size of one CUPTI activity buffer in KiB (64..262144)."},
     {"activity-pool", 0, "GPROF_ACTIVITY_POOL", "N", "",
      "Most CUPTI activity buffers outstanding at once (2..65536)."},
+    {"pending-mib", 0, "GPROF_PENDING_MIB", "N", "",
+     "Most memory for GPU records not yet written, in MiB (1..65536; default 256)."},
     {"host-buffer-mib", 0, "GPROF_HOST_BUFFER_MIB", "N", "",
      "Most memory for host events per process, in MiB (1..65536)."},
     {"segment-seconds", 0, "GPROF_SEGMENT_SECONDS", "N", "",

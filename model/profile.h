@@ -40,8 +40,9 @@ void ForEachCounter(C& c, F&& f) {
     "GPU activity records dropped by CUPTI: GPU rows and CUDA totals are too low "
     "(raise GPROF_ACTIVITY_BUFFER_KIB / GPROF_ACTIVITY_POOL)");
   f("cupti_buffers_refused", c.cupti_buffers_refused,
-    "CUPTI buffer requests refused (buffer pool full): GPU records were lost, CUDA times are "
-    "too low (raise GPROF_ACTIVITY_POOL)");
+    "CUPTI buffer requests refused (buffer pool full, or GPROF_PENDING_MIB of GPU records "
+    "pending: the host ran ahead of the GPU): GPU records were lost, CUDA times are too low "
+    "(raise GPROF_PENDING_MIB or GPROF_ACTIVITY_POOL)");
   f("host_events_dropped", c.host_events_dropped,
     "host events dropped (host buffer full): CPU rows and counts are too low "
     "(raise GPROF_HOST_BUFFER_MIB)");

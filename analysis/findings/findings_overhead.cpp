@@ -108,7 +108,8 @@ void ProfilerOverheadFinding(Analysis& a, std::vector<Finding>* out) {
       "host times with an unprofiled run. It does not include CUPTI's per-call callback and "
       "activity-record cost inside the CUDA driver, which only a run without the profiler "
       "measures (bench/). Fewer, larger activity buffers (GPROF_ACTIVITY_BUFFER_KIB) mean fewer "
-      "requests; lost records need a larger GPROF_ACTIVITY_POOL or GPROF_HOST_BUFFER_MIB; "
+      "requests; lost records need a larger GPROF_PENDING_MIB (a host ahead of the GPU), "
+      "GPROF_ACTIVITY_POOL or GPROF_HOST_BUFFER_MIB; "
       "--api-filter and a schedule (--wait/--active) record less.";
   out->push_back(std::move(f));
 }

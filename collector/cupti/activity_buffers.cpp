@@ -1,6 +1,7 @@
 // CUPTI's buffer callbacks (lock-free, on CUPTI's threads or the application thread that fills a
 // buffer) and our parser thread, which decodes completed buffers into GpuBatches for the drain.
 // Rules: see session_state.h.
+#include <algorithm>
 #include <utility>
 
 #include "collector/cupti/session_state.h"
@@ -42,9 +43,13 @@ void ParserMain(Session* s) {
       batch.buffer_bytes = c.valid_size;
       s->pool.Release(c.buffer, c.valid_size);
       if (errors != 0) g_cupti_errors.fetch_add(errors, std::memory_order_relaxed);
+      const uint64_t bytes = DecodedBytes(batch);
       {
         std::lock_guard<std::mutex> lock(s->ready_mu);
         s->ready.push_back(std::move(batch));
+        s->ready_bytes += bytes;
+        s->ready_bytes_peak = std::max(s->ready_bytes_peak, s->ready_bytes);
+        if (s->count_decoded) s->pool.SetDecodedBytes(s->ready_bytes);
       }
       s->processed.fetch_add(1, std::memory_order_release);
     }

@@ -388,4 +388,12 @@ uint64_t DecodeBuffer(uint8_t* buffer, size_t valid_size, NextRecordFn next_reco
   return decoded;
 }
 
+uint64_t DecodedBytes(const GpuBatch& batch) {
+  uint64_t bytes = 0;
+  ForEachGpuKind(batch, [&](GpuKind, const auto& records) {
+    bytes += records.capacity() * sizeof(records[0]);
+  });
+  return bytes;
+}
+
 }  // namespace gprof::collector

@@ -109,4 +109,8 @@ using NextRecordFn = CUptiResult (*)(uint8_t* buffer, size_t valid_size, CUpti_A
 uint64_t DecodeBuffer(uint8_t* buffer, size_t valid_size, NextRecordFn next_record, GpuBatch* batch,
                       uint64_t* errors);
 
+// The memory a decoded batch's records hold (vector capacities; strings and launch configurations
+// excluded: they are few). What the pending-record accounting counts.
+uint64_t DecodedBytes(const GpuBatch& batch);
+
 }  // namespace gprof::collector

@@ -15,9 +15,26 @@ ActivityBufferPool::~ActivityBufferPool() {
   }
 }
 
-void ActivityBufferPool::Init(size_t buffer_bytes, uint32_t max_buffers) {
+void ActivityBufferPool::Init(size_t buffer_bytes, uint32_t max_buffers,
+                              uint64_t max_pending_bytes) {
   buffer_bytes_ = (buffer_bytes + 7) & ~size_t{7};
+  max_pending_bytes_ = max_pending_bytes;
   slots_ = std::vector<Slot>(max_buffers == 0 ? 1 : max_buffers);
+}
+
+bool ActivityBufferPool::ReserveHeld() {
+  uint32_t held = held_.load(std::memory_order_relaxed);
+  for (;;) {
+    if (held >= slots_.size()) return false;
+    const uint64_t decoded = decoded_bytes_.load(std::memory_order_relaxed);
+    const uint64_t after = (uint64_t{held} + 1) * buffer_bytes_ + decoded;
+    if (max_pending_bytes_ != 0 && after > max_pending_bytes_ && (held != 0 || decoded != 0)) {
+      refused_pending_.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+    // A CAS, so that threads requesting at once cannot pass the cap together.
+    if (held_.compare_exchange_weak(held, held + 1, std::memory_order_relaxed)) return true;
+  }
 }
 
 uint32_t ActivityBufferPool::in_use() const {
@@ -26,7 +43,17 @@ uint32_t ActivityBufferPool::in_use() const {
   return n;
 }
 
+uint32_t ActivityBufferPool::completed_waiting() const {
+  uint32_t n = 0;
+  for (const Slot& slot : slots_) n += slot.state.load(std::memory_order_acquire) == kCompleted;
+  return n;
+}
+
 uint8_t* ActivityBufferPool::Acquire() {
+  if (!ReserveHeld()) {
+    refused_.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
   // Reuse a mapped buffer first, so the pool grows only when every mapped one is busy.
   for (Slot& slot : slots_) {
     uint32_t expected = kFree;
@@ -46,7 +73,7 @@ uint8_t* ActivityBufferPool::Acquire() {
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       if (mem == MAP_FAILED) {
         slot.state.store(kEmpty, std::memory_order_release);
-        break;
+        break;  // refused below
       }
       slot.mapping = static_cast<uint8_t*>(mem);
       uint64_t index = i;
@@ -55,6 +82,7 @@ uint8_t* ActivityBufferPool::Acquire() {
       return slot.mapping + kHeader;
     }
   }
+  held_.fetch_sub(1, std::memory_order_relaxed);
   refused_.fetch_add(1, std::memory_order_relaxed);
   return nullptr;
 }
@@ -94,6 +122,7 @@ void ActivityBufferPool::Release(uint8_t* buffer, size_t valid_size) {
   std::memset(buffer, 0, std::min(valid_size, buffer_bytes_));
   slot->valid_size = 0;
   slot->state.store(kFree, std::memory_order_release);
+  held_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void ActivityBufferPool::WaitForWork(uint32_t seen_generation) {

@@ -28,6 +28,38 @@ TEST(ActivityPool, HandsOutAtMostCapacityAndCountsRefusals) {
   EXPECT_EQ(pool.allocated(), 3u);
 }
 
+// GPROF_PENDING_MIB: a cap of 4 buffers' bytes (256 KiB of 64 KiB buffers) in a pool of 100.
+// Held buffers (lent or completed, not released) and decoded bytes waiting count together; a
+// release or a drain (decoded bytes back to 0) makes room again. Derived by hand from the sizes.
+TEST(ActivityPool, PendingByteCapCountsHeldBuffersAndDecodedBytesTogether) {
+  constexpr size_t kBuf = 64 * 1024;
+  ActivityBufferPool pool;
+  pool.Init(kBuf, 100, 4 * kBuf);
+  std::vector<uint8_t*> held;
+  for (int i = 0; i < 4; ++i) held.push_back(pool.Acquire());
+  for (uint8_t* b : held) ASSERT_NE(b, nullptr);
+  EXPECT_EQ(pool.Acquire(), nullptr);  // a fifth would pass the cap
+  EXPECT_EQ(pool.refused_pending(), 1u);
+  pool.Complete(held[0], 10);          // completed, not yet released: still held
+  EXPECT_EQ(pool.Acquire(), nullptr);
+  pool.Release(held[0], 10);
+  pool.SetDecodedBytes(kBuf / 2);      // its records, decoded, wait for a drain
+  EXPECT_EQ(pool.Acquire(), nullptr);  // 3 held + half a buffer decoded + 1 > 4
+  pool.SetDecodedBytes(0);             // drained
+  EXPECT_NE(pool.Acquire(), nullptr);
+  EXPECT_EQ(pool.held(), 4u);
+  EXPECT_EQ(pool.refused(), 3u);
+  EXPECT_EQ(pool.refused_pending(), 3u);
+}
+
+// A cap smaller than one buffer still lends one when nothing is held or waiting.
+TEST(ActivityPool, PendingCapBelowOneBufferStillLendsOne) {
+  ActivityBufferPool pool;
+  pool.Init(64 * 1024, 10, 1024);
+  EXPECT_NE(pool.Acquire(), nullptr);
+  EXPECT_EQ(pool.Acquire(), nullptr);
+}
+
 TEST(ActivityPool, CompletedBuffersComeBackInOrderAndAreReusedZeroed) {
   ActivityBufferPool pool;
   pool.Init(4096, 2);

@@ -50,6 +50,18 @@ void AddGpuApiNames(Profile* profile);
 // Bytes of CUPTI records decoded and waiting for the next drain (the completed buffers' sizes).
 // The spill thread drains when they pass its bound. Cold; takes the parser's lock.
 uint64_t PendingGpuBytes();
+// What the GPU side holds for records not yet written, for the memory accounting (debug log,
+// bench): the pool's mapped buffers (each mapped once, reused: its peak), those lent to CUPTI now
+// and those CUPTI completed that the parser has not decoded yet, and the decoded records waiting
+// for a drain (now and at most so far). Cold; takes the parser's lock.
+struct GpuPendingMemory {
+  uint64_t pool_mapped_bytes = 0;
+  uint32_t buffers_lent = 0;
+  uint32_t buffers_completed = 0;
+  uint64_t decoded_bytes = 0;
+  uint64_t decoded_bytes_peak = 0;
+};
+GpuPendingMemory PendingGpuMemory();
 // Flags the successful launch-like calls of `p` (ApiCall::flags kApiCallLaunch) from the cbid
 // tables, so that model/gpu_checks.h (CheckGpuAgainstCalls, here and in the dump reader) knows
 // them without CUPTI; launches made during a stream capture (CapturedCalls) are not flagged: they

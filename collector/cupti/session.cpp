@@ -148,7 +148,11 @@ GpuStartResult Start(const Config& config, bool late) {
   s->pid = getpid();
   s->started_ns = NowNs();
   s->pool.Init(static_cast<size_t>(config.activity_buffer_kib) * 1024,
-               config.activity_pool_buffers);
+               config.activity_pool_buffers, uint64_t{config.pending_mib} << 20);
+  // Decoded records count against GPROF_PENDING_MIB only where drains during the run take them
+  // (segments; windows drain at their ends either way). With GPROF_SEGMENT_SECONDS=0 they are
+  // the profile itself, kept until exit.
+  s->count_decoded = config.segment_seconds != 0;
   g_session = s;
   BuildDomainTables(api, config);
   if (config.backtrace != 0) WarmNativeStack();  // native_stack.h: first-walk setup, here

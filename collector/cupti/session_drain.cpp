@@ -75,6 +75,8 @@ void Drain(Profile* profile, bool forced) {
   {
     std::lock_guard<std::mutex> lock(s->ready_mu);
     ready.swap(s->ready);
+    s->ready_bytes = 0;
+    s->pool.SetDecodedBytes(0);
   }
   for (const GpuBatch& b : ready) {  // one batch per completed buffer
     ++profile->collector_cost.activity_buffers;
@@ -113,16 +115,25 @@ void Drain(Profile* profile, bool forced) {
   if (dropped != s->reported_dropped || refused != s->reported_refused) {
     // Once as a warning; a long run's later segments or windows say it at info level (each dump
     // carries its own count, and the launcher's closing line sums them).
+    const uint64_t at_cap = s->pool.refused_pending() - s->reported_refused_pending;
+    const std::string why =
+        at_cap != 0 ? std::to_string(at_cap) + " of them because " +
+                          std::to_string(s->pool.max_pending_bytes() >> 20) +
+                          " MiB of GPU records were pending (CUPTI keeps a buffer until all the "
+                          "GPU work in it has finished: the program's host ran ahead of the GPU)"
+                    : "all " + std::to_string(s->pool.capacity()) + " buffers of " +
+                          std::to_string(s->pool.buffer_size() / 1024) + " KiB were in use";
     (s->warned_dropped ? log::Info : log::Warn)(std::to_string(dropped - s->reported_dropped) +
               " CUPTI activity records were dropped (" + std::to_string(refused - s->reported_refused) +
-              " buffer requests refused: all " + std::to_string(s->pool.capacity()) + " buffers of " +
-              std::to_string(s->pool.buffer_size() / 1024) +
-              " KiB were in use): that GPU activity is missing from the profile, and the count "
-              "is in the outputs. Raise GPROF_ACTIVITY_POOL or GPROF_ACTIVITY_BUFFER_KIB to keep it.");
+              " buffer requests refused, " + why +
+              "): that GPU activity is missing from the profile, and the count is in the outputs. " +
+              (at_cap != 0 ? "Raise GPROF_PENDING_MIB to keep it." :
+                             "Raise GPROF_ACTIVITY_POOL or GPROF_ACTIVITY_BUFFER_KIB to keep it."));
     s->warned_dropped = true;
   }
   s->reported_dropped = dropped;
   s->reported_refused = refused;
+  s->reported_refused_pending = s->pool.refused_pending();
   s->reported_errors = errors;
   if (errors != 0 && !s->warned_errors) {
     s->warned_errors = true;
@@ -150,6 +161,20 @@ uint64_t PendingGpuBytes() {
   std::lock_guard<std::mutex> lock(s->ready_mu);
   for (const GpuBatch& b : s->ready) bytes += b.buffer_bytes;
   return bytes;
+}
+
+GpuPendingMemory PendingGpuMemory() {
+  GpuPendingMemory m;
+  if (!session::Ready()) return m;
+  session::Session* s = session::g_session;
+  if (s == nullptr) return m;
+  m.pool_mapped_bytes = uint64_t{s->pool.allocated()} * s->pool.buffer_size();
+  m.buffers_lent = s->pool.in_use();
+  m.buffers_completed = s->pool.completed_waiting();
+  std::lock_guard<std::mutex> lock(s->ready_mu);
+  m.decoded_bytes = s->ready_bytes;
+  m.decoded_bytes_peak = s->ready_bytes_peak;
+  return m;
 }
 
 }  // namespace gprof::collector

@@ -75,6 +75,9 @@ struct Session {
   std::mutex ready_mu;  // guards `ready`. Taken by the parser and by DrainGpu; never held while
                         // calling into CUPTI. No other lock is taken while holding it.
   std::vector<GpuBatch> ready;
+  uint64_t ready_bytes = 0;       // decoded bytes held by `ready` (ready_mu)
+  uint64_t ready_bytes_peak = 0;  // its highest value so far (ready_mu)
+  bool count_decoded = true;      // ready_bytes count against the pool's GPROF_PENDING_MIB
   bool stopped = false;
   // Start, then (after g_ready) SetGpuActivityEnabled and the hand-over (handover.cpp), which
   // hold kinds_mu: whether our activity kinds are wanted on. While the program's own profiler
@@ -89,6 +92,7 @@ struct Session {
   // Counter values already handed to a profile (windows get deltas).
   uint64_t reported_dropped = 0;
   uint64_t reported_refused = 0;
+  uint64_t reported_refused_pending = 0;
   uint64_t reported_errors = 0;
 };
 

@@ -335,6 +335,11 @@ double HostBufferFill() {
   return static_cast<double>(g_chunks_in_use.load(std::memory_order_relaxed)) / g_chunk_count;
 }
 
+uint64_t HostArenaBytesTouched() {
+  const uint64_t chunks = std::min<uint64_t>(g_chunk_cursor.load(std::memory_order_relaxed), g_chunk_count);
+  return chunks * thread_buffer_internal::kChunkSize;
+}
+
 uint32_t HostThreadSlotsClaimed() {
   return std::min(g_slot_cursor.load(std::memory_order_relaxed), g_max_threads);
 }

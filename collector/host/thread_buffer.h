@@ -158,6 +158,8 @@ uint64_t HostRecordsDroppedNoSlot();
 // The share of the arena's chunks that hold records not yet consumed or reset (0..1): the spill
 // thread writes a segment when it passes one half. Any thread; relaxed.
 double HostBufferFill();
+// Bytes of the arena ever handed out as chunks (its touched part: freed chunks are reused first).
+uint64_t HostArenaBytesTouched();
 // Slots ever claimed (at most max_threads): about the most recording threads alive at once (a
 // thread starting while another is ending may claim a fresh one). For tests.
 uint32_t HostThreadSlotsClaimed();

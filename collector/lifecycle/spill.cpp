@@ -3,7 +3,10 @@
 // libraries, and a forked child (inert) must not remove the parent's temporary file.
 #include "collector/lifecycle/spill.h"
 
+#include <malloc.h>
+
 #include <atomic>
+#include <cstdio>
 #include <chrono>
 #include <condition_variable>
 #include <exception>
@@ -61,6 +64,26 @@ void ClearRecords(Profile* p) {
   p->cpu_sample_counters = CpuSampleCounters{};
 }
 
+// What is held for records not yet written, once per segment (GPROF_LOG_LEVEL=debug): where a
+// program's memory goes when its host runs ahead of the GPU.
+void LogPendingMemory(const char* when) {
+  if (!log::Enabled(LogLevel::kDebug)) return;
+  const GpuPendingMemory g = PendingGpuMemory();
+  const struct mallinfo2 heap = mallinfo2();
+  constexpr double kMiB = 1 << 20;
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "pending memory %s: CUPTI buffers mapped %.1f MiB (%u lent to CUPTI, %u completed "
+                "not decoded), decoded GPU records %.1f MiB (peak %.1f), host buffer touched "
+                "%.1f MiB, malloc in use %.1f MiB",
+                when, static_cast<double>(g.pool_mapped_bytes) / kMiB, g.buffers_lent,
+                g.buffers_completed, static_cast<double>(g.decoded_bytes) / kMiB,
+                static_cast<double>(g.decoded_bytes_peak) / kMiB,
+                static_cast<double>(HostArenaBytesTouched()) / kMiB,
+                static_cast<double>(heap.uordblks + heap.hblkhd) / kMiB);
+  log::Debug(line);
+}
+
 // One segment; flush_mutex held.
 void WriteSegment(Spill* s, bool last, uint64_t end_ns) {
   Runtime& rt = *s->rt;
@@ -71,6 +94,7 @@ void WriteSegment(Spill* s, bool last, uint64_t end_ns) {
   s->host.Build(last, end_ns);
   TakeThreadCpu(&run, /*consume=*/true);  // with a round now: the segment's (or run's) end
   MarkLaunchCalls(&run, &HandedOverAt);
+  LogPendingMemory(last ? "at exit" : "before a segment");
   if (g_gpu_state.load(std::memory_order_acquire) == kGpuStarted) {
     SetGpuInfo(rt.gpu, &run.info);
     AddGpuApiNames(&run);  // host data first: the calls' names, should CUPTI not answer

@@ -72,6 +72,45 @@ TEST_F(Segments, WithoutSegmentsTheSameSmallBufferDropsAndCountsHostEvents) {
       << run.process.err;
 }
 
+// A host that outruns the GPU (bench figure 14c): kernels of 50 us against launches of a few us,
+// so when the host has made its 20000 launches (well under 0.5 s even on a busy machine) the GPU
+// has finished at most a few thousand of the 1 s of work queued. CUPTI keeps a buffer until every
+// record in it is complete (cupti_activity.h, cuptiActivityFlushAll), so the records of unfinished
+// kernels are held in our buffers; GPROF_PENDING_MIB=1 with 64 KiB buffers lets at most 16 be held
+// (about 4,800 kernel records), where the pool alone (2048 buffers) would hold all 20000.
+// What a user checks: the memory held for pending records stayed within the 1 MiB asked for (the
+// debug line's mapped CUPTI buffers: a buffer is mapped only when no mapped one is free, so that
+// is the most ever held), records were lost, and every record the program made is in the profile
+// or counted as lost. The program makes 20000 kernel records (its argument) and 6 other work
+// records (kLaunchLoopOtherWork in collection_test.cpp); the stand-in counts, for each refused
+// request, the record that needed the buffer and that request's CUPTI overhead record
+// (tests/cudasim/cupti/activity.cpp RequestBufferLocked), so dropped - refused records of work
+// were lost: exactly. Fails without the cap: nothing is refused and all 20000 are kept.
+TEST_F(Segments, HostOutrunningTheGpuStaysWithinThePendingCapAndCountsEveryLostRecord) {
+  constexpr uint64_t kLaunches = 20000;
+  constexpr uint64_t kOtherWork = 6;
+  ProfiledRun run = RunProfiled(
+      {ExamplePath("launch_loop"), std::to_string(kLaunches)}, StandInLibDir(),
+      StandInEnv({{"GPROF_PENDING_MIB", "1"}, {"GPROF_ACTIVITY_BUFFER_KIB", "64"},
+                  {"CUDASIM_KERNEL_NS", "tiny=50000"}, {"GPROF_LOG_LEVEL", "debug"}}),
+      "outrun");
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  ASSERT_TRUE(run.has_dump) << run.dump_error;
+  const Profile& p = run.profile;
+  const uint64_t dropped = p.counters.cupti_dropped_records;
+  const uint64_t refused = p.counters.cupti_buffers_refused;
+  EXPECT_GT(refused, 0u);
+  EXPECT_LT(p.kernels.size(), kLaunches);
+  ASSERT_GE(dropped, refused);
+  EXPECT_EQ(p.kernels.size() + NonKernelWorkRecords(p) + (dropped - refused), kLaunches + kOtherWork);
+  EXPECT_NE(run.process.err.find("MiB of GPU records were pending"), std::string::npos)
+      << run.process.err;
+  const std::string key = "pending memory at exit: CUPTI buffers mapped ";
+  const size_t at = run.process.err.find(key);
+  ASSERT_NE(at, std::string::npos) << run.process.err;
+  EXPECT_LE(std::stod(run.process.err.substr(at + key.size())), 1.0) << run.process.err;
+}
+
 // SIGKILL after 3 s of a run that would take minutes, with a segment every second: the temporary
 // file holds the segments written so far. `gprof-run report` renames it to the dump's name, says
 // it recovered it, renders it, and warns that it is incomplete; the dump reads back with the
