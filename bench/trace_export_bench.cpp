@@ -8,10 +8,14 @@
 // "-mixed" figures export the realistic workload of bench/workload.h instead (300 mangled names
 // that demangle to 114-672 characters, 50 configurations, 4 threads, 8 streams; kernels, memcpys,
 // memsets and calls without GPU work); "per launch" there is per API call.
-//   trace_export_bench [launches] [--file DIR]
+// With --peer BIN (another build's trace_export_bench, e.g. the commit before a writer change,
+// built in a scratch directory), BIN runs in the same run on the same launch count and 4c / 4c-mixed
+// print its bytes per launch beside this build's, with the ratio.
+//   trace_export_bench [launches] [--file DIR] [--peer BIN]
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 
 #include "analysis/attribution/names.h"
@@ -41,6 +45,27 @@ std::string Fmt(const char* f, double v) {
   return buf;
 }
 
+// The 4c / 4c-mixed bytes per launch that `peer` (another build of this program) prints for
+// `launches`, by figure id; empty when it cannot be run.
+std::map<std::string, double> PeerBytesPerLaunch(const std::string& peer, uint64_t launches) {
+  std::map<std::string, double> out;
+  const std::string cmd = "'" + peer + "' " + std::to_string(launches);
+  FILE* f = popen(cmd.c_str(), "r");
+  if (f == nullptr) return out;
+  char line[1024];
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    // FIGURE|<id>|<what>|<measured>|<target>|<verdict>, measured "712 B" or "712.5 B ..."
+    std::string l(line);
+    if (l.rfind("FIGURE|4c", 0) != 0) continue;
+    const size_t id_end = l.find('|', 7);
+    const size_t what_end = l.find('|', id_end + 1);
+    if (id_end == std::string::npos || what_end == std::string::npos) continue;
+    out[l.substr(7, id_end - 7)] = std::strtod(l.c_str() + what_end + 1, nullptr);
+  }
+  pclose(f);
+  return out;
+}
+
 // Best of 3 runs (the machine is shared) of `format` into a counting sink: thread CPU seconds.
 template <typename F>
 double BestOf3(F format, TraceStats* stats, Counting* c) {
@@ -56,7 +81,7 @@ double BestOf3(F format, TraceStats* stats, Counting* c) {
 
 // Figures 4a-4f (ids + `suffix`) for `p`; `calls` API calls, `shape` says what they are.
 uint64_t ExportFigures(const Profile& p, const std::string& suffix, const std::string& shape,
-                       const std::string& file_dir) {
+                       const std::string& file_dir, const std::map<std::string, double>& peer) {
   const double calls = static_cast<double>(p.api_calls.size());
   TraceStats stats;
   Counting c;
@@ -74,9 +99,13 @@ uint64_t ExportFigures(const Profile& p, const std::string& suffix, const std::s
   bench::PrintFigure("4b" + suffix, "trace export events/s",
                      Fmt("%.1f M events/s", static_cast<double>(stats.events) / best / 1e6), "-",
                      "INFO");
+  std::string bytes = Fmt("%.1f B", per_launch);
+  if (auto it = peer.find("4c" + suffix); it != peer.end() && it->second > 0) {
+    bytes += Fmt("; peer %.1f B", it->second) + Fmt(", ratio %.3f", per_launch / it->second);
+  }
   bench::PrintFigure("4c" + suffix,
                      "trace bytes per launch (API call + its GPU record + flow, when it has one)",
-                     Fmt("%.0f B", per_launch), "<= 600 B", per_launch <= 600 ? "PASS" : "FAIL");
+                     bytes, "<= 600 B", per_launch <= 600 ? "PASS" : "FAIL");
   // 4d/4e: the Perfetto protobuf form of the same trace (planning included, as in 4a).
   TraceStats pb_stats;
   Counting pb;
@@ -110,13 +139,26 @@ uint64_t ExportFigures(const Profile& p, const std::string& suffix, const std::s
 
 int main(int argc, char** argv) {
   bench::LaunchProfileOptions opt;
-  std::string file_dir;
+  std::string file_dir, peer_bin;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--file") == 0 && i + 1 < argc) {
       file_dir = argv[++i];
+    } else if (std::strcmp(argv[i], "--peer") == 0 && i + 1 < argc) {
+      peer_bin = argv[++i];
     } else {
       opt.launches = std::strtoull(argv[i], nullptr, 10);
     }
+  }
+  // The peer runs first, alone, so that the two builds never share the machine's cores.
+  std::map<std::string, double> peer;
+  if (!peer_bin.empty()) {
+    peer = PeerBytesPerLaunch(peer_bin, opt.launches);
+    if (peer.empty()) {
+      std::fprintf(stderr, "peer %s printed no 4c figure\n", peer_bin.c_str());
+      return 1;
+    }
+    std::printf("peer %s: 4c %.1f B, 4c-mixed %.1f B per launch\n", peer_bin.c_str(), peer["4c"],
+                peer["4c-mixed"]);
   }
   uint64_t checksum = 0;
   {
@@ -124,7 +166,7 @@ int main(int argc, char** argv) {
     checksum += ExportFigures(p, "", "best case: 1 name of " +
                                          std::to_string(opt.kernel_name.size()) +
                                          " chars, 1 config, 1 thread, 1 stream",
-                              file_dir);
+                              file_dir, peer);
   }
   {
     // The realistic workload: the names must demangle as CUPTI's would (the trace shows the
@@ -148,7 +190,7 @@ int main(int argc, char** argv) {
                   bench::kMixedKernelNames, demangled,
                   demangled_chars / static_cast<double>(bench::MixedKernelNames().size()),
                   bench::kMixedLaunchConfigs, bench::kMixedThreads, bench::kMixedStreams);
-    checksum += ExportFigures(p, "-mixed", shape, file_dir);
+    checksum += ExportFigures(p, "-mixed", shape, file_dir, peer);
   }
   return checksum == 0xffffffffffffffffull ? 1 : 0;
 }

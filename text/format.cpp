@@ -46,11 +46,17 @@ std::string FormatPercent(uint64_t part, uint64_t total) {
 
 size_t FormatMicros(uint64_t ns, char* out) {
   char* p = std::to_chars(out, out + 21, ns / 1000).ptr;
-  const unsigned frac = static_cast<unsigned>(ns % 1000);
-  *p++ = '.';
-  *p++ = static_cast<char>('0' + frac / 100);
-  *p++ = static_cast<char>('0' + frac / 10 % 10);
-  *p++ = static_cast<char>('0' + frac % 10);
+  unsigned frac = static_cast<unsigned>(ns % 1000);
+  if (frac != 0) {
+    *p++ = '.';
+    *p++ = static_cast<char>('0' + frac / 100);
+    frac %= 100;
+    if (frac != 0) {
+      *p++ = static_cast<char>('0' + frac / 10);
+      frac %= 10;
+      if (frac != 0) *p++ = static_cast<char>('0' + frac);
+    }
+  }
   return static_cast<size_t>(p - out);
 }
 

@@ -21,8 +21,10 @@ std::string CsvQuote(const std::string& s);
 // torch's _format_time_share: "12.34%" of `total`; "NaN" when total is 0 (torch prints the same).
 std::string FormatPercent(uint64_t part, uint64_t total);
 
-// Microseconds with exactly 3 decimals from integer nanoseconds: 1234567 -> "1234.567".
-// Writes into `out` (at least 24 bytes) and returns the number of characters written.
+// Microseconds from integer nanoseconds, exact: up to 3 decimals with the trailing zeros left out
+// (1234567 -> "1234.567", 1234500 -> "1234.5", 1234000 -> "1234"), the same number as Kineto's
+// fixed 3 decimals in fewer characters. Writes into `out` (at least 24 bytes) and returns the
+// number of characters written.
 size_t FormatMicros(uint64_t ns, char* out);
 
 // `v` with `decimals` decimals, as printf's "%.*f".

@@ -73,6 +73,17 @@ JsonWriter& JsonWriter::Fixed(double v, int decimals) {
   return *this;
 }
 
+JsonWriter& JsonWriter::Decimal(double v, int decimals) {
+  Fixed(v, decimals);
+  if (decimals <= 0) return *this;
+  // Fixed wrote "I.FFF" at the end of the buffer (a flush can only come before it).
+  size_t end = used_;
+  while (buf_[end - 1] == '0') --end;
+  if (buf_[end - 1] == '.') --end;
+  used_ = end;
+  return *this;
+}
+
 void AppendJsonString(std::string_view s, std::string* out) {
   static constexpr char kHex[] = "0123456789abcdef";
   out->push_back('"');

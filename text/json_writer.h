@@ -36,7 +36,8 @@ inline char* PutRaw(char* p, std::string_view s) {
   return p + s.size();
 }
 inline char* PutUint(char* p, uint64_t v) { return std::to_chars(p, p + 20, v).ptr; }
-// Microseconds with exactly 3 decimals from nanoseconds (at most 24 characters).
+// Microseconds from nanoseconds, exact, trailing zeros left out (format.h FormatMicros; at most
+// 24 characters).
 char* PutMicros(char* p, uint64_t ns);
 
 class JsonWriter {
@@ -64,10 +65,14 @@ class JsonWriter {
   }
   JsonWriter& Uint(uint64_t v);
   JsonWriter& Int(int64_t v);
-  // Microseconds with exactly 3 decimals from nanoseconds (ts/dur).
+  // Microseconds from nanoseconds, exact, trailing zeros left out (ts/dur; FormatMicros).
   JsonWriter& Micros(uint64_t ns);
   // Fixed-point with `decimals` digits (for derived values such as bandwidth).
   JsonWriter& Fixed(double v, int decimals);
+  // `v` rounded to `decimals` digits like Fixed, then written without trailing zeros (and without
+  // the point when none remain): 4.00 -> "4", 2.50 -> "2.5". For derived values whose readers
+  // take any JSON number.
+  JsonWriter& Decimal(double v, int decimals);
   // A quoted, escaped, UTF-8-repaired JSON string.
   JsonWriter& String(std::string_view s);
 

@@ -179,8 +179,7 @@ void TraceEventWriter::AppendOccupancy(JsonWriter& o, const LaunchConfig& lc) {
   if (dev == nullptr) return;
   const std::optional<OccupancyEstimate> est = EstimateOccupancy(*dev, lc);
   if (!est) return;
-  o.Raw(",\"blocks per SM\":").Fixed(est->blocks_per_sm, 2);
-  o.Raw(",\"warps per SM\":").Fixed(est->warps_per_sm, 2);
+  o.Raw(",\"blocks per SM\":").Decimal(est->blocks_per_sm, 2);
   if (est->achieved_percent) {
     o.Raw(",\"est. achieved occupancy %\":").Uint(*est->achieved_percent);
   }
@@ -196,7 +195,7 @@ const TraceEventWriter::KernelArgText& TraceEventWriter::KernelArgs(uint32_t con
   std::string& text = scratch_text_;
   JsonWriter& o = scratch_;
   text.clear();
-  o.Raw(",\"device\":").Uint(lc.device_id).Raw(",\"context\":").Uint(lc.context_id);
+  o.Raw(",\"device\":").Uint(lc.device_id);
   o.Flush();
   t.head = text;
   text.clear();
@@ -219,8 +218,6 @@ void TraceEventWriter::WriteApi(const PlannedEvent& e) {
   p = PutMicros(p, Dur(e.ts, e.end));
   p = PutRaw(p, ",\"args\":{\"correlation\":");
   p = PutUint(p, c.correlation_id);
-  p = PutRaw(p, ",\"cbid\":");
-  p = PutUint(p, c.cbid);
   const std::string* stack = plan_.ApiStackJson(c.correlation_id);
   const std::string* python_line = nullptr;
   if (api_python_lines_ != nullptr) {
@@ -328,11 +325,11 @@ void TraceEventWriter::Write(const PlannedEvent& e) {
       Slice("gpu_memcpy", MemcpyName(m), e);
       o.Raw(",\"args\":{\"correlation\":").Uint(m.correlation_id);
       o.Raw(",\"External id\":").Uint(m.correlation_id);
-      o.Raw(",\"device\":").Uint(m.device_id).Raw(",\"context\":").Uint(m.context_id);
-      o.Raw(",\"stream\":").Uint(m.stream_id).Raw(",\"bytes\":").Uint(m.bytes);
+      o.Raw(",\"device\":").Uint(m.device_id).Raw(",\"stream\":").Uint(m.stream_id);
+      o.Raw(",\"bytes\":").Uint(m.bytes);
       const uint64_t d = Dur(m.start_ns, m.end_ns);
       // bytes per ns == GB/s
-      o.Raw(",\"memory bandwidth (GB/s)\":").Fixed(d ? static_cast<double>(m.bytes) / d : 0, 3);
+      o.Raw(",\"memory bandwidth (GB/s)\":").Decimal(d ? static_cast<double>(m.bytes) / d : 0, 3);
       o.Raw("}}");
       break;
     }
@@ -344,7 +341,7 @@ void TraceEventWriter::Write(const PlannedEvent& e) {
       o.Raw(",\"device\":").Uint(m.device_id).Raw(",\"stream\":").Uint(m.stream_id);
       o.Raw(",\"bytes\":").Uint(m.bytes);
       const uint64_t d = Dur(m.start_ns, m.end_ns);
-      o.Raw(",\"memory bandwidth (GB/s)\":").Fixed(d ? static_cast<double>(m.bytes) / d : 0, 3);
+      o.Raw(",\"memory bandwidth (GB/s)\":").Decimal(d ? static_cast<double>(m.bytes) / d : 0, 3);
       o.Raw("}}");
       break;
     }

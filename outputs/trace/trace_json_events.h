@@ -8,6 +8,12 @@
 // and their numbers are written with the Put* helpers into a bounded region of the JsonWriter
 // (json_writer.h Reserve/Commit). A name has no size bound, so it always goes through
 // JsonWriter::Raw, never into a region.
+//
+// Args are Kineto's names, limited to those a consumer reads (docs/TRACE_JSON.md has the table
+// with the lines of HTA, TensorBoard's plugin and Perfetto that read them): Kineto's "context"
+// and "warps per SM" on kernels, "context" on copies and "cbid" on API calls are left out (read
+// only by HTA's opt-in ARGS_COMPLETE, which fills its defaults for absent args); times are exact
+// microseconds without trailing zeros (text/format.h FormatMicros).
 #pragma once
 
 #include <cstdint>
@@ -67,7 +73,7 @@ class TraceEventWriter {
  private:
   // The launch-configuration part of a kernel's args, formatted once per configuration.
   struct KernelArgText {
-    std::string head;  // ,"device":D,"context":C
+    std::string head;  // ,"device":D
     std::string tail;  // ,"registers per thread":...,"block":[x,y,z]}}
   };
 

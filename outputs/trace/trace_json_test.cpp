@@ -1,4 +1,5 @@
-// Unit tests: trace JSON escaping, timestamps, flows and size per launch.
+// Unit tests: trace JSON escaping, timestamps, flows and args (bytes per launch:
+// trace_bytes_test.cpp).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -49,13 +50,15 @@ Profile Launches(int n) {
   return p;
 }
 
-TEST(WriteTraceJson, TimesAreRelativeMicrosWithThreeDecimalsAndFlowsPair) {
+// Launches(2): the first call starts 100 ms after the start and lasts 4 us, so its event reads
+// ts 100000 and dur 4 (exact microseconds; Kineto's "100000.000" without the zeros).
+TEST(WriteTraceJson, TimesAreRelativeExactMicrosAndFlowsPair) {
   Profile p = Launches(2);
   const std::string path = testing::TempDir() + "/launch.json";
   WriteTraceJson(p, path);
   const nlohmann::json j = nlohmann::json::parse(Read(path));
   EXPECT_EQ(j["baseTimeNanoseconds"], p.info.start_ns);
-  EXPECT_NE(Read(path).find("\"ts\":100000.000,\"dur\":4.000"), std::string::npos);
+  EXPECT_NE(Read(path).find("\"ts\":100000,\"dur\":4,"), std::string::npos);
   int s = 0, f = 0;
   for (const auto& e : j["traceEvents"]) {
     if (e["ph"] == "s") { ++s; EXPECT_EQ(e["pid"], 4242); }
@@ -81,18 +84,6 @@ TEST(WriteTraceJson, RankIsFoundByHtaRegexBeforeTraceEvents) {
   const size_t rank = text.find("\"rank\": 3");
   ASSERT_NE(rank, std::string::npos);
   EXPECT_LT(rank, text.find("\"traceEvents\""));
-}
-
-// A launch (API call + kernel with Kineto's full arg set + flow pair) with a 25-character kernel
-// name measures 670 bytes; the 600-byte aim is not met without dropping Kineto's arg names.
-// This guards against growth.
-TEST(WriteTraceJson, BytesPerLaunchStayBounded) {
-  const std::string path = testing::TempDir() + "/size.json";
-  const TraceStats small = WriteTraceJson(Launches(10), path);
-  const TraceStats big = WriteTraceJson(Launches(1010), path);
-  const double per_launch = static_cast<double>(big.bytes - small.bytes) / 1000.0;
-  EXPECT_LE(per_launch, 700.0);
-  RecordProperty("bytes_per_launch", std::to_string(per_launch));
 }
 
 // The in-memory formatter (benchmarks, tools) is the same writer: same bytes as the file, handed
@@ -155,8 +146,8 @@ TEST(WriteTraceJson, HugeNamesAndUnknownLaunchConfigsTakeTheOnePath) {
   EXPECT_EQ(api, 3);
   EXPECT_EQ(kernels, 3);
   const std::string empty_config =
-      ",\"device\":0,\"context\":0,\"stream\":7,\"registers per thread\":0,\"shared memory\":0,"
-      "\"blocks per SM\":0.00,\"warps per SM\":0.00,\"grid\":[0,0,0],\"block\":[0,0,0]}}";
+      ",\"device\":0,\"stream\":7,\"registers per thread\":0,\"shared memory\":0,"
+      "\"blocks per SM\":0,\"grid\":[0,0,0],\"block\":[0,0,0]}}";
   const size_t first = text.find(empty_config);
   ASSERT_NE(first, std::string::npos);
   EXPECT_NE(text.find(empty_config, first + 1), std::string::npos);
