@@ -154,11 +154,17 @@ std::string FormatCpuSampleSum(const Profile& p, const CpuSampleNames& names) {
   }
   const CpuSampleCounters& c = p.cpu_sample_counters;
   out += "\n" + std::to_string(all) + " samples at " + std::to_string(c.hz) + " Hz (" +
-         (c.backend == kCpuSamplesPerf    ? "perf_event_open"
-          : c.backend == kCpuSamplesTimer ? "ITIMER_PROF"
-                                          : "no backend") +
-         "), " + std::to_string(c.dropped) + " dropped\n";
+         CpuSampleBackendName(c.backend) + "), " + std::to_string(c.dropped) + " dropped\n";
   return out;
+}
+
+std::string CpuSampleBackendName(uint32_t backend) {
+  switch (backend) {
+    case kCpuSamplesPerfProcess: return "perf_event_open, sampler process";
+    case kCpuSamplesPerf: return "perf_event_open, in process";
+    case kCpuSamplesTimer: return "ITIMER_PROF, in process";
+    default: return "no backend";
+  }
 }
 
 std::string FoldedCpuStacks(const Profile& p, const CpuSampleNames& names) {

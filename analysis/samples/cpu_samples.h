@@ -72,6 +72,10 @@ std::string NamedFunction(const GapFunction& f);
 // estimated CPU time and total (self + callees) samples.
 std::string FormatCpuSampleSum(const Profile& p, const CpuSampleNames& names);
 
+// Which backend took the samples, for cpu_sample_sum and the run's stderr line:
+// "perf_event_open, sampler process", "perf_event_open, in process", "ITIMER_PROF, in process".
+std::string CpuSampleBackendName(uint32_t backend);
+
 // Folded stacks (Brendan Gregg's flamegraph.pl and speedscope input): one line per distinct
 // stack, "thread <tid>;outer;...;inner <samples>", sorted.
 std::string FoldedCpuStacks(const Profile& p, const CpuSampleNames& names);
