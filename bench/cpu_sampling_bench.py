@@ -154,7 +154,7 @@ def cost_breakdown(tmp, a):
              ("18g", "the callchain, 32 frames", ("callchain", 32), ("ip", 2)))
     for fig, what, step, prev in steps:
         n = best[step][1] or best[("ip", 2)][1]
-        per = (best[step][0] - best[prev][0]) / n * 1e3 if n else float("nan")
+        per = (best[step][0] - best[prev][0]) / n / 1e3 if n else float("nan")
         print("FIGURE|%s cpu_sample_cost %d Hz, %s|%.1f us per sample|%.3fx|none %.4f s|INFO"
               % (fig, a.hz, what, per, best[step][0] / none, none / 1e9))
 
