@@ -6,13 +6,17 @@
 // sampling (a program thread, cold); ForgetProcessSamplerInForkChild in a fork child (one thread:
 // closes two descriptors, nothing else).
 //
-// How it starts: clone(CLONE_VM | CLONE_VFORK) on a stack of its own, then execve, as glibc's
-// posix_spawn does (no copy of the program's memory, no copy-on-write faults for the program
-// afterwards, safe in a multithreaded process), but with exit signal 0: a "clone child", so the
-// program gets no SIGCHLD for it and its wait()/waitpid(-1) never see it (they need __WCLONE or
-// __WALL); we reap it with __WCLONE. Every signal is blocked across the clone, and the sampler
-// keeps them blocked. Our descriptors are close-on-exec in the program; only the child's copies
-// are made inheritable, and the sampler closes every other descriptor it inherits.
+// How it starts: clone(CLONE_VM | CLONE_VFORK) on a stack of its own, as glibc's posix_spawn
+// does (no copy of the program's memory, no copy-on-write faults for the program afterwards,
+// safe in a multithreaded process), twice: an intermediate child with exit signal 0 starts the
+// sampler the same way (which then execs) and exits at once. So the sampler is not the program's
+// child (the program's wait()/waitpid(-1) must never wait for it: an exec'd child is an ordinary
+// child whatever its exit signal, and a program that waits for all its children would wait
+// forever for a sampler that waits for the program), and the intermediate, which never execs,
+// stays a "clone child": no SIGCHLD for the program, invisible to its wait() (that needs
+// __WCLONE or __WALL); we reap it with __WCLONE. Every signal is blocked across the clones, and
+// the sampler keeps them blocked. Our descriptors are close-on-exec in the program; only the
+// sampler's copies are made inheritable, and it closes every other descriptor it inherits.
 //
 // Permission: opening per-thread events on another process needs ptrace-read access to it
 // (perf_event_open checks PTRACE_MODE_READ_REALCREDS): same user, the program dumpable, and under
@@ -57,17 +61,27 @@ extern "C" char** environ;
 struct Spawn {
   const char* path;
   char* const* argv;
-  int inherit[3];  // descriptors the sampler gets (close-on-exec cleared in the child only)
+  int inherit[3];      // descriptors the sampler gets (close-on-exec cleared in its copy only)
+  char* sampler_stack;  // the top of the sampler's stack
+  pid_t sampler;        // written by the intermediate child (shared memory), -1 if not started
 };
 
-// The child, on its own stack, sharing the program's memory until execve: only system calls
-// (and no sanitizer bookkeeping: it would be done in the program's memory, for a thread that
-// does not exist).
-__attribute__((no_sanitize("address", "thread"))) int SpawnChild(void* arg) {
+// The children run on stacks of their own, sharing the program's memory until execve or exit:
+// only system calls (and no sanitizer bookkeeping: it would be done in the program's memory,
+// for threads that do not exist).
+__attribute__((no_sanitize("address", "thread"))) int SamplerChild(void* arg) {
   const auto* s = static_cast<const Spawn*>(arg);
   for (int fd : s->inherit) ::fcntl(fd, F_SETFD, 0);
   ::execve(s->path, s->argv, environ);
   return 127;  // the clone's child exits with it
+}
+
+__attribute__((no_sanitize("address", "thread"))) int IntermediateChild(void* arg) {
+  auto* s = static_cast<Spawn*>(arg);
+  // Returns once the sampler has exec'd (CLONE_VFORK); its parent (this child) then exits, and
+  // it is the init process's (or a subreaper's) to reap.
+  s->sampler = ::clone(&SamplerChild, s->sampler_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, s);
+  return 0;
 }
 
 // Waits up to `ms` for `fd` to be readable or closed.
@@ -80,12 +94,10 @@ bool WaitReadable(int fd, int ms) {
   return r > 0;
 }
 
+// The sampler is not our child: its end is the answer pipe's EOF (its last descriptor closes).
 void Abandon(ProcessSampler* s) {
   ::close(s->control);
   if (!WaitReadable(s->answers, kStopTimeoutMs)) ::kill(s->child, SIGKILL);
-  int status = 0;
-  while (::waitpid(s->child, &status, __WCLONE) < 0 && errno == EINTR) {
-  }
   ::close(s->answers);
   *s = ProcessSampler{};
 }
@@ -103,24 +115,34 @@ pid_t SpawnSampler(const std::string& exe, uint32_t hz, bool refuse, int control
   char* argv[9];
   for (size_t i = 0; i < 8; ++i) argv[i] = const_cast<char*>(args[i].c_str());
   argv[8] = nullptr;
-  Spawn spawn{exe.c_str(), argv, {control, answers, Queue().fd()}};
-  void* stack = ::mmap(nullptr, kSpawnStack, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-  if (stack == MAP_FAILED) {
+  void* stacks = ::mmap(nullptr, 2 * kSpawnStack, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stacks == MAP_FAILED) {
     *why = std::string("mmap: ") + std::strerror(errno);
     return -1;
   }
+  Spawn spawn{exe.c_str(), argv, {control, answers, Queue().fd()},
+              static_cast<char*>(stacks) + 2 * kSpawnStack, -1};
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
   // Exit signal 0 (the low byte of the flags): no SIGCHLD, invisible to the program's wait().
-  const pid_t child = ::clone(&SpawnChild, static_cast<char*>(stack) + kSpawnStack,
-                              CLONE_VM | CLONE_VFORK, &spawn);
+  const pid_t intermediate = ::clone(&IntermediateChild, static_cast<char*>(stacks) + kSpawnStack,
+                                     CLONE_VM | CLONE_VFORK, &spawn);
   const int clone_errno = errno;
+  if (intermediate > 0) {
+    int status = 0;
+    while (::waitpid(intermediate, &status, __WCLONE) < 0 && errno == EINTR) {
+    }
+  }
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  ::munmap(stack, kSpawnStack);  // the child has exec'd (or exited): CLONE_VFORK waited for it
-  if (child < 0) *why = std::string("clone: ") + std::strerror(clone_errno);
-  return child;
+  ::munmap(stacks, 2 * kSpawnStack);  // both children have exec'd or exited (CLONE_VFORK)
+  if (intermediate < 0) {
+    *why = std::string("clone: ") + std::strerror(clone_errno);
+    return -1;
+  }
+  if (spawn.sampler < 0) *why = "clone of the sampler process failed";
+  return spawn.sampler;
 }
 
 }  // namespace
