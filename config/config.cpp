@@ -380,9 +380,15 @@ ParseResult ParseConfig(const std::map<std::string, std::string>& env) {
   p.Uint("GPROF_CPU_SAMPLING", 0, 20000, &c.cpu_sampling_hz);
   if (const std::string* v = p.Get("GPROF_CPU_SAMPLING_BACKEND")) {
     if (*v == "auto") c.cpu_sampling_backend = CpuSamplingBackend::kAuto;
+    else if (*v == "process") c.cpu_sampling_backend = CpuSamplingBackend::kProcess;
     else if (*v == "perf") c.cpu_sampling_backend = CpuSamplingBackend::kPerf;
     else if (*v == "timer") c.cpu_sampling_backend = CpuSamplingBackend::kTimer;
-    else p.Error("GPROF_CPU_SAMPLING_BACKEND", *v, "expected auto, perf or timer");
+    else p.Error("GPROF_CPU_SAMPLING_BACKEND", *v, "expected auto, process, perf or timer");
+  }
+  if (const std::string* v = p.Get("GPROF_CPU_SAMPLER_PROCESS")) {
+    if (*v == "auto") c.cpu_sampler_process_refused = false;
+    else if (*v == "refuse") c.cpu_sampler_process_refused = true;
+    else p.Error("GPROF_CPU_SAMPLER_PROCESS", *v, "expected auto or refuse");
   }
   p.ApiFilterKey();
   p.BacktraceKey();

@@ -58,9 +58,10 @@ struct CaptureRange {
   uint64_t duration_ns = 0;   // --duration (0 = until the end)
 };
 
-// How --cpu-sampling takes its samples: perf_event_open where the kernel allows it, else (or when
-// asked) a CPU-time timer signal whose handler unwinds the interrupted thread.
-enum class CpuSamplingBackend : uint8_t { kAuto, kPerf, kTimer };
+// How --cpu-sampling takes its samples: perf_event_open from a sampler process outside the
+// program (kProcess), from a reader thread inside it (kPerf), or a CPU-time timer signal whose
+// handler unwinds the interrupted thread (kTimer); kAuto takes the first the kernel allows.
+enum class CpuSamplingBackend : uint8_t { kAuto, kPerf, kTimer, kProcess };
 
 // Which CUDA API calls get a native call stack (GPROF_BACKTRACE, docs/STACKS.md): a bit per group.
 enum BacktraceGroup : uint8_t {
@@ -87,6 +88,9 @@ struct Config {
   // Native stack samples of every program thread (docs/CPU_SAMPLING.md).
   uint32_t cpu_sampling_hz = 0;  // 0 = off
   CpuSamplingBackend cpu_sampling_backend = CpuSamplingBackend::kAuto;
+  // GPROF_CPU_SAMPLER_PROCESS=refuse: the sampler process answers as if the kernel refused it,
+  // to check the fallback where the kernel allows everything.
+  bool cpu_sampler_process_refused = false;
   ApiFilter api_filter;
   uint8_t backtrace = kBacktraceSync | kBacktraceAlloc;  // BacktraceGroup bits; 0 = none
   uint32_t activity_buffer_kib = 256;      // size of one CUPTI activity buffer

@@ -102,8 +102,14 @@ const std::vector<ConfigKey>& ConfigKeys() {
      "<stem>.cpu.folded, and gpu_idle names the host functions in its gaps "
      "(docs/CPU_SAMPLING.md)."},
     {"GPROF_CPU_SAMPLING_BACKEND", ConfigType::kEnum, "auto",
-     "auto|perf|timer: how GPROF_CPU_SAMPLING samples: perf_event_open (auto, where "
-     "perf_event_paranoid allows) or an ITIMER_PROF signal (docs/CPU_SAMPLING.md)."},
+     "auto|process|perf|timer: how GPROF_CPU_SAMPLING samples: perf_event_open from a sampler "
+     "process outside the program (process), from a thread inside it (perf), or an ITIMER_PROF "
+     "signal (timer); auto takes the first that perf_event_paranoid and ptrace access allow "
+     "(docs/CPU_SAMPLING.md)."},
+    {"GPROF_CPU_SAMPLER_PROCESS", ConfigType::kEnum, "auto",
+     "auto|refuse: refuse makes --cpu-sampling's sampler process answer as if the kernel "
+     "refused it (perf_event_paranoid, ptrace access), to check the in-process fallback "
+     "(docs/CPU_SAMPLING.md)."},
   };
   return *keys;
 }

@@ -182,6 +182,12 @@ TEST(Config, CpuSamplingIsOffByDefaultTakesHzUpTo20000AndABackend) {
             CpuSamplingBackend::kTimer);
   EXPECT_EQ(ParseConfig({{"GPROF_CPU_SAMPLING_BACKEND", "perf"}}).config.cpu_sampling_backend,
             CpuSamplingBackend::kPerf);
+  EXPECT_EQ(ParseConfig({{"GPROF_CPU_SAMPLING_BACKEND", "process"}}).config.cpu_sampling_backend,
+            CpuSamplingBackend::kProcess);
+  EXPECT_FALSE(ParseConfig({}).config.cpu_sampler_process_refused);
+  EXPECT_TRUE(ParseConfig({{"GPROF_CPU_SAMPLER_PROCESS", "refuse"}})
+                  .config.cpu_sampler_process_refused);
+  EXPECT_EQ(ParseConfig({{"GPROF_CPU_SAMPLER_PROCESS", "no"}}).errors.size(), 1u);
   for (const char* bad : {"20001", "-5", "1k", ""}) {
     const ParseResult r = ParseConfig({{"GPROF_CPU_SAMPLING", bad}});
     ASSERT_EQ(r.errors.size(), 1u) << bad;

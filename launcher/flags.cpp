@@ -53,9 +53,13 @@ const std::vector<FlagSpec> kFlags = {
      "the samples in the traces (cpu_sample events, Perfetto CPU samples) and report.html, and "
      "gpu_idle names the host functions in its gaps "
      "(docs/CPU_SAMPLING.md)."},
-    {"cpu-sampling-backend", 0, "GPROF_CPU_SAMPLING_BACKEND", "auto|perf|timer", "",
-     "How --cpu-sampling samples: perf_event_open, or an ITIMER_PROF signal (its rate bounded "
-     "by the scheduler tick); auto (default): perf where the kernel allows it."},
+    {"cpu-sampling-backend", 0, "GPROF_CPU_SAMPLING_BACKEND", "auto|process|perf|timer", "",
+     "How --cpu-sampling samples: perf_event_open from a sampler process outside the program, "
+     "perf_event_open from a thread inside it, or an ITIMER_PROF signal (its rate bounded by "
+     "the scheduler tick); auto (default): the first the kernel allows."},
+    {"cpu-sampler-process", 0, "GPROF_CPU_SAMPLER_PROCESS", "auto|refuse", "",
+     "refuse: --cpu-sampling's sampler process answers as if the kernel refused it, to check "
+     "the in-process fallback where the kernel allows everything."},
     {"with-stack", 0, "", "", "",
      "Python programs (torch.profiler's with_stack): group the table by Python source location "
      "(a Source Location column, torch's key_averages(group_by_stack_n=5)), from the sampled "

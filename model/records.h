@@ -158,7 +158,14 @@ struct CpuSampleCounters {
   uint64_t dropped = 0;  // samples lost (full queue, full perf ring, failed unwind)
 };
 static_assert(sizeof(CpuSampleCounters) == 24);
-enum CpuSampleBackendUsed : uint32_t { kCpuSamplesOff = 0, kCpuSamplesPerf = 1, kCpuSamplesTimer = 2 };
+// kCpuSamplesPerf: perf_event_open read in process; kCpuSamplesPerfProcess (3, newer dumps):
+// read by the sampler process. Readers name an unknown value as no backend.
+enum CpuSampleBackendUsed : uint32_t {
+  kCpuSamplesOff = 0,
+  kCpuSamplesPerf = 1,
+  kCpuSamplesTimer = 2,
+  kCpuSamplesPerfProcess = 3,
+};
 
 // ---- GPU side -------------------------------------------------------------------------------
 

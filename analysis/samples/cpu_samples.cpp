@@ -108,12 +108,6 @@ std::string DescribeGapsFunction(const GapFunction& f, uint64_t idle_ns) {
 
 std::string NamedFunction(const GapFunction& f) { return Named(f.function, f.location); }
 
-std::string_view CpuSampleBackendName(uint32_t backend) {
-  return backend == kCpuSamplesPerf    ? "perf_event_open"
-         : backend == kCpuSamplesTimer ? "ITIMER_PROF"
-                                       : "no backend";
-}
-
 std::string FormatCpuSampleSum(const Profile& p, const CpuSampleNames& names) {
   struct Row {
     uint64_t self = 0;
@@ -160,9 +154,17 @@ std::string FormatCpuSampleSum(const Profile& p, const CpuSampleNames& names) {
   }
   const CpuSampleCounters& c = p.cpu_sample_counters;
   out += "\n" + std::to_string(all) + " samples at " + std::to_string(c.hz) + " Hz (" +
-         std::string(CpuSampleBackendName(c.backend)) + "), " + std::to_string(c.dropped) +
-         " dropped\n";
+         CpuSampleBackendName(c.backend) + "), " + std::to_string(c.dropped) + " dropped\n";
   return out;
+}
+
+std::string CpuSampleBackendName(uint32_t backend) {
+  switch (backend) {
+    case kCpuSamplesPerfProcess: return "perf_event_open, sampler process";
+    case kCpuSamplesPerf: return "perf_event_open, in process";
+    case kCpuSamplesTimer: return "ITIMER_PROF, in process";
+    default: return "no backend";
+  }
 }
 
 std::string FoldedCpuStacks(const Profile& p, const CpuSampleNames& names) {

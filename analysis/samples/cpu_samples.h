@@ -69,12 +69,13 @@ std::string DescribeGapsFunction(const GapFunction& f, uint64_t idle_ns);
 // "host_preprocess (main.cu:22)", or the function alone when its place is unknown.
 std::string NamedFunction(const GapFunction& f);
 
-// "perf_event_open", "ITIMER_PROF" or "no backend": CpuSampleCounters::backend in words.
-std::string_view CpuSampleBackendName(uint32_t backend);
-
 // `gprof-run stats --report cpu_sample_sum`: one row per function (self samples), with its share,
 // estimated CPU time and total (self + callees) samples.
 std::string FormatCpuSampleSum(const Profile& p, const CpuSampleNames& names);
+
+// Which backend took the samples, for cpu_sample_sum and the run's stderr line:
+// "perf_event_open, sampler process", "perf_event_open, in process", "ITIMER_PROF, in process".
+std::string CpuSampleBackendName(uint32_t backend);
 
 // Folded stacks (Brendan Gregg's flamegraph.pl and speedscope input): one line per distinct
 // stack, "thread <tid>;outer;...;inner <samples>", sorted.

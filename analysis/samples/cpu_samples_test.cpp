@@ -98,7 +98,8 @@ TEST(CpuSamples, FoldedStacksAndSampleSum) {
                      "host_preprocess(int, float) (main.cu:22)"),
             std::string::npos)
       << sum;
-  EXPECT_NE(sum.find("35 samples at 100000 Hz (perf_event_open), 0 dropped"), std::string::npos);
+  EXPECT_NE(sum.find("35 samples at 100000 Hz (perf_event_open, in process), 0 dropped"),
+            std::string::npos);
   EXPECT_EQ(sum.find("  main\n"), std::string::npos);
 }
 

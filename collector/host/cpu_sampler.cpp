@@ -1,27 +1,16 @@
 // --cpu-sampling: backend choice and the hand-over of samples to profile builds (cpu_sampler.h).
 #include "collector/host/cpu_sampler.h"
 
-#include <sys/mman.h>
+#include <dlfcn.h>
 
 #include <atomic>
 #include <string>
 
 #include "collector/host/cpu_sample_queue.h"
+#include "collector/host/cpu_sampler_process.h"
 #include "support/log.h"
 
 namespace gprof::collector {
-bool CpuSampleQueue::Init(size_t capacity) noexcept {
-  if (slots_ != nullptr) return true;
-  void* mem = ::mmap(nullptr, capacity * sizeof(Slot), PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (mem == MAP_FAILED) return false;
-  auto* slots = static_cast<Slot*>(mem);  // zero pages: each seq is set below as it is touched
-  for (size_t i = 0; i < capacity; ++i) slots[i].seq.store(i, std::memory_order_relaxed);
-  mask_ = capacity - 1;
-  slots_ = slots;
-  return true;
-}
-
 namespace cpu_sampling_internal {
 
 CpuSampleQueue& Queue() {
@@ -35,9 +24,18 @@ namespace {
 
 using namespace cpu_sampling_internal;
 
-// 65536 slots of 288 bytes (18 MiB reserved, touched as they fill): 65 s of one busy thread at
-// 1 kHz between two builds; whole runs build a segment every GPROF_SEGMENT_SECONDS.
-constexpr size_t kQueueSlots = size_t{1} << 16;
+// gprof-cpu-sampler beside the library this code is in (libgprof_inject.so), "" if unknown.
+std::string SamplerExePath() {
+  Dl_info self{};
+  if (::dladdr(reinterpret_cast<void*>(&StartCpuSampling), &self) == 0 ||
+      self.dli_fname == nullptr) {
+    return "";
+  }
+  std::string path = self.dli_fname;
+  const size_t slash = path.rfind('/');
+  return (slash == std::string::npos ? std::string(".") : path.substr(0, slash)) + "/" +
+         kCpuSamplerExe;
+}
 
 std::atomic<uint32_t> g_backend{kCpuSamplesOff};
 uint32_t g_backend_used = kCpuSamplesOff;  // what Start chose, kept after Stop for the last build
@@ -48,13 +46,32 @@ uint64_t g_dropped_reported = 0;  // TakeCpuSamples's own (builds are serialized
 
 void StartCpuSampling(const Config& config) noexcept {
   if (config.cpu_sampling_hz == 0) return;
-  if (!Queue().Init(kQueueSlots)) {
+  if (!Queue().Init(kCpuSampleQueueSlots)) {
     log::Warn("--cpu-sampling: cannot reserve the sample queue; no CPU samples in this profile");
     return;
   }
   g_hz = config.cpu_sampling_hz;
+  const CpuSamplingBackend asked = config.cpu_sampling_backend;
   std::string why;
-  if (config.cpu_sampling_backend != CpuSamplingBackend::kTimer) {
+  if (asked == CpuSamplingBackend::kAuto || asked == CpuSamplingBackend::kProcess) {
+    if (StartProcessSampler(config.cpu_sampling_hz, config.cpu_sampler_process_refused,
+                            SamplerExePath(), &why)) {
+      g_backend_used = kCpuSamplesPerfProcess;
+      g_backend.store(kCpuSamplesPerfProcess, std::memory_order_release);
+      log::Debug("--cpu-sampling: perf_event_open from a sampler process at " +
+                 std::to_string(g_hz) + " Hz");
+      return;
+    }
+    if (asked == CpuSamplingBackend::kProcess) {
+      log::Warn("--cpu-sampling: the sampler process cannot sample this program (" + why +
+                "); no CPU samples (GPROF_CPU_SAMPLING_BACKEND=process)");
+      return;
+    }
+    log::Info("--cpu-sampling: the sampler process cannot sample this program (" + why +
+              "); sampling in process");
+    why.clear();
+  }
+  if (asked != CpuSamplingBackend::kTimer) {
     if (StartPerfSampler(config.cpu_sampling_hz, &why)) {
       g_backend_used = kCpuSamplesPerf;
       g_backend.store(kCpuSamplesPerf, std::memory_order_release);
@@ -79,9 +96,16 @@ void StartCpuSampling(const Config& config) noexcept {
 
 void StopCpuSampling() noexcept {
   switch (g_backend.exchange(kCpuSamplesOff, std::memory_order_acq_rel)) {
+    case kCpuSamplesPerfProcess: StopProcessSampler(); break;
     case kCpuSamplesPerf: StopPerfSampler(); break;
     case kCpuSamplesTimer: StopTimerSampler(); break;
     default: break;
+  }
+}
+
+void ForgetCpuSamplingInForkChild() noexcept {
+  if (g_backend.load(std::memory_order_relaxed) == kCpuSamplesPerfProcess) {
+    ForgetProcessSamplerInForkChild();
   }
 }
 

@@ -134,6 +134,7 @@ void AtForkChild() {
   g_host_inert.store(true, std::memory_order_relaxed);
   SetHostCollectionEnabled(false);
   ResetSignalsInForkChild();
+  ForgetCpuSamplingInForkChild();
   WriteForkMarker();
 }
 

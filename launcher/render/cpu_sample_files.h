@@ -12,10 +12,12 @@
 namespace gprof::launcher {
 
 // Names the samples of `profile` (for gpu_idle and the trace) and writes
-// <dir>/<stem>.cpu.folded (added to `outputs`; a warning on `err` when it cannot be written);
-// null when the profile has no samples.
+// <dir>/<stem>.cpu.folded (added to `outputs`; a warning on `err` when it cannot be written),
+// and adds to `notes` the stderr line saying how many samples which backend took; null when the
+// profile has no samples.
 std::unique_ptr<CpuSampleNames> WriteCpuFolded(const Profile& profile, const std::string& dir,
                                                const std::string& stem,
-                                               std::vector<std::string>* outputs, std::FILE* err);
+                                               std::vector<std::string>* outputs,
+                                               std::string* notes, std::FILE* err);
 
 }  // namespace gprof::launcher

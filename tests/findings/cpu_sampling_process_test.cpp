@@ -1,10 +1,10 @@
 // --cpu-sampling end to end on the CUDA/CUPTI stand-in (verified on the stand-in): a plain CUDA
 // program computes about 200 us in host_preprocess (no NVTX) before each of 20 tiny launches per
-// step; with perf samples, gpu_idle names host_preprocess; with timer samples the folded stacks,
-// cpu_sample_sum and the trace's cpu_sample events have it; without sampling, the finding does
-// not name it; the timer run's report.html and trace.pftrace have them too. perf_event_open is
-// skipped, saying why, where the kernel refuses it. A bad rate stops the launcher before the
-// program starts.
+// step; with perf samples (from the sampler process, the default, or in process, its fallback),
+// gpu_idle names host_preprocess; with timer samples the folded stacks, cpu_sample_sum and the
+// trace's cpu_sample events have it; without sampling, the finding does not name it; the timer
+// run's report.html and trace.pftrace have them too. perf_event_open is skipped, saying why,
+// where the kernel refuses it. A bad rate stops the launcher before the program starts.
 #include <gtest/gtest.h>
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
@@ -92,7 +92,7 @@ TEST(CpuSampling, TimerBackendSamplesHostPreprocessIntoFoldedStacksStatsAndTrace
       RunProcess({LauncherPath(), "stats", r.dir, "--report", "cpu_sample_sum"}, {});
   EXPECT_EQ(stats.exit_code, 0) << stats.err;
   EXPECT_NE(stats.out.find("host_preprocess"), std::string::npos) << stats.out;
-  EXPECT_NE(stats.out.find("Hz (ITIMER_PROF)"), std::string::npos) << stats.out;
+  EXPECT_NE(stats.out.find("Hz (ITIMER_PROF, in process)"), std::string::npos) << stats.out;
   const std::string trace = ReadFile(r.dir + "/trace.json");
   EXPECT_NE(trace.find("\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_sample\",\"name\":\"host_preprocess"),
             std::string::npos);
@@ -138,19 +138,63 @@ bool PerfAllowed(std::string* why) {
   return true;
 }
 
+#define SKIP_UNLESS_PERF_ALLOWED()                                                              \
+  do {                                                                                         \
+    std::string why;                                                                           \
+    if (!PerfAllowed(&why)) {                                                                  \
+      GTEST_SKIP() << "SKIPPED: perf_event_open is refused on this machine (" << why            \
+                   << "; /proc/sys/kernel/perf_event_paranoid or a container's seccomp): the "  \
+                      "perf backends are not exercised here";                                  \
+    }                                                                                          \
+  } while (0)
+
+std::string BackendInStats(const SampledRun& r) {
+  const ProcessResult stats =
+      RunProcess({LauncherPath(), "stats", r.dir, "--report", "cpu_sample_sum"}, {});
+  const size_t at = stats.out.find(" Hz (");
+  if (at == std::string::npos) return stats.out;
+  return stats.out.substr(at + 5, stats.out.find(')', at) - at - 5);
+}
+
 TEST(CpuSampling, PerfBackendNamesHostPreprocessWhereTheKernelAllowsIt) {
-  std::string why;
-  if (!PerfAllowed(&why)) {
-    GTEST_SKIP() << "SKIPPED: perf_event_open is refused on this machine (" << why
-                 << "; /proc/sys/kernel/perf_event_paranoid or a container's seccomp): the perf "
-                    "backend is not exercised here";
-  }
+  SKIP_UNLESS_PERF_ALLOWED();
   const SampledRun r =
       ProfileSampled("perf", {"--cpu-sampling=10000"}, {{"GPROF_CPU_SAMPLING_BACKEND", "perf"}});
   ExpectGpuIdleNamesHostPreprocess(r);
-  const ProcessResult stats =
-      RunProcess({LauncherPath(), "stats", r.dir, "--report", "cpu_sample_sum"}, {});
-  EXPECT_NE(stats.out.find("Hz (perf_event_open)"), std::string::npos) << stats.out;
+  EXPECT_EQ(BackendInStats(r), "perf_event_open, in process");
+}
+
+// The default: a sampler process outside the program takes the samples, and each sample is one
+// native stack, outermost first: main called host_preprocess (examples/cuda/host_preprocess.cu,
+// built with frame pointers for perf's callchains), so every folded stack that has
+// host_preprocess has main before it.
+TEST(CpuSampling, SamplerProcessIsTheDefaultAndItsStacksRunFromMainToHostPreprocess) {
+  SKIP_UNLESS_PERF_ALLOWED();
+  const SampledRun r = ProfileSampled("process", {"--cpu-sampling=10000"});
+  ExpectGpuIdleNamesHostPreprocess(r);
+  EXPECT_EQ(BackendInStats(r), "perf_event_open, sampler process");
+  const std::string folded = FoldedOf(r.dir);
+  size_t with_preprocess = 0;
+  for (size_t at = 0, end; at < folded.size(); at = end + 1) {
+    end = folded.find('\n', at);
+    if (end == std::string::npos) end = folded.size();
+    const std::string line = folded.substr(at, end - at);
+    const size_t pre = line.find(";host_preprocess");
+    if (pre == std::string::npos) continue;
+    ++with_preprocess;
+    EXPECT_NE(line.rfind(";main;", pre), std::string::npos) << line;
+  }
+  EXPECT_GE(with_preprocess, 1u) << folded;
+}
+
+// Where the sampler process is refused (simulated: GPROF_CPU_SAMPLER_PROCESS=refuse makes it
+// answer as the kernel would), the program samples itself with perf, and the output says so.
+TEST(CpuSampling, RefusedSamplerProcessFallsBackToPerfInProcessAndSaysSo) {
+  SKIP_UNLESS_PERF_ALLOWED();
+  const SampledRun r = ProfileSampled("refused", {"--cpu-sampling=10000"},
+                                      {{"GPROF_CPU_SAMPLER_PROCESS", "refuse"}});
+  ExpectGpuIdleNamesHostPreprocess(r);
+  EXPECT_EQ(BackendInStats(r), "perf_event_open, in process");
 }
 
 TEST(CpuSampling, WithoutTheFlagGpuIdleNamesNoSampledFunction) {

@@ -510,6 +510,7 @@ const std::map<std::string, std::string>& BadValues() {
       {"GPROF_PYTHON_SAMPLER", "py-spy"},
       {"GPROF_CPU_SAMPLING", "20001"},
       {"GPROF_CPU_SAMPLING_BACKEND", "ebpf"},
+      {"GPROF_CPU_SAMPLER_PROCESS", "yes"},
       {"GPROF_SEGMENT_SECONDS", "86401"},
       {"GPROF_BACKTRACE", "sync,everything"},
   };
