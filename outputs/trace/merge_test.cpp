@@ -192,13 +192,17 @@ TEST(MergedTrace, FlowIdsAreUniqueAcrossRanksAndTheCheckerAcceptsTheTrace) {
   TraceStats stats;
   const std::string text = MergedText(Survey(), &stats);
   const json doc = json::parse(text);
-  // Correlation ids 1.. repeat in every rank; input k's flow ids are (k << 32) + correlation.
-  std::set<uint64_t> starts;
+  // Correlation ids 1.. repeat in every rank; input k's flow (bind) ids are 2^32 + (k << 32) +
+  // correlation, on the launching calls ("flow_out") and their GPU records ("flow_in").
+  std::set<uint64_t> starts, ends;
   for (const json& e : doc["traceEvents"]) {
-    if (e["ph"] == "s") starts.insert(e["id"].get<uint64_t>());
+    if (e.value("flow_out", false)) starts.insert(e["bind_id"].get<uint64_t>());
+    if (e.value("flow_in", false)) ends.insert(e["bind_id"].get<uint64_t>());
   }
-  const uint64_t k1 = 1ull << 32, k2 = 2ull << 32;
-  EXPECT_EQ(starts, (std::set<uint64_t>{1, k1 + 1, k1 + 2, k2 + 1, k2 + 2, k2 + 3, k2 + 4}));
+  const uint64_t k0 = 1ull << 32, k1 = 2ull << 32, k2 = 3ull << 32;
+  EXPECT_EQ(starts,
+            (std::set<uint64_t>{k0 + 1, k1 + 1, k1 + 2, k2 + 1, k2 + 2, k2 + 3, k2 + 4}));
+  EXPECT_EQ(ends, starts);
   EXPECT_EQ(stats.events, doc["traceEvents"].size());
   EXPECT_EQ(stats.bytes, text.size());
   const std::string path = ::testing::TempDir() + "/merged_trace_check.json";

@@ -42,41 +42,38 @@ Profile BestCaseLaunches(int n) {
   return p;
 }
 
-// Launch 0's four entries, each after the ",\n" that separates entries. Kernel args: 528 blocks
+// Launch 0's two entries, each after the ",\n" that separates entries. The ac2g flow from the
+// call to its kernel is on the two slices (flow v2): bind_id 2^32 + correlation id =
+// 4,294,967,296 + 1,000,000 = 4295967296, "flow_out" on the call, "flow_in" on the kernel. Kernel args: 528 blocks
 // on 132 SMs are 4 blocks per SM; 64 registers x 256 threads and 48 KiB of shared memory allow 4
 // blocks of 8 warps on an SM of 64 warps: 50 % occupancy.
 const char* const kApiEvent =
     "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"__cudaLaunchKernel\",\"pid\":123456,"
-    "\"tid\":123456,\"ts\":4000000.123,\"dur\":2.345,\"args\":{\"correlation\":1000000}}";
+    "\"tid\":123456,\"ts\":4000000.123,\"dur\":2.345,\"bind_id\":4295967296,\"flow_out\":true,"
+    "\"args\":{\"correlation\":1000000}}";
 const char* const kKernelEvent =
     "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"matmul(float const*, float const*, float*, "
-    "int)\",\"pid\":0,\"tid\":7,\"ts\":4000003.123,\"dur\":4.567,\"args\":{\"correlation\":1000000,"
+    "int)\",\"pid\":0,\"tid\":7,\"ts\":4000003.123,\"dur\":4.567,\"bind_id\":4295967296,"
+    "\"flow_in\":true,\"args\":{\"correlation\":1000000,"
     "\"External id\":1000000,\"device\":0,\"stream\":7,\"registers per thread\":64,"
     "\"shared memory\":49152,\"blocks per SM\":4,\"est. achieved occupancy %\":50,"
     "\"grid\":[528,1,1],\"block\":[256,1,1]}}";
-const char* const kFlowStart =
-    "{\"ph\":\"s\",\"id\":1000000,\"cat\":\"ac2g\",\"name\":\"ac2g\",\"pid\":123456,"
-    "\"tid\":123456,\"ts\":4000000.123}";
-const char* const kFlowEnd =
-    "{\"ph\":\"f\",\"id\":1000000,\"cat\":\"ac2g\",\"name\":\"ac2g\",\"pid\":0,\"tid\":7,"
-    "\"ts\":4000003.123,\"bp\":\"e\"}";
+// No separate flow entries: torch's ac2g "s"/"f" pair cost 93 + 2 and 92 + 2 more.
+const char* const kAc2gFlowEntry = "\"cat\":\"ac2g\"";
 
-// Counted from the texts above, separator included: API call 145 + 2, kernel 334 + 2, flow start
-// 93 + 2, flow end 92 + 2.
-constexpr uint64_t kBytesPerLaunch = 672;
-// Bench figure 4c's target is 600 bytes per launch; the Kineto args and flow pair that Perfetto,
-// HTA and TensorBoard's plugin read (docs/TRACE_JSON.md) keep this case above it, at 672 with
-// these 7-digit times and ids (665 on average in the 1 M-launch figure, whose ids start at 100).
-// Anything past this ceiling is growth.
-constexpr uint64_t kBytesPerLaunchCeiling = 672;
+// Counted from the texts above, separator included: API call 182 + 2, kernel 370 + 2.
+constexpr uint64_t kBytesPerLaunch = 556;
+// Bench figure 4c's target is 600 bytes per launch; with the flow on the slices this case is
+// under it (672 with the "s"/"f" pair). Anything past this ceiling is growth.
+constexpr uint64_t kBytesPerLaunchCeiling = 600;
 
-TEST(TraceBytes, BestCaseLaunchIsItsFourHandWrittenEvents) {
+TEST(TraceBytes, BestCaseLaunchIsItsTwoHandWrittenEvents) {
   const std::string text = FormatTraceJson(BestCaseLaunches(1), "bytes.pt.trace.json");
-  for (const char* event : {kApiEvent, kKernelEvent, kFlowStart, kFlowEnd}) {
+  for (const char* event : {kApiEvent, kKernelEvent}) {
     EXPECT_NE(text.find(std::string(",\n") + event), std::string::npos) << event;
   }
-  EXPECT_EQ(std::string(kApiEvent).size() + std::string(kKernelEvent).size() +
-                std::string(kFlowStart).size() + std::string(kFlowEnd).size() + 4 * 2,
+  EXPECT_EQ(text.find(kAc2gFlowEntry), std::string::npos);
+  EXPECT_EQ(std::string(kApiEvent).size() + std::string(kKernelEvent).size() + 2 * 2,
             kBytesPerLaunch);
 }
 

@@ -137,6 +137,81 @@ bool IdInRange(const json& v, uint32_t* out) {
   return false;
 }
 
+// Flow v2 (bind_id on a slice): Perfetto's JSON importer binds "flow_out" and "flow_in" to the
+// event's own slice on 'B', 'X', 'b' and 'e' events only (json_trace_parser.cc MaybeAddFlow);
+// a bind_id with neither is counted as flow_without_direction, a second flow_out of one id as
+// flow_duplicate_id, a flow_in met (in ts order) before any flow_out of its id as
+// flow_end_without_start (flow_tracker.cc). A flow_out nobody ends is no error there. Perfetto
+// numbers the v1 flows (s/t/f) 0, 1, 2, ... in the id space of bind_ids (GetFlowIdForV1Event),
+// so a bind_id below the number of v1 flows binds to one of them.
+class FlowBinds {
+ public:
+  FlowBinds(const json& events, std::vector<TraceViolation>* v) : events_(events), v_(*v) {}
+  void AddV1(const json& e) {
+    v1_.insert(e["id"].dump() + e.value("cat", json()).dump() + e.value("name", json()).dump());
+  }
+  void Add(size_t i, const json& e, const std::string& ph, double ts) {
+    const auto id_it = e.find("bind_id");
+    if (id_it == e.end()) return;
+    const std::string id_text = "bind_id " + id_it->dump();
+    if (ph != "X" && ph != "B" && ph != "b" && ph != "e") {
+      return Bad(i, "flow-bind-ignored", id_text + " on a \"" + ph +
+                                             "\" event: Perfetto binds flows to B, X, b, e only");
+    }
+    if (!id_it->is_number_unsigned()) {
+      return Bad(i, "flow-id-not-number",
+                 id_text + " is not an unsigned integer (a string id is parsed as hex)");
+    }
+    const uint64_t id = id_it->get<uint64_t>();
+    const bool in = e.value("flow_in", json()) == true, out = e.value("flow_out", json()) == true;
+    if (!in && !out) {
+      return Bad(i, "flow-without-direction", id_text + " without \"flow_in\" or \"flow_out\"");
+    }
+    ids_.emplace_back(id, i);
+    if (in) ins_.push_back({id, ts, i});
+    if (!out) return;
+    if (auto [it, fresh] = outs_.emplace(id, End{id, ts, i}); !fresh) {
+      Bad(i, "flow-id-reused",
+          id_text + " already has its flow_out at event #" + std::to_string(it->second.index));
+    }
+  }
+  void Finish() {
+    for (const End& in : ins_) {
+      const std::string id_text = "bind_id " + std::to_string(in.id);
+      const auto out = outs_.find(in.id);
+      if (out == outs_.end()) {
+        Bad(in.index, "flow-without-start", id_text + " has no \"flow_out\" slice");
+      } else if (in.ts < out->second.ts) {
+        Bad(in.index, "flow-without-start",
+            id_text + " starts before its flow_out slice (event #" +
+                std::to_string(out->second.index) + "): Perfetto meets it first and drops it");
+      }
+    }
+    for (const auto& [id, i] : ids_) {
+      if (id >= v1_.size()) continue;
+      Bad(i, "flow-id-clash",
+          "bind_id " + std::to_string(id) + " is below the number of v1 (s/t/f) flows (" +
+              std::to_string(v1_.size()) + "), which Perfetto numbers from 0 in the same space");
+    }
+  }
+
+ private:
+  struct End {
+    uint64_t id;
+    double ts;
+    size_t index;
+  };
+  void Bad(size_t i, const char* rule, const std::string& what) {
+    v_.push_back({rule, Describe(i, events_[i]) + ": " + what});
+  }
+  const json& events_;
+  std::vector<TraceViolation>& v_;
+  std::set<std::string> v1_;  // id, cat and name: Perfetto's key of a v1 flow
+  std::map<uint64_t, End> outs_;
+  std::vector<End> ins_;
+  std::vector<std::pair<uint64_t, size_t>> ids_;
+};
+
 struct Slice {
   int64_t start, end;
   size_t index;
@@ -176,6 +251,7 @@ std::vector<TraceViolation> CheckTraceText(const std::string& text) {
   std::map<std::pair<std::string, std::string>, std::vector<Slice>> slices;
   std::map<std::string, size_t> flow_starts, flow_ends;  // id text -> first event index
   std::vector<std::pair<std::string, size_t>> ends_to_check;
+  FlowBinds binds(*events, &v);
   static const std::set<std::string> kDropped = {"S", "T", "F", "p", "N", "O", "D", "v", "V"};
 
   for (size_t i = 0; i < events->size(); ++i) {
@@ -241,6 +317,7 @@ std::vector<TraceViolation> CheckTraceText(const std::string& text) {
         slices[{e["pid"].dump(), e.value("tid", json()).dump()}].push_back({start, end, i});
       }
     }
+    binds.Add(i, e, ph, ts);
     if (ph == "s" || ph == "t" || ph == "f") {
       const auto id_it = e.find("id");
       if (id_it == e.end() || !id_it->is_number_integer()) {
@@ -250,6 +327,7 @@ std::vector<TraceViolation> CheckTraceText(const std::string& text) {
         continue;
       }
       const std::string id = id_it->dump();
+      binds.AddV1(e);
       if (ph == "s") {
         if (auto [it, fresh] = flow_starts.emplace(id, i); !fresh) {
           bad("flow-id-reused", "flow id " + id + " already started at event #" + std::to_string(it->second));
@@ -267,6 +345,7 @@ std::vector<TraceViolation> CheckTraceText(const std::string& text) {
       v.push_back({"flow-without-start", Describe(i, (*events)[i]) + ": flow id " + id + " has no \"s\" event"});
     }
   }
+  binds.Finish();
   for (auto& [track, list] : slices) {
     std::sort(list.begin(), list.end(), [](const Slice& a, const Slice& b) {
       return std::make_tuple(a.start, -a.end, a.index) < std::make_tuple(b.start, -b.end, b.index);

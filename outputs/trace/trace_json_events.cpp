@@ -36,7 +36,21 @@ TraceEventWriter::TraceEventWriter(const TracePlan& plan, JsonWriter* out,
       host_pid_(plan.profile().info.pid), base_(placement.origin_ns), count_(entries_before),
       kernel_args_(plan.profile().launch_configs.size() + 1),
       scratch_(JsonSink{&scratch_text_, AppendToString}),
-      fwdbwd_(FwdBwdLinks(plan.profile())) {}
+      fwdbwd_(FwdBwdLinks(plan.profile())) {
+  api_flow_.assign(p_.api_calls.size(), 0);
+  gpu_flow_[0].assign(p_.kernels.size(), 0);
+  gpu_flow_[1].assign(p_.memcpys.size(), 0);
+  gpu_flow_[2].assign(p_.memsets.size(), 0);
+  for (const PlannedFlow& fl : plan.flows()) {
+    api_flow_[fl.api_index] = fl.correlation_id;
+    const auto kind = static_cast<size_t>(fl.gpu_kind);
+    if (kind < gpu_flow_.size()) gpu_flow_[kind][fl.gpu_index] = fl.correlation_id;
+  }
+}
+
+uint32_t TraceEventWriter::GpuFlow(GpuKind kind, uint32_t index) const {
+  return gpu_flow_[static_cast<size_t>(kind)][index];
+}
 
 // ---- shared pieces, through the JsonWriter -------------------------------------------------
 
@@ -216,6 +230,7 @@ void TraceEventWriter::WriteApi(const PlannedEvent& e) {
   p = PidTidTsAt(p, e);
   p = PutRaw(p, ",\"dur\":");
   p = PutMicros(p, Dur(e.ts, e.end));
+  p = BindAt(p, api_flow_[e.index], true);
   p = PutRaw(p, ",\"args\":{\"correlation\":");
   p = PutUint(p, c.correlation_id);
   const std::string* stack = plan_.ApiStackJson(c.correlation_id);
@@ -254,6 +269,7 @@ void TraceEventWriter::WriteKernel(const PlannedEvent& e) {
   p = PidTidTsAt(p, e);
   p = PutRaw(p, ",\"dur\":");
   p = PutMicros(p, Dur(e.ts, e.end));
+  p = BindAt(p, GpuFlow(GpuKind::kKernel, e.index), false);
   p = PutRaw(p, ",\"args\":{\"correlation\":");
   p = PutUint(p, k.correlation_id);
   p = PutRaw(p, ",\"External id\":");
@@ -265,15 +281,20 @@ void TraceEventWriter::WriteKernel(const PlannedEvent& e) {
   out_.Commit(p);
 }
 
-void TraceEventWriter::WriteFlow(const PlannedEvent& e) {
-  const bool start = e.kind == Ev::kFlowStart;
-  char* p = BeginAt(out_.Reserve(kEventSlack), start ? 's' : 'f');
-  p = PutRaw(p, ",\"id\":");
-  p = PutUint(p, placement_.flow_id_base + e.index);
-  p = PutRaw(p, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"");
-  p = PidTidTsAt(p, e);
-  p = PutRaw(p, start ? "}" : ",\"bp\":\"e\"}");
-  out_.Commit(p);
+// ac2g flows are written on their two slices (flow v2): Perfetto's JSON importer binds a
+// flow_out to the slice itself and a flow_in to it too (json_trace_parser.cc MaybeAddFlow), the
+// trace viewer likewise for 'X' events with bind_id (processCompleteEvent, createFlowSlices_).
+char* TraceEventWriter::BindAt(char* p, uint32_t correlation, bool out) {
+  if (correlation == 0) return p;
+  p = PutRaw(p, ",\"bind_id\":");
+  p = PutUint(p, kAc2gBindIdBase + placement_.flow_id_base + correlation);
+  return PutRaw(p, out ? ",\"flow_out\":true" : ",\"flow_in\":true");
+}
+
+void TraceEventWriter::WriteBind(uint32_t correlation, bool out) {
+  if (correlation == 0) return;
+  out_.Raw(",\"bind_id\":").Uint(kAc2gBindIdBase + placement_.flow_id_base + correlation);
+  out_.Raw(out ? ",\"flow_out\":true" : ",\"flow_in\":true");
 }
 
 // Kineto's fwdbwd flow end on a torch op, at the op's start (fwdbwd_links.h). Its ids are apart
@@ -323,6 +344,7 @@ void TraceEventWriter::Write(const PlannedEvent& e) {
     case Ev::kMemcpy: {
       const Memcpy& m = p_.memcpys[e.index];
       Slice("gpu_memcpy", MemcpyName(m), e);
+      WriteBind(GpuFlow(GpuKind::kMemcpy, e.index), false);
       o.Raw(",\"args\":{\"correlation\":").Uint(m.correlation_id);
       o.Raw(",\"External id\":").Uint(m.correlation_id);
       o.Raw(",\"device\":").Uint(m.device_id).Raw(",\"stream\":").Uint(m.stream_id);
@@ -336,6 +358,7 @@ void TraceEventWriter::Write(const PlannedEvent& e) {
     case Ev::kMemset: {
       const Memset& m = p_.memsets[e.index];
       Slice("gpu_memset", MemsetName(m), e);
+      WriteBind(GpuFlow(GpuKind::kMemset, e.index), false);
       o.Raw(",\"args\":{\"correlation\":").Uint(m.correlation_id);
       o.Raw(",\"External id\":").Uint(m.correlation_id);
       o.Raw(",\"device\":").Uint(m.device_id).Raw(",\"stream\":").Uint(m.stream_id);
@@ -383,8 +406,7 @@ void TraceEventWriter::Write(const PlannedEvent& e) {
     }
     case Ev::kFlowStart:
     case Ev::kFlowEnd:
-      WriteFlow(e);
-      break;
+      break;  // carried by the call's and the GPU record's slices (BindAt)
   }
 }
 

@@ -2,9 +2,10 @@
 // (trace_plan.h) at a time, launcher process only. trace_json.cpp writes the document around them
 // (header, process and thread metadata, trace name).
 //
-// One formatting path per event kind. API calls, kernels and flows (4 of every 4 events per
-// launch) are the hot ones: their variable text (the escaped "cat"/"name" pair, the
-// launch-configuration part of a kernel's args) is formatted once per distinct value and copied,
+// One formatting path per event kind. API calls and kernels (the two events of a launch; the
+// ac2g flow between them rides on both as bind_id, flow v2) are the hot ones: their variable
+// text (the escaped "cat"/"name" pair, the launch-configuration part of a kernel's args) is
+// formatted once per distinct value and copied,
 // and their numbers are written with the Put* helpers into a bounded region of the JsonWriter
 // (json_writer.h Reserve/Commit). A name has no size bound, so it always goes through
 // JsonWriter::Raw, never into a region.
@@ -16,6 +17,7 @@
 // microseconds without trailing zeros (text/format.h FormatMicros).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -36,7 +38,7 @@ namespace gprof {
 struct TracePlacement {
   uint64_t origin_ns = 0;     // "ts" = time - origin_ns; at most the plan's base_ns()
   uint32_t pid_base = 0;      // 0: the plan's pids; else host -> pid_base, device d -> pid_base+1+d
-  uint64_t flow_id_base = 0;  // added to every flow id (the correlation id)
+  uint64_t flow_id_base = 0;  // added to every flow id (from the correlation id)
 };
 
 class TraceEventWriter {
@@ -102,7 +104,11 @@ class TraceEventWriter {
   void AppendOccupancy(JsonWriter& o, const LaunchConfig& lc);
   void WriteApi(const PlannedEvent& e);
   void WriteKernel(const PlannedEvent& e);
-  void WriteFlow(const PlannedEvent& e);
+  // The ac2g flow the call / GPU record is an end of: ,"bind_id":N,"flow_out":true on the
+  // launching call, ,"flow_in":true on the GPU record (flow v2); nothing when it has none.
+  char* BindAt(char* p, uint32_t correlation, bool out);
+  void WriteBind(uint32_t correlation, bool out);
+  uint32_t GpuFlow(GpuKind kind, uint32_t index) const;
 
   const TracePlan& plan_;
   const Profile& p_;
@@ -123,9 +129,17 @@ class TraceEventWriter {
   const std::unordered_map<uint32_t, std::string>* api_python_lines_ = nullptr;
   const std::unordered_map<uint32_t, std::string>* api_python_stacks_ = nullptr;
   const std::unordered_map<uint32_t, FwdBwdEnd> fwdbwd_;  // by range index (fwdbwd_links.h)
+  // The correlation id of the ac2g flow each API call starts / GPU record ends, 0 for none
+  // (TracePlan::flows()); GPU records by GpuKind, kernels, copies and memsets only.
+  std::vector<uint32_t> api_flow_;
+  std::array<std::vector<uint32_t>, 3> gpu_flow_;
 };
 
 // fwdbwd flow ids start above every correlation id (32-bit), so they never meet an ac2g id.
 inline constexpr uint64_t kFwdBwdFlowIdBase = uint64_t{1} << 40;
+// ac2g bind_ids are kAc2gBindIdBase + flow_id_base + the correlation id. Perfetto numbers the v1
+// (ph s/f) flows it reads 0, 1, 2, ... in the same id space as bind_ids (flow_tracker.h,
+// v1_id_counter_, 32-bit), so bind_ids start above 2^32 to never meet a fwdbwd flow there.
+inline constexpr uint64_t kAc2gBindIdBase = uint64_t{1} << 32;
 
 }  // namespace gprof

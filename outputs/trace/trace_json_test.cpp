@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -59,18 +60,33 @@ TEST(WriteTraceJson, TimesAreRelativeExactMicrosAndFlowsPair) {
   const nlohmann::json j = nlohmann::json::parse(Read(path));
   EXPECT_EQ(j["baseTimeNanoseconds"], p.info.start_ns);
   EXPECT_NE(Read(path).find("\"ts\":100000,\"dur\":4,"), std::string::npos);
-  int s = 0, f = 0;
+  // Each launch's flow is on its two slices: "flow_out" on the call (pid 4242), "flow_in" on
+  // the kernel (GPU 0, stream 7), bind_id 2^32 + the correlation id on both.
+  std::set<uint64_t> s, f;
   for (const auto& e : j["traceEvents"]) {
-    if (e["ph"] == "s") { ++s; EXPECT_EQ(e["pid"], 4242); }
-    if (e["ph"] == "f") { ++f; EXPECT_EQ(e["pid"], 0); EXPECT_EQ(e["tid"], 7); EXPECT_EQ(e["bp"], "e"); }
+    EXPECT_NE(e["ph"], "s");
+    EXPECT_NE(e["ph"], "f");
+    if (e.value("flow_out", false)) {
+      s.insert(e["bind_id"].get<uint64_t>() - (1ull << 32));
+      EXPECT_EQ(e["args"]["correlation"].get<uint64_t>(), *s.rbegin());
+      EXPECT_EQ(e["cat"], "cuda_runtime");
+      EXPECT_EQ(e["pid"], 4242);
+    }
+    if (e.value("flow_in", false)) {
+      f.insert(e["bind_id"].get<uint64_t>() - (1ull << 32));
+      EXPECT_EQ(e["args"]["correlation"].get<uint64_t>(), *f.rbegin());
+      EXPECT_EQ(e["cat"], "kernel");
+      EXPECT_EQ(e["pid"], 0);
+      EXPECT_EQ(e["tid"], 7);
+    }
     if (e["ph"] == "X" && e["cat"] == "kernel") {
       EXPECT_EQ(e["name"], "add_scalar(float*, float)");
       EXPECT_EQ(e["args"]["grid"], nlohmann::json::array({1, 1, 1}));
       EXPECT_TRUE(e["args"].contains("est. achieved occupancy %"));
     }
   }
-  EXPECT_EQ(s, 2);
-  EXPECT_EQ(f, 2);
+  EXPECT_EQ(s.size(), 2u);
+  EXPECT_EQ(f, s);
   EXPECT_TRUE(CheckTrace(path).empty());
 }
 

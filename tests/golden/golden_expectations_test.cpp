@@ -45,9 +45,14 @@ json ExpectSlice(const json& trace, const std::string& cat, const std::string& n
   return e;
 }
 
-std::set<uint32_t> FlowIds(const json& trace, const char* ph) {
+// The correlation ids of the ac2g flows: bind_id - 2^32 of the slices carrying `dir`
+// ("flow_out": launching calls, "flow_in": GPU records).
+std::set<uint32_t> FlowIds(const json& trace, const char* dir) {
   std::set<uint32_t> ids;
-  for (const json& e : Events(trace, ph, "ac2g")) ids.insert(e.at("id").get<uint32_t>());
+  for (const json& e : Events(trace, "X")) {
+    if (!e.value(dir, false)) continue;
+    ids.insert(static_cast<uint32_t>(e.at("bind_id").get<uint64_t>() - (uint64_t{1} << 32)));
+  }
   return ids;
 }
 
@@ -68,8 +73,10 @@ TEST(GoldenExpectations, NestedTwoThreads) {
     // stream 7; forward(worker) and load on stream 13 -> 5.
     EXPECT_EQ(CountByPhaseAndCategory(t),
               (std::map<std::string, int>{{"X user_annotation", 5}, {"X cuda_runtime", 3},
-                                          {"X kernel", 3}, {"X gpu_user_annotation", 5},
-                                          {"s ac2g", 3}, {"f ac2g", 3}}));
+                                          {"X kernel", 3}, {"X gpu_user_annotation", 5}}));
+    // Its flows: on the calls ("flow_out") and on the GPU records ("flow_in"), one each.
+    EXPECT_EQ(FlowIds(t, "flow_out").size(), 3u);
+    EXPECT_EQ(FlowIds(t, "flow_in").size(), 3u);
     EXPECT_EQ(ProcessName(t, kPid), "train.py (pid 4242)");
     EXPECT_EQ(ProcessName(t, 0), "GPU 0 NVIDIA H200");
     EXPECT_EQ(ThreadName(t, kPid, 4242), "MainThread");
@@ -191,8 +198,10 @@ TEST(GoldenExpectations, ComputeBound) {
               (std::map<std::string, int>{{"X user_annotation", 1}, {"X cuda_runtime", 6},
                                           {"X cuda_driver", 1}, {"X kernel", 4},
                                           {"X cuda_sync", 1}, {"X gpu_user_annotation", 1},
-                                          {"C gpu_memory", 3}, {"i gpu_memory", 1},
-                                          {"s ac2g", 4}, {"f ac2g", 4}}));
+                                          {"C gpu_memory", 3}, {"i gpu_memory", 1}}));
+    // Its flows: on the calls ("flow_out") and on the GPU records ("flow_in"), one each.
+    EXPECT_EQ(FlowIds(t, "flow_out").size(), 4u);
+    EXPECT_EQ(FlowIds(t, "flow_in").size(), 4u);
     // The peak: 256 + 64 MiB = 320 MiB in use from the second allocation (0.35 ms) on.
     bool peak_seen = false;
     for (const json& e : t["traceEvents"]) {
@@ -207,8 +216,8 @@ TEST(GoldenExpectations, ComputeBound) {
     EXPECT_EQ(t["gprof"]["memory"]["peak_bytes"], 320ull << 20);
     EXPECT_DOUBLE_EQ(t["gprof"]["memory"]["peak_ts"].get<double>(), 350.0);
     EXPECT_TRUE(t["gprof"]["memory"]["steps"].empty());
-    EXPECT_EQ(FlowIds(t, "s"), (std::set<uint32_t>{2, 3, 4, 5}));
-    EXPECT_EQ(FlowIds(t, "f"), (std::set<uint32_t>{2, 3, 4, 5}));
+    EXPECT_EQ(FlowIds(t, "flow_out"), (std::set<uint32_t>{2, 3, 4, 5}));
+    EXPECT_EQ(FlowIds(t, "flow_in"), (std::set<uint32_t>{2, 3, 4, 5}));
     EXPECT_EQ(t["gprof"]["cupti_library"], "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13");
 
     const json loop = ExpectSlice(t, "user_annotation", "gemm_loop", 100, 64900, kPid, 4242);
@@ -316,8 +325,10 @@ TEST(GoldenExpectations, EscapingNames) {
     EXPECT_EQ(CountByPhaseAndCategory(t),
               (std::map<std::string, int>{{"X user_annotation", 6}, {"i user_annotation", 1},
                                           {"X cuda_runtime", 1}, {"X kernel", 1},
-                                          {"X gpu_user_annotation", 1}, {"s ac2g", 1},
-                                          {"f ac2g", 1}}));
+                                          {"X gpu_user_annotation", 1}}));
+    // Its flows: on the calls ("flow_out") and on the GPU records ("flow_in"), one each.
+    EXPECT_EQ(FlowIds(t, "flow_out").size(), 1u);
+    EXPECT_EQ(FlowIds(t, "flow_in").size(), 1u);
     EXPECT_EQ(ProcessName(t, kPid), "weird \"names\" (pid 4242)");
     EXPECT_EQ(ThreadName(t, kPid, 4242), "main \"thread\"");
     // Names survive the JSON round trip byte for byte, invalid bytes become U+FFFD each.
@@ -386,8 +397,10 @@ TEST(GoldenExpectations, MemcpyMemsetKinds) {
     EXPECT_EQ(CountByPhaseAndCategory(t),
               (std::map<std::string, int>{{"X user_annotation", 1}, {"X cuda_runtime", 20},
                                           {"X gpu_memcpy", 16}, {"X gpu_memset", 3},
-                                          {"X cuda_sync", 1}, {"X gpu_user_annotation", 2},
-                                          {"s ac2g", 19}, {"f ac2g", 19}}));
+                                          {"X cuda_sync", 1}, {"X gpu_user_annotation", 2}}));
+    // Its flows: on the calls ("flow_out") and on the GPU records ("flow_in"), one each.
+    EXPECT_EQ(FlowIds(t, "flow_out").size(), 19u);
+    EXPECT_EQ(FlowIds(t, "flow_in").size(), 19u);
     // The peer copy's destination GPU 1 is listed as a process too.
     EXPECT_EQ(ProcessName(t, 1), "GPU 1 NVIDIA H200");
     // Copy #n: call at 100 + 500 (n - 1) us, record 10 us later lasting 20 n us; bandwidth
@@ -502,8 +515,10 @@ TEST(GoldenExpectations, OverheadBound) {
     EXPECT_EQ(CountByPhaseAndCategory(t),
               (std::map<std::string, int>{{"X user_annotation", 1}, {"X cuda_runtime", 201},
                                           {"X kernel", 200}, {"X gpu_user_annotation", 1},
-                                          {"X cuda_sync", 1}, {"X overhead", 1},
-                                          {"s ac2g", 200}, {"f ac2g", 200}}));
+                                          {"X cuda_sync", 1}, {"X overhead", 1}}));
+    // Its flows: on the calls ("flow_out") and on the GPU records ("flow_in"), one each.
+    EXPECT_EQ(FlowIds(t, "flow_out").size(), 200u);
+    EXPECT_EQ(FlowIds(t, "flow_in").size(), 200u);
     // Every launch k links to its own kernel: call at 10 + 30k us, kernel at 40 + 30k us.
     const std::vector<json> kernels = Events(t, "X", "kernel");
     for (uint32_t k = 0; k < 200; k += 37) {
@@ -571,9 +586,11 @@ TEST(GoldenExpectations, ScheduleWindowSteps) {
     // 6 flows.
     EXPECT_EQ(CountByPhaseAndCategory(t),
               (std::map<std::string, int>{{"X user_annotation", 9}, {"X cuda_runtime", 6},
-                                          {"X kernel", 6}, {"X gpu_user_annotation", 9},
-                                          {"s ac2g", 6}, {"f ac2g", 6}}));
-    EXPECT_EQ(FlowIds(t, "s"), (std::set<uint32_t>{1, 2, 11, 12, 21, 22}));
+                                          {"X kernel", 6}, {"X gpu_user_annotation", 9}}));
+    // Its flows: on the calls ("flow_out") and on the GPU records ("flow_in"), one each.
+    EXPECT_EQ(FlowIds(t, "flow_out").size(), 6u);
+    EXPECT_EQ(FlowIds(t, "flow_in").size(), 6u);
+    EXPECT_EQ(FlowIds(t, "flow_out"), (std::set<uint32_t>{1, 2, 11, 12, 21, 22}));
     EXPECT_EQ(t["distributedInfo"]["rank"], 1);
     EXPECT_EQ(t["distributedInfo"]["world_size"], 2);
     EXPECT_EQ(t["gprof"]["rank"], 1);

@@ -194,33 +194,33 @@ void ExpectInside(const json& child, const json& parent) {
   EXPECT_LE(ce, pe + 5e-4) << child << " ends after " << parent;
 }
 
+// The flow's two ends are the call and the GPU record themselves (flow v2): bind_id 2^32 + the
+// correlation id (docs/TRACE_JSON.md), "flow_out" on the call, "flow_in" on the GPU record.
 void ExpectFlow(const json& trace, uint64_t host_pid, const ExpectedFlow& f) {
   SCOPED_TRACE("ac2g flow " + std::to_string(f.id));
-  const auto flow_event = [&](const char* ph) {
-    return One(trace, std::string("flow ") + ph + " " + std::to_string(f.id), [&](const json& e) {
-      return e.at("ph") == ph && e.value("id", 0u) == f.id;
+  const uint64_t bind_id = (uint64_t{1} << 32) + f.id;
+  const auto flow_end = [&](const char* dir) {
+    return One(trace, std::string(dir) + " " + std::to_string(f.id), [&](const json& e) {
+      return e.value("bind_id", uint64_t{0}) == bind_id && e.value(dir, false);
     });
   };
-  const json s = flow_event("s"), e = flow_event("f");
-  ASSERT_TRUE(s.is_object() && e.is_object());
-  EXPECT_EQ(s.at("cat"), "ac2g");
-  EXPECT_EQ(e.at("cat"), "ac2g");
-  EXPECT_EQ(s.at("pid").get<uint64_t>(), host_pid);
-  EXPECT_EQ(s.at("tid").get<uint64_t>(), f.host_tid);
-  EXPECT_NEAR(s.at("ts").get<double>(), f.launch_ts_us, 5e-4);
-  EXPECT_EQ(e.at("pid").get<uint64_t>(), f.device);
-  EXPECT_EQ(e.at("tid").get<uint64_t>(), f.gpu_tid);
-  EXPECT_NEAR(e.at("ts").get<double>(), f.gpu_ts_us, 5e-4);
-  EXPECT_EQ(e.value("bp", std::string()), "e") << "the flow binds to the GPU slice it lands on";
-  // The flow starts on the launching call and ends on the record it launched.
-  const json call = ByCorrelation(trace, f.host_cat, f.id);
-  const json gpu = ByCorrelation(trace, f.gpu_cat, f.id);
+  const json call = flow_end("flow_out"), gpu = flow_end("flow_in");
   ASSERT_TRUE(call.is_object() && gpu.is_object());
-  EXPECT_EQ(call.at("tid"), s.at("tid"));
-  EXPECT_EQ(call.at("ts"), s.at("ts"));
-  EXPECT_EQ(gpu.at("pid"), e.at("pid"));
-  EXPECT_EQ(gpu.at("tid"), e.at("tid"));
-  EXPECT_EQ(gpu.at("ts"), e.at("ts"));
+  EXPECT_EQ(call.at("ph"), "X");
+  EXPECT_EQ(gpu.at("ph"), "X");
+  // The flow starts on the launching call and ends on the record it launched.
+  EXPECT_EQ(call.at("cat"), f.host_cat);
+  EXPECT_EQ(gpu.at("cat"), f.gpu_cat);
+  EXPECT_EQ(call.at("args").at("correlation"), f.id);
+  EXPECT_EQ(gpu.at("args").at("correlation"), f.id);
+  EXPECT_EQ(call.at("pid").get<uint64_t>(), host_pid);
+  EXPECT_EQ(call.at("tid").get<uint64_t>(), f.host_tid);
+  EXPECT_NEAR(call.at("ts").get<double>(), f.launch_ts_us, 5e-4);
+  EXPECT_EQ(gpu.at("pid").get<uint64_t>(), f.device);
+  EXPECT_EQ(gpu.at("tid").get<uint64_t>(), f.gpu_tid);
+  EXPECT_NEAR(gpu.at("ts").get<double>(), f.gpu_ts_us, 5e-4);
+  EXPECT_FALSE(call.contains("flow_in"));
+  EXPECT_FALSE(gpu.contains("flow_out"));
 }
 
 }  // namespace gprof::golden

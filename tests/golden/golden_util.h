@@ -39,7 +39,7 @@ TableRow Row(const std::string& table, const std::string& name);
 std::vector<std::string> RowCells(const std::string& table, const std::string& name);
 
 // Trace events (traceEvents) other than metadata ("M"), counted by "<ph> <cat>", e.g.
-// "X kernel", "s ac2g", "C gpu_memory", "i user_annotation".
+// "X kernel", "s fwdbwd", "C gpu_memory", "i user_annotation".
 std::map<std::string, int> CountByPhaseAndCategory(const nlohmann::json& trace);
 // Events with this phase (and category / name when not empty), in file order.
 std::vector<nlohmann::json> Events(const nlohmann::json& trace, const std::string& ph,
@@ -59,8 +59,9 @@ std::string ProcessName(const nlohmann::json& trace, uint64_t pid);
 void ExpectInside(const nlohmann::json& child, const nlohmann::json& parent);
 
 // An ac2g flow as a user follows it: the launching call on (host pid, host tid) at launch_ts, the
-// GPU record on (device, gpu tid) at gpu_ts. Checks the "s" and "f" events with this id (one
-// each) and that the call and the GPU record with this correlation id sit where they start/end.
+// GPU record on (device, gpu tid) at gpu_ts. Checks the one slice with this flow's bind_id and
+// "flow_out" (the call) and the one with "flow_in" (the GPU record): categories, correlation
+// ids and places.
 struct ExpectedFlow {
   uint32_t id;
   uint64_t host_tid;
