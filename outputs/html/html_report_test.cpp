@@ -752,7 +752,7 @@ TEST(HtmlReportModel, CpuSamplesOfAKnownProfile) {
   EXPECT_EQ(m.samples, 10u);
   EXPECT_EQ(m.cpu_ns, 10'000'000u);
   EXPECT_EQ(m.hz, 1000u);
-  EXPECT_EQ(m.backend, "perf_event_open");
+  EXPECT_EQ(m.backend, "perf_event_open, in process");  // kCpuSamplesPerf
   ASSERT_EQ(m.functions.size(), 6u);
   EXPECT_EQ(m.functions_total, 6u);
   const std::vector<std::tuple<std::string, uint64_t, uint64_t>> want = {
@@ -782,8 +782,8 @@ TEST(HtmlReport, CpuSamplesSectionShowsTopHostFunctionsAndThreads) {
   const std::string& page = r.page;
   EXPECT_TRUE(Has(page, "<section id=\"cpu\"><h2>Host CPU samples (--cpu-sampling)</h2>"));
   EXPECT_TRUE(Has(page, "<a href=\"#cpu\">CPU samples</a>"));
-  EXPECT_TRUE(Has(page, "10 native stack samples of 2 threads at 1000 Hz (perf_event_open), "
-                        "standing for 10.000ms of CPU time"));
+  EXPECT_TRUE(Has(page, "10 native stack samples of 2 threads at 1000 Hz (perf_event_open, in "
+                        "process), standing for 10.000ms of CPU time"));
   EXPECT_TRUE(Has(page, "host_preprocess(int)</td><td>6</td><td>60.0%</td><td>6.000ms</td>"
                         "<td>6</td><td>60.0%</td>"));
   EXPECT_TRUE(Has(page, "step()</td><td>0</td><td>0.0%</td><td>0.000us</td><td>8</td>"

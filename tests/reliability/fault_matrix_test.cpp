@@ -492,6 +492,7 @@ const std::map<std::string, std::string>& BadValues() {
       {"GPROF_API_FILTER", "some"},
       {"GPROF_ACTIVITY_BUFFER_KIB", "1"},
       {"GPROF_ACTIVITY_POOL", "0"},
+      {"GPROF_PENDING_MIB", "65537"},
       {"GPROF_HOST_BUFFER_MIB", "12abc"},
       {"GPROF_SCHEDULE", "active=x"},
       {"GPROF_STEP", "bogus:thing"},
