@@ -1,12 +1,13 @@
 // TracePlan (see trace_plan.h): events, lanes, flows and counters of a trace, launcher process
 // only. Moved out of trace_json.cpp so that the JSON and Perfetto writers show the same trace.
 //
-// Speed (bench/trace_export_bench.cpp, 1 M launches): each source list is already in time order,
-// so the sort merges natural runs; consecutive events nearly always share a lane group, so the
-// lane map is looked up only when the group changes.
+// Speed and memory (bench/trace_export_bench.cpp, figure 20): each source list is in time order,
+// so the sort merges natural runs (of indices); consecutive events nearly always share a lane
+// group, so the lane map is looked up only when the group changes.
 #include "analysis/timeline/trace_plan.h"
 
 #include <algorithm>
+#include <set>
 #include <span>
 #include <unordered_map>
 
@@ -21,18 +22,25 @@ namespace gprof {
 namespace {
 
 // Stable merge sort that exploits already-sorted runs (each record list is in time order, so a
-// trace has a handful of runs): O(n log runs). `less` must be a strict weak order.
+// trace has a handful of runs): O(n log runs). `less` must be a strict weak order. It merges
+// 4-byte indices, not the elements, and then moves each element once along the permutation's
+// cycles: 8 bytes of scratch per element instead of a second copy of the vector (32 bytes per
+// event, the largest transient of a trace's planning).
 template <typename T, typename Less>
 void NaturalMergeSort(std::vector<T>* v, Less less) {
+  const size_t n = v->size();
   std::vector<size_t> runs{0};
-  for (size_t i = 1; i < v->size(); ++i) {
+  for (size_t i = 1; i < n; ++i) {
     if (less((*v)[i], (*v)[i - 1])) runs.push_back(i);
   }
-  runs.push_back(v->size());
+  runs.push_back(n);
   if (runs.size() <= 2) return;
-  std::vector<T> tmp(v->size());
-  std::vector<T>* src = v;
-  std::vector<T>* dst = &tmp;
+  std::vector<uint32_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
+  std::vector<uint32_t> tmp(n);
+  std::vector<uint32_t>* src = &order;
+  std::vector<uint32_t>* dst = &tmp;
+  const auto by_element = [&](uint32_t a, uint32_t b) { return less((*v)[a], (*v)[b]); };
   while (runs.size() > 2) {
     std::vector<size_t> next{0};
     for (size_t r = 0; r + 1 < runs.size(); r += 2) {
@@ -40,13 +48,29 @@ void NaturalMergeSort(std::vector<T>* v, Less less) {
       const size_t m = runs[r + 1];
       const size_t e = r + 2 < runs.size() ? runs[r + 2] : m;
       std::merge(src->begin() + b, src->begin() + m, src->begin() + m, src->begin() + e,
-                 dst->begin() + b, less);
+                 dst->begin() + b, by_element);
       next.push_back(e);
     }
     runs.swap(next);
     std::swap(src, dst);
   }
-  if (src != v) v->swap(tmp);
+  std::vector<uint32_t>& perm = *src;  // perm[j]: the element that belongs at position j
+  std::vector<uint32_t>().swap(*dst);   // the other buffer is no longer needed
+  for (size_t i = 0; i < n; ++i) {
+    if (perm[i] == i) continue;
+    T held = std::move((*v)[i]);
+    size_t j = i;
+    for (;;) {
+      const size_t k = perm[j];
+      perm[j] = static_cast<uint32_t>(j);  // placed
+      if (k == i) {
+        (*v)[j] = std::move(held);
+        break;
+      }
+      (*v)[j] = std::move((*v)[k]);
+      j = k;
+    }
+  }
 }
 
 // Event order: by ts, longer first (parents before children), then kind, pid, tid, index.
@@ -124,8 +148,20 @@ void TracePlan::Add(TraceEventKind kind, uint64_t ts, uint64_t end, uint32_t pid
 void TracePlan::Plan() {
   using K = TraceEventKind;
   const uint32_t pid = p_.info.pid;
-  events_.reserve(p_.ranges.size() + p_.steps.size() + p_.api_calls.size() * 3 +
-                  p_.kernels.size() * 2 + p_.memcpys.size() * 2 + p_.memsets.size() * 2);
+  // Worked out first, so that events_ is reserved once at its final size: a vector that grows
+  // holds its old and its new buffer at once.
+  const std::vector<AnnotationSpan> spans = AnnotationSpans();
+  const std::vector<MemoryEvent> memory = MemoryTimeline(p_);
+  const std::vector<TorchMemoryPoint> torch_memory = TorchAllocatedTimeline(p_);
+  std::set<std::pair<uint32_t, bool>> counters;  // (device, torch): at most one peak marker each
+  for (const MemoryEvent& m : memory) counters.insert({p_.memory_ops[m.op].device_id, false});
+  for (const TorchMemoryPoint& m : torch_memory) {
+    counters.insert({p_.torch_memory[m.event].device, true});
+  }
+  events_.reserve(p_.steps.size() + p_.ranges.size() + p_.api_calls.size() + p_.marks.size() +
+                  p_.overheads.size() + p_.kernels.size() + p_.memcpys.size() +
+                  p_.memsets.size() + p_.syncs.size() + spans.size() + memory.size() +
+                  torch_memory.size() + counters.size());
   for (uint32_t i = 0; i < p_.steps.size(); ++i) {
     const Step& s = p_.steps[i];
     Add(K::kStep, s.start_ns, s.end_ns, pid, s.tid, i, 0);
@@ -134,10 +170,8 @@ void TracePlan::Plan() {
     const HostRange& r = p_.ranges[i];
     Add(K::kRange, r.start_ns, r.end_ns, pid, r.tid, i, (r.flags & kRangeStartEnd) ? 1 : 0);
   }
-  api_ev_.resize(p_.api_calls.size());
   for (uint32_t i = 0; i < p_.api_calls.size(); ++i) {
     const ApiCall& c = p_.api_calls[i];
-    api_ev_[i] = events_.size();
     Add(K::kApi, c.start_ns, c.end_ns, pid, c.tid, i, 0);
   }
   for (uint32_t i = 0; i < p_.marks.size(); ++i) {
@@ -147,38 +181,29 @@ void TracePlan::Plan() {
     const Overhead& o = p_.overheads[i];
     Add(K::kOverhead, o.start_ns, o.end_ns, pid, o.tid, i, 2);
   }
-  gpu_ev_[0].resize(p_.kernels.size());
   for (uint32_t i = 0; i < p_.kernels.size(); ++i) {
     const Kernel& k = p_.kernels[i];
-    gpu_ev_[0][i] = events_.size();
     Add(K::kKernel, k.start_ns, k.end_ns, KernelDevice(k), k.stream_id, i, 0);
   }
-  gpu_ev_[1].resize(p_.memcpys.size());
   for (uint32_t i = 0; i < p_.memcpys.size(); ++i) {
     const Memcpy& m = p_.memcpys[i];
-    gpu_ev_[1][i] = events_.size();
     Add(K::kMemcpy, m.start_ns, m.end_ns, m.device_id, m.stream_id, i, 0);
   }
-  gpu_ev_[2].resize(p_.memsets.size());
   for (uint32_t i = 0; i < p_.memsets.size(); ++i) {
     const Memset& m = p_.memsets[i];
-    gpu_ev_[2][i] = events_.size();
     Add(K::kMemset, m.start_ns, m.end_ns, m.device_id, m.stream_id, i, 0);
   }
   for (uint32_t i = 0; i < p_.syncs.size(); ++i) {
     const Sync& s = p_.syncs[i];
     Add(K::kSync, s.start_ns, s.end_ns, DeviceOfContext(s.context_id), s.stream_id, i, 0);
   }
-  PlanAnnotations();
-  PlanMemory();
+  PlanAnnotations(spans);
+  PlanMemory(memory, torch_memory);
   AssignLanes();
+  lanes_.clear();  // only lane packing needs them
+  last_lane_ = nullptr;
   PlanFlows();
   NaturalMergeSort(&events_, EventBefore);
-  // Only planning needs these.
-  lanes_.clear();
-  last_lane_ = nullptr;
-  api_ev_ = {};
-  for (auto& v : gpu_ev_) v = {};
 }
 
 // gpu_user_annotation: per NVTX range / step, one span per (device, stream) from the first
@@ -186,40 +211,43 @@ void TracePlan::Plan() {
 // gpu_attribution.h's rule, the same as the table's CUDA totals: ranges by correlation (the
 // launching call on the range's own thread started inside it), steps by step time (a launch from
 // any thread that started during the step).
-void TracePlan::PlanAnnotations() {
-  if (p_.steps.empty() && p_.ranges.empty()) return;
+std::vector<TracePlan::AnnotationSpan> TracePlan::AnnotationSpans() const {
+  std::vector<AnnotationSpan> all;
+  if (p_.steps.empty() && p_.ranges.empty()) return all;
   const GpuAttribution owners(p_, corr_);
-  struct Span {
-    uint32_t device, stream;
-    uint64_t start, end;
-  };
-  std::vector<Span> spans;
+  std::vector<AnnotationSpan> spans;  // one range's or step's
   const auto span_for = [&](std::span<const uint32_t> launches, GpuAnnotation a) {
     spans.clear();
     for (const uint32_t launch : launches) {
       for (const GpuRef& g : owners.Records(launch)) {
-        auto s = std::find_if(spans.begin(), spans.end(), [&](const Span& x) {
+        auto s = std::find_if(spans.begin(), spans.end(), [&](const AnnotationSpan& x) {
           return x.device == g.device_id && x.stream == g.stream_id;
         });
         if (s == spans.end()) {
-          spans.push_back({g.device_id, g.stream_id, g.start_ns, g.end_ns});
+          spans.push_back({a, g.device_id, g.stream_id, g.start_ns, g.end_ns});
         } else {
           s->start = std::min(s->start, g.start_ns);
           s->end = std::max(s->end, g.end_ns);
         }
       }
     }
-    std::sort(spans.begin(), spans.end(), [](const Span& x, const Span& y) {
+    std::sort(spans.begin(), spans.end(), [](const AnnotationSpan& x, const AnnotationSpan& y) {
       return std::tie(x.device, x.stream) < std::tie(y.device, y.stream);
     });
-    for (const Span& s : spans) {
-      annotations_.push_back(a);
-      Add(TraceEventKind::kAnnotation, s.start, s.end, s.device, s.stream,
-          static_cast<uint32_t>(annotations_.size() - 1), 0);
-    }
+    all.insert(all.end(), spans.begin(), spans.end());
   };
   for (uint32_t i = 0; i < p_.steps.size(); ++i) span_for(owners.StepLaunches(i), {i, true});
   for (uint32_t i = 0; i < p_.ranges.size(); ++i) span_for(owners.RangeLaunches(i), {i, false});
+  return all;
+}
+
+void TracePlan::PlanAnnotations(const std::vector<AnnotationSpan>& spans) {
+  annotations_.reserve(spans.size());
+  for (const AnnotationSpan& s : spans) {
+    annotations_.push_back(s.annotation);
+    Add(TraceEventKind::kAnnotation, s.start, s.end, s.device, s.stream,
+        static_cast<uint32_t>(annotations_.size() - 1), 0);
+  }
 }
 
 // Memory: a counter track of bytes in use per device, one point per allocation or free. A
@@ -229,7 +257,8 @@ void TracePlan::PlanAnnotations() {
 // With torch's caching allocator events attached (--profile-memory in a torch program), a second
 // counter per device holds the bytes its blocks hold (torch's "allocated", the tensors), beside
 // CUDA's view (the allocator's segments, torch's "reserved"), each with its own peak marker.
-void TracePlan::PlanMemory() {
+void TracePlan::PlanMemory(const std::vector<MemoryEvent>& memory,
+                           const std::vector<TorchMemoryPoint>& torch_memory) {
   // (device, torch) -> (bytes, its event)
   std::map<std::pair<uint32_t, bool>, std::pair<uint64_t, size_t>> peak;
   const auto point = [&](uint64_t ts, uint32_t device, uint64_t bytes, bool torch) {
@@ -240,11 +269,11 @@ void TracePlan::PlanMemory() {
     auto [it, fresh] = peak.try_emplace({device, torch}, bytes, events_.size() - 1);
     if (!fresh && bytes > it->second.first) it->second = {bytes, events_.size() - 1};
   };
-  for (const MemoryEvent& m : MemoryTimeline(p_)) {
+  for (const MemoryEvent& m : memory) {
     const MemoryOp& op = p_.memory_ops[m.op];
     point(op.ts_ns, op.device_id, m.on_device, false);
   }
-  for (const TorchMemoryPoint& m : TorchAllocatedTimeline(p_)) {
+  for (const TorchMemoryPoint& m : torch_memory) {
     const TorchMemoryEvent& e = p_.torch_memory[m.event];
     point(e.ts_ns, e.device, m.on_device, true);
   }
@@ -327,8 +356,9 @@ std::string TracePlan::AnnotationName(const GpuAnnotation& a) const {
   return std::string(p_.strings.Get(p_.ranges[a.name_source].name));
 }
 
-// One ac2g pair per correlation id: `s` at the first API call with that id, `f` at the earliest
-// GPU record; later records with the same id (graph launches) get no flow, so ids are unique.
+// One ac2g flow per correlation id: from the first API call with that id to the earliest GPU
+// record; later records with the same id (graph launches) get no flow, so ids are unique. The
+// writers put each flow on its two slices (flows()): it is not an event of its own.
 void TracePlan::PlanFlows() {
   const size_t n = p_.api_calls.size();
   // When ids strictly increase (the usual case), every call is the first with its id.
@@ -336,24 +366,14 @@ void TracePlan::PlanFlows() {
   for (size_t i = 1; i < n && increasing; ++i) {
     increasing = p_.api_calls[i - 1].correlation_id < p_.api_calls[i].correlation_id;
   }
-  std::vector<PlannedEvent> ends;
-  ends.reserve(n);
   for (uint32_t i = 0; i < n; ++i) {
     const ApiCall& c = p_.api_calls[i];
     if (c.correlation_id == 0) continue;
     if (!increasing && corr_.ApiCall(c.correlation_id) != static_cast<int64_t>(i)) continue;
     const auto gpu = corr_.Gpu(c.correlation_id);
     if (gpu.empty()) continue;
-    const PlannedEvent api = events_[api_ev_[i]];
-    const GpuRef& g = gpu.front();
-    const PlannedEvent target = events_[gpu_ev_[static_cast<int>(g.kind)][g.index]];
-    flows_.push_back({c.correlation_id, i, g.kind, g.index});
-    events_.push_back({api.ts, api.ts, api.pid, api.tid, c.correlation_id, TraceEventKind::kFlowStart});
-    ends.push_back({target.ts, target.ts, target.pid, target.tid, c.correlation_id,
-                    TraceEventKind::kFlowEnd});
+    flows_.push_back({c.correlation_id, i, gpu.front().kind, gpu.front().index});
   }
-  // Starts and ends as two time-ordered runs (interleaved they would make one run per flow).
-  events_.insert(events_.end(), ends.begin(), ends.end());
 }
 
 uint64_t TraceOriginNs(const Profile& p) {

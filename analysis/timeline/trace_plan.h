@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "analysis/attribution/correlation_index.h"
+#include "analysis/timeline/memory_timeline.h"
 #include "model/profile.h"
 
 namespace gprof {
@@ -35,7 +36,7 @@ namespace gprof {
 enum class TraceEventKind : uint8_t {
   // Order matters: at equal times, parents are listed first.
   kStep, kRange, kAnnotation, kApi, kSync, kKernel, kMemcpy, kMemset, kOverhead, kMark,
-  kMemory, kMemoryPeak, kFlowStart, kFlowEnd,
+  kMemory, kMemoryPeak,
 };
 
 struct PlannedEvent {
@@ -139,8 +140,16 @@ class TracePlan {
   void Add(TraceEventKind kind, uint64_t ts, uint64_t end, uint32_t pid, uint32_t tid,
            uint32_t index, uint8_t group);
   void Plan();
-  void PlanAnnotations();
-  void PlanMemory();
+  // A gpu_user_annotation span: one per (device, stream) a range or step owns GPU work on.
+  struct AnnotationSpan {
+    GpuAnnotation annotation;
+    uint32_t device, stream;
+    uint64_t start, end;
+  };
+  std::vector<AnnotationSpan> AnnotationSpans() const;
+  void PlanAnnotations(const std::vector<AnnotationSpan>& spans);
+  void PlanMemory(const std::vector<MemoryEvent>& memory,
+                  const std::vector<TorchMemoryPoint>& torch_memory);
   void AssignLanes();
   TraceTrack ExtraTrack(uint32_t pid, uint32_t tid, uint32_t lane_tid, uint8_t group,
                         uint32_t lane) const;
@@ -154,8 +163,6 @@ class TracePlan {
   std::map<LaneKey, std::vector<uint32_t>> lanes_;  // event indices per lane group
   LaneKey last_lane_key_{};
   std::vector<uint32_t>* last_lane_ = nullptr;  // lanes_[last_lane_key_] (map nodes do not move)
-  std::vector<size_t> api_ev_;                  // api call -> event index (before sorting)
-  std::vector<size_t> gpu_ev_[3];               // GPU record -> event index (before sorting)
   std::vector<GpuAnnotation> annotations_;
   std::vector<uint64_t> memory_;
   std::vector<bool> memory_torch_;  // per memory point: MemoryIsTorch

@@ -113,7 +113,6 @@ void PerfettoWriter::EndEvent(const Open& o, const PlannedEvent& e, EventType ty
 
 void PerfettoWriter::WriteEvent(const PlannedEvent& e) {
   using K = TraceEventKind;
-  if (e.kind == K::kFlowStart || e.kind == K::kFlowEnd) return;  // carried by the slices
   CloseSlicesUpTo(e.ts);
   switch (e.kind) {
     case K::kStep: {
@@ -222,9 +221,6 @@ void PerfettoWriter::WriteEvent(const PlannedEvent& e) {
       EndEvent(o, e, kInstant);
       break;
     }
-    case K::kFlowStart:
-    case K::kFlowEnd:
-      break;
   }
 }
 

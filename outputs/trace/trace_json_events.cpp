@@ -404,9 +404,6 @@ void TraceEventWriter::Write(const PlannedEvent& e) {
       o.Raw(",\"s\":\"t\",\"args\":{\"bytes\":").Uint(plan_.MemoryInUse(e.index)).Raw("}}");
       break;
     }
-    case Ev::kFlowStart:
-    case Ev::kFlowEnd:
-      break;  // carried by the call's and the GPU record's slices (BindAt)
   }
 }
 
