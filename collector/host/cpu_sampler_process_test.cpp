@@ -1,7 +1,6 @@
 // --cpu-sampling's sampler process (cpu_sampler_process.cpp) and the queue it shares with the
 // program (cpu_sample_queue.h), on this test process itself.
 #include <gtest/gtest.h>
-#include <linux/perf_event.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +15,7 @@
 #include "collector/host/cpu_sample_queue.h"
 #include "collector/host/cpu_sampler.h"
 #include "collector/host/cpu_sampler_process.h"
+#include "tests/support/perf_available.h"
 
 namespace gprof::collector::cpu_sampling_internal {
 namespace {
@@ -61,22 +61,6 @@ TEST(CpuSampleQueue, SamplesPushedByAnotherProcessAreDrainedHere) {
   EXPECT_EQ(mine.dropped(), 7u);
 }
 
-bool PerfAllowedOnSelf(std::string* why) {
-  perf_event_attr attr{};
-  attr.size = sizeof attr;
-  attr.type = PERF_TYPE_SOFTWARE;
-  attr.config = PERF_COUNT_SW_TASK_CLOCK;
-  attr.exclude_kernel = 1;
-  attr.exclude_hv = 1;
-  const long fd = ::syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
-  if (fd < 0) {
-    *why = std::strerror(errno);
-    return false;
-  }
-  ::close(static_cast<int>(fd));
-  return true;
-}
-
 uint64_t ThreadCpuNs() {
   timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -103,8 +87,8 @@ bool NoChildOfOurs() {
 // 50 ms of this thread's CPU time at 1 kHz: about 50 samples of this thread, taken and copied by
 // the sampler process while this process runs none of its code (no reader thread here).
 TEST(CpuSamplerProcess, SamplesThisProcessesSpinningThreadFromOutside) {
-  std::string why;
-  if (!PerfAllowedOnSelf(&why)) {
+  std::string why = testing::PerfUnavailable();
+  if (!why.empty()) {
     GTEST_SKIP() << "SKIPPED: perf_event_open is refused on this machine (" << why << ")";
   }
   ASSERT_TRUE(Queue().Init(kCpuSampleQueueSlots));

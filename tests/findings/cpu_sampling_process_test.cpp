@@ -6,18 +6,16 @@
 // run's report.html and trace.pftrace have them too. perf_event_open is skipped, saying why,
 // where the kernel refuses it. A bad rate stops the launcher before the program starts.
 #include <gtest/gtest.h>
-#include <linux/perf_event.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "tests/support/perf_available.h"
+#include "tests/support/pftrace_decode.h"
 #include "tests/support/process.h"
 
 namespace gprof::testing {
@@ -35,12 +33,12 @@ struct SampledRun {
 // host_preprocess call (200 us of CPU) and a launch (a few us), however long a busy machine makes
 // the gap: at 10 kHz (100 us periods) about 2 samples, nearly all in host_preprocess.
 SampledRun ProfileSampled(const std::string& tag, const std::vector<std::string>& flags,
-               const std::map<std::string, std::string>& env = {}) {
+               const std::map<std::string, std::string>& env = {}, const char* steps = "5") {
   const std::string dir = MakeTempDir("cpu_sampling_" + tag) + "/out";
   std::vector<std::string> argv = {LauncherPath(), "-q", "-q", "-o", dir, "--cupti-lib",
                                    StandInLibDir() + "/libcupti.so.13"};
   argv.insert(argv.end(), flags.begin(), flags.end());
-  argv.insert(argv.end(), {"--", GPROF_HOST_PREPROCESS, "5", "200"});
+  argv.insert(argv.end(), {"--", GPROF_HOST_PREPROCESS, steps, "200"});
   ProcessOptions o;
   o.set_env = env;
   o.set_env["LD_LIBRARY_PATH"] = StandInLibDir();
@@ -80,12 +78,13 @@ std::string FoldedOf(const std::string& dir) {
 }
 
 // The timer backend's rate is bounded by the scheduler tick (ITIMER_PROF fires at most once per
-// tick: 250 Hz on a CONFIG_HZ=250 kernel), so 20 ms of host_preprocess gives a few samples, too
-// few to land in the largest gaps: this checks that they are taken, unwound through main and
-// shown in the folded stacks, cpu_sample_sum and the trace.
+// tick: 250 Hz on a CONFIG_HZ=250 kernel), so 30 steps (120 ms of host_preprocess: about 30
+// ticks of its CPU time; 20 ms gave a single sample once on a busy machine) give samples enough
+// to find host_preprocess among them, too few to land in the largest gaps: this checks that they
+// are taken, unwound through main and shown in the folded stacks, cpu_sample_sum and the trace.
 TEST(CpuSampling, TimerBackendSamplesHostPreprocessIntoFoldedStacksStatsAndTrace) {
   const SampledRun r = ProfileSampled("timer", {"--cpu-sampling=5000"},
-                                      {{"GPROF_CPU_SAMPLING_BACKEND", "timer"}});
+                                      {{"GPROF_CPU_SAMPLING_BACKEND", "timer"}}, "30");
   const std::string folded = FoldedOf(r.dir);
   EXPECT_NE(folded.find(";main;host_preprocess"), std::string::npos) << folded;
   const ProcessResult stats =
@@ -101,47 +100,18 @@ TEST(CpuSampling, TimerBackendSamplesHostPreprocessIntoFoldedStacksStatsAndTrace
   EXPECT_NE(page.find("host_preprocess", page.find("id=\"cpu\"")), std::string::npos);
   // trace.pftrace: one PerfSample per cpu_sample instant of trace.json, host_preprocess among
   // the interned function names (decoded with the Perfetto writer test's proto).
-  if (RunProcess({"/bin/sh", "-c", "command -v protoc"}).exit_code != 0) {
-    GTEST_SKIP() << "protoc not installed: the .pftrace was not decoded";
-  }
-  const std::string proto_dir = std::string(GPROF_SOURCE_DIR) + "/outputs/perfetto";
-  ProcessOptions o;
-  o.stdin_data = ReadFile(r.dir + "/trace.pftrace");
-  const ProcessResult decoded =
-      RunProcess({"protoc", "--decode=perfetto.protos.Trace", "-I" + proto_dir,
-                  proto_dir + "/perfetto_trace_test.proto"},
-                 o);
+  if (!ProtocInstalled()) GTEST_SKIP() << "protoc not installed: the .pftrace was not decoded";
+  const ProcessResult decoded = DecodePftrace(r.dir + "/trace.pftrace");
   ASSERT_EQ(decoded.exit_code, 0) << decoded.err;
-  const auto count = [](const std::string& text, const std::string& needle) {
-    size_t n = 0;
-    for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-    return n;
-  };
-  EXPECT_GE(count(decoded.out, "perf_sample {"), 1u);
-  EXPECT_EQ(count(decoded.out, "perf_sample {"), count(trace, "\"cat\":\"cpu_sample\""));
+  EXPECT_GE(CountOf(decoded.out, "perf_sample {"), 1u);
+  EXPECT_EQ(CountOf(decoded.out, "perf_sample {"), CountOf(trace, "\"cat\":\"cpu_sample\""));
   EXPECT_NE(decoded.out.find("str: \"host_preprocess"), std::string::npos);
-}
-
-bool PerfAllowed(std::string* why) {
-  perf_event_attr attr{};
-  attr.size = sizeof attr;
-  attr.type = PERF_TYPE_SOFTWARE;
-  attr.config = PERF_COUNT_SW_TASK_CLOCK;
-  attr.exclude_kernel = 1;
-  attr.exclude_hv = 1;
-  const long fd = ::syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
-  if (fd < 0) {
-    *why = std::strerror(errno);
-    return false;
-  }
-  ::close(static_cast<int>(fd));
-  return true;
 }
 
 #define SKIP_UNLESS_PERF_ALLOWED()                                                              \
   do {                                                                                         \
-    std::string why;                                                                           \
-    if (!PerfAllowed(&why)) {                                                                  \
+    const std::string why = testing::PerfUnavailable();                                        \
+    if (!why.empty()) {                                                                        \
       GTEST_SKIP() << "SKIPPED: perf_event_open is refused on this machine (" << why            \
                    << "; /proc/sys/kernel/perf_event_paranoid or a container's seccomp): the "  \
                       "perf backends are not exercised here";                                  \

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/pftrace_decode.h"
 #include "tests/support/process.h"
 
 namespace gprof::testing {
@@ -131,25 +132,10 @@ TEST(NativeStacks, PftraceAndReportHtmlCarryTheStacks) {
   EXPECT_NE(page.find("8 blocking calls with a native stack"), std::string::npos);
   EXPECT_NE(page.find("from middle()</span></td><td>3</td>"), std::string::npos);
   EXPECT_NE(page.find("from other()</span></td><td>5</td>"), std::string::npos);
-  if (RunProcess({"/bin/sh", "-c", "command -v protoc"}).exit_code != 0) {
-    GTEST_SKIP() << "protoc not installed: the .pftrace was not decoded";
-  }
-  const std::string proto_dir = std::string(GPROF_SOURCE_DIR) + "/outputs/perfetto";
-  ProcessOptions o;
-  o.stdin_data = ReadFile(r.dir + "/trace.pftrace");
-  const ProcessResult decoded =
-      RunProcess({"protoc", "--decode=perfetto.protos.Trace", "-I" + proto_dir,
-                  proto_dir + "/perfetto_trace_test.proto"},
-                 o);
+  if (!ProtocInstalled()) GTEST_SKIP() << "protoc not installed: the .pftrace was not decoded";
+  const ProcessResult decoded = DecodePftrace(r.dir + "/trace.pftrace");
   ASSERT_EQ(decoded.exit_code, 0) << decoded.err;
-  const auto count = [&](const std::string& needle) {
-    size_t n = 0;
-    for (size_t at = decoded.out.find(needle); at != std::string::npos;
-         at = decoded.out.find(needle, at + 1)) {
-      ++n;
-    }
-    return n;
-  };
+  const auto count = [&](const std::string& needle) { return CountOf(decoded.out, needle); };
   EXPECT_EQ(count("string_value: \"middle() ("), 3u);
   EXPECT_EQ(count("string_value: \"outer() ("), 3u);
   EXPECT_EQ(count("string_value: \"other() ("), 5u);
