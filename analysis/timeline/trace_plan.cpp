@@ -357,8 +357,7 @@ std::string TracePlan::AnnotationName(const GpuAnnotation& a) const {
 }
 
 // One ac2g flow per correlation id: from the first API call with that id to the earliest GPU
-// record; later records with the same id (graph launches) get no flow, so ids are unique. The
-// writers put each flow on its two slices (flows()): it is not an event of its own.
+// record (later ones, graph launches, get none), put by the writers on its two slices.
 void TracePlan::PlanFlows() {
   const size_t n = p_.api_calls.size();
   // When ids strictly increase (the usual case), every call is the first with its id.
@@ -371,7 +370,8 @@ void TracePlan::PlanFlows() {
     if (c.correlation_id == 0) continue;
     if (!increasing && corr_.ApiCall(c.correlation_id) != static_cast<int64_t>(i)) continue;
     const auto gpu = corr_.Gpu(c.correlation_id);
-    if (gpu.empty()) continue;
+    // None to a record that starts before its call (clocks apart): viewers drop such a flow.
+    if (gpu.empty() || gpu.front().start_ns < c.start_ns) continue;
     flows_.push_back({c.correlation_id, i, gpu.front().kind, gpu.front().index});
   }
 }

@@ -92,5 +92,17 @@ TEST(TracePlan, EveryRecordIsOneEventInTraceOrderAndTheListIsAllocatedOnce) {
   }
 }
 
+// A kernel that starts before its launching call (the GPU and host clocks apart) gets no flow:
+// Perfetto meets the flow's end first and drops it (gprof-run check: flow-without-start). The
+// other launches keep theirs.
+TEST(TracePlan, NoFlowToAGpuRecordThatStartsBeforeItsCall) {
+  Profile p = HandBuilt();
+  p.kernels[2].start_ns = p.api_calls[2].start_ns - 1'000;  // launch 102
+  const TracePlan plan(p);
+  std::vector<uint32_t> flowed;
+  for (const PlannedFlow& f : plan.flows()) flowed.push_back(f.correlation_id);
+  EXPECT_EQ(flowed, (std::vector<uint32_t>{100, 101, 103, 104, 105}));
+}
+
 }  // namespace
 }  // namespace gprof
