@@ -156,9 +156,10 @@ Profile SmallProfile() {
   p.steps.push_back({kT0 + 1'000, kT0 + 90'000, 3, kMain});
   p.ranges.push_back({kT0 + 2'000, kT0 + 80'000, forward, kMain, 0, 0, 0});
   p.ranges.push_back({kT0 + 2'500, kT0 + 95'000, p.strings.Intern("io"), kWorker, 0, kRangeStartEnd, 0});
-  // Three launches on the main thread; the third kernel overlaps the second on stream 7.
+  // Three launches on the main thread; the third kernel overlaps the second on stream 7 (its
+  // call at 25 us, before it: a kernel that started before its call would get no flow).
   for (uint32_t i = 0; i < 3; ++i) {
-    const uint64_t t = kT0 + 10'000 + i * 10'000;
+    const uint64_t t = kT0 + 10'000 + i * 10'000 - (i == 2 ? 5'000 : 0);
     p.api_calls.push_back({t, t + 3'000, 100 + i, kMain, 211, ApiDomain::kRuntime, 0, 0});
     const uint64_t ks = i == 2 ? kT0 + 26'000 : t + 4'000;
     p.kernels.push_back({ks, ks + 5'000, 100 + i, kernel, 0, 7});
