@@ -86,6 +86,9 @@ class JsonWriter {
   // Hands what is buffered to the file or sink now.
   void Flush();
 
+  // Bytes formatted so far (handed on or still buffered).
+  uint64_t bytes() const { return written_ + used_; }
+
   // Writes out the buffer and closes the file; throws std::runtime_error on an I/O error.
   // Returns the number of bytes written in all.
   uint64_t Close();

@@ -146,6 +146,18 @@ TraceStats WritePerfettoTrace(const Profile& profile, const std::string& path,
   return w.Write();
 }
 
+void SegmentedPerfettoTrace::Add(const Profile& segment) {
+  perfetto::PerfettoWriter w(segment, &out_, nullptr, nullptr);
+  packets_ += w.Write(/*close=*/false).events;
+}
+
+TraceStats SegmentedPerfettoTrace::Close() {
+  TraceStats stats;
+  stats.events = packets_;
+  stats.bytes = out_.Close();
+  return stats;
+}
+
 TraceStats FormatPerfettoTrace(const Profile& profile, JsonSink sink) {
   JsonWriter out(sink);
   perfetto::PerfettoWriter w(profile, &out, nullptr, nullptr);

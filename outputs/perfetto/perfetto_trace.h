@@ -34,6 +34,23 @@ TraceStats WritePerfettoTrace(const Profile& profile, const std::string& path,
 // Encodes the trace into `sink` in chunks of at most 1 MiB (TraceStats::bytes counts them all).
 TraceStats FormatPerfettoTrace(const Profile& profile, JsonSink sink);
 
+// The trace of a dump read segment by segment (launcher/render/segmented_render.h): each
+// segment's plan written as WritePerfettoTrace writes a profile, one after another into one file
+// (a Perfetto trace is a sequence of packets; every segment starts by clearing the incremental
+// state and interns its names again; a track has the same uuid in every segment, and its
+// descriptor comes again with it). Only one segment's plan is in memory. No Python slices or CPU
+// samples (the launcher notes it). Throws std::runtime_error on I/O errors.
+class SegmentedPerfettoTrace {
+ public:
+  explicit SegmentedPerfettoTrace(const std::string& path) : out_(path) {}
+  void Add(const Profile& segment);
+  TraceStats Close();
+
+ private:
+  JsonWriter out_;
+  uint64_t packets_ = 0;
+};
+
 // The whole trace as one byte string (tests, small profiles).
 std::string FormatPerfettoTrace(const Profile& profile);
 // With sampled Python stacks and symbolized native stacks (WritePerfettoTrace).

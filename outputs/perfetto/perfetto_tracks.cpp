@@ -32,7 +32,7 @@ void PerfettoTracks::Write(const std::vector<TraceTrack>& extra) {
   const std::vector<TraceProcess> processes = plan_.Processes();
   std::unordered_map<uint32_t, uint64_t> process_uuid;
   for (const TraceProcess& proc : processes) {
-    const uint64_t uuid = next_uuid_++;
+    const uint64_t uuid = ProcessUuidOf(proc.pid);
     process_uuid[proc.pid] = uuid;
     if (!proc.host) {
       NamedTrack(uuid, 0, proc.name, proc.sort_index, true);
@@ -58,7 +58,7 @@ void PerfettoTracks::Write(const std::vector<TraceTrack>& extra) {
   });
   int64_t rank = 0;
   for (const TraceTrack& t : tracks) {
-    const uint64_t uuid = next_uuid_++;
+    const uint64_t uuid = TrackUuidOf(t.pid, t.tid);
     track_uuid_[TrackKey(t.pid, t.tid)] = uuid;
     const uint64_t parent = process_uuid.at(t.pid);
     if (t.pid == host_pid && t.tid < kFirstSyntheticTid) {
@@ -82,7 +82,7 @@ void PerfettoTracks::Write(const std::vector<TraceTrack>& extra) {
     if (e.kind != TraceEventKind::kMemory) continue;
     const bool torch = plan_.MemoryIsTorch(e.index);
     if (counter_uuid_.count(CounterKey(e.pid, torch))) continue;
-    const uint64_t uuid = next_uuid_++;
+    const uint64_t uuid = CounterUuidOf(e.pid, torch);
     counter_uuid_[CounterKey(e.pid, torch)] = uuid;
     const size_t packet = packets_.Begin(0);
     const size_t d = enc.BeginNested(f::kTrackDescriptor);

@@ -52,13 +52,21 @@ class PerfettoTracks {
 
  private:
   static uint64_t TrackKey(uint32_t pid, uint32_t tid) { return uint64_t{pid} << 32 | tid; }
+  // Uuids are functions of what a track is, not of the order written, so a trace written in
+  // segments (SegmentedPerfettoTrace) names the same track alike in every segment: a lane
+  // (pid < 2^30, kMaxPid) is its (pid, tid), a process the top bit and its pid, a memory
+  // counter the next bit.
+  static uint64_t TrackUuidOf(uint32_t pid, uint32_t tid) { return TrackKey(pid, tid) + 1; }
+  static uint64_t ProcessUuidOf(uint32_t pid) { return uint64_t{1} << 63 | pid; }
+  static uint64_t CounterUuidOf(uint32_t pid, bool torch) {
+    return uint64_t{1} << 62 | uint64_t{pid} << 1 | (torch ? 1 : 0);
+  }
   // A named track: a top-level GPU (parent 0) or a child lane.
   void NamedTrack(uint64_t uuid, uint64_t parent, std::string_view name, int64_t rank,
                   bool explicit_children);
 
   const TracePlan& plan_;
   PacketSequence& packets_;
-  uint64_t next_uuid_ = 1;
   std::unordered_map<uint64_t, uint64_t> track_uuid_;    // (pid << 32 | tid) -> uuid
   static uint64_t CounterKey(uint32_t device, bool torch) {
     return uint64_t{device} << 1 | (torch ? 1 : 0);

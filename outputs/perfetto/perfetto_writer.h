@@ -119,7 +119,9 @@ class PerfettoWriter {
         tracks_(plan_, &packets_), launch_args_(p.launch_configs.size() + 1), python_(python),
         stacks_(stacks), stack_index_(p), cpu_(cpu) {}
 
-  TraceStats Write() {
+  // `close`: closes the output after the last packet (a segment of SegmentedPerfettoTrace leaves
+  // it open for the next one).
+  TraceStats Write(bool close = true) {
     WriteFirstPacket();
     std::vector<TraceTrack> python_tracks;
     if (python_ != nullptr) {
@@ -141,7 +143,7 @@ class PerfettoWriter {
     CloseSlicesUpTo(UINT64_MAX);
     TraceStats stats;
     stats.events = packets_.packets();
-    stats.bytes = packets_.Close();
+    if (close) stats.bytes = packets_.Close();
     return stats;
   }
 

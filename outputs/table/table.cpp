@@ -148,31 +148,62 @@ std::string FoldedRowsLine(size_t folded, size_t shown, const std::string& sort_
          " (--row-limit -1 prints every row)";
 }
 
-TableRows SortedTableRows(const Profile& profile, const TableOptions& options,
-                          const RangeStacks* stacks) {
+namespace {
+
+void CheckSortKey(const TableOptions& options) {
   const auto& keys = TableSortKeys();
   if (std::find(keys.begin(), keys.end(), options.sort_by) == keys.end()) {
     std::string msg = "unknown sort key '" + options.sort_by + "'; expected one of:";
     for (std::string_view k : keys) msg += " " + std::string(k);
     throw std::invalid_argument(msg);
   }
+}
+
+std::string ResolvedSortKey(const TableOptions& options, bool gpu) {
+  if (options.sort_by != "auto") return options.sort_by;
+  return gpu ? "self_cuda_time_total" : "self_cpu_time_total";
+}
+
+void SortRows(TableRows* t) {
+  // Descending, stable over the name order KeyAverages returns: deterministic ties.
+  std::stable_sort(t->rows.begin(), t->rows.end(), [&](const EventStats& a, const EventStats& b) {
+    return TableSortValue(a, t->sort_key) > TableSortValue(b, t->sort_key);
+  });
+}
+
+}  // namespace
+
+bool TableByShape(const TableOptions& options, bool has_shapes) {
+  return options.group_by_input_shape == TableOptions::ByShape::kOn ||
+         (options.group_by_input_shape == TableOptions::ByShape::kAuto && has_shapes);
+}
+
+TableRows SortedTableRows(const Profile& profile, const TableOptions& options,
+                          const RangeStacks* stacks) {
+  CheckSortKey(options);
   TableRows t;
   t.gpu = profile.HasGpuData();
-  t.sort_key = options.sort_by;
-  if (t.sort_key == "auto") t.sort_key = t.gpu ? "self_cuda_time_total" : "self_cpu_time_total";
-  t.by_shape =
-      options.group_by_input_shape == TableOptions::ByShape::kOn ||
-      (options.group_by_input_shape == TableOptions::ByShape::kAuto && HasInputShapes(profile));
+  t.sort_key = ResolvedSortKey(options, t.gpu);
+  t.by_shape = TableByShape(options, HasInputShapes(profile));
   KeyAveragesOptions ka;
   ka.group_by_input_shape = t.by_shape;
   ka.stacks = stacks;
   t.by_stack = stacks != nullptr;
   if (t.by_stack) t.stack_note = RangeStacksNote(*stacks);
   t.rows = KeyAverages(profile, ka);
-  // Descending, stable over the name order KeyAverages returns: deterministic ties.
-  std::stable_sort(t.rows.begin(), t.rows.end(), [&](const EventStats& a, const EventStats& b) {
-    return TableSortValue(a, t.sort_key) > TableSortValue(b, t.sort_key);
-  });
+  SortRows(&t);
+  return t;
+}
+
+TableRows SortTableRows(std::vector<EventStats> rows, const TableOptions& options, bool gpu,
+                        bool by_shape) {
+  CheckSortKey(options);
+  TableRows t;
+  t.gpu = gpu;
+  t.sort_key = ResolvedSortKey(options, gpu);
+  t.by_shape = by_shape;
+  t.rows = std::move(rows);
+  SortRows(&t);
   return t;
 }
 

@@ -72,6 +72,13 @@ struct TableRows {
 struct RangeStacks;
 TableRows SortedTableRows(const Profile& profile, const TableOptions& options,
                           const RangeStacks* stacks = nullptr);
+// The same from rows made elsewhere (a run added up segment by segment: segment_rows.h), ordered
+// as KeyAverages orders them; `gpu`: the run has GPU data; `by_shape`: they are grouped by input
+// shape (TableByShape).
+TableRows SortTableRows(std::vector<EventStats> rows, const TableOptions& options, bool gpu,
+                        bool by_shape);
+// Whether rows are grouped by input shape under `options` for a profile that has shapes or not.
+bool TableByShape(const TableOptions& options, bool has_shapes);
 // RenderTable from rows SortedTableRows made of `profile` with the same `options`.
 std::string RenderTable(const Profile& profile, const TableOptions& options,
                         const TableRows& rows);

@@ -48,6 +48,18 @@ TraceEventWriter::TraceEventWriter(const TracePlan& plan, JsonWriter* out,
   }
 }
 
+void TraceEventWriter::DropFlowsOfCallsIn(size_t written) {
+  std::vector<bool> call_written(p_.api_calls.size(), false);
+  const std::vector<PlannedEvent>& events = plan_.events();
+  for (size_t i = 0; i < written && i < events.size(); ++i) {
+    if (events[i].kind == TraceEventKind::kApi) call_written[events[i].index] = true;
+  }
+  for (const PlannedFlow& fl : plan_.flows()) {
+    const auto kind = static_cast<size_t>(fl.gpu_kind);
+    if (call_written[fl.api_index] && kind < gpu_flow_.size()) gpu_flow_[kind][fl.gpu_index] = 0;
+  }
+}
+
 uint32_t TraceEventWriter::GpuFlow(GpuKind kind, uint32_t index) const {
   return gpu_flow_[static_cast<size_t>(kind)][index];
 }

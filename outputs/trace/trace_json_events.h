@@ -60,6 +60,10 @@ class TraceEventWriter {
   // a track (thread_name, thread_sort_index), at their placed pid.
   void WriteProcess(const TraceProcess& process);
   void WriteTrack(const TraceTrack& track);
+  // For a document cut into parts after the plan's first `written` events (segmented_trace.h):
+  // the GPU records whose launching call was among them lose their flow end (its start is in
+  // the part before, and a flow end without its start is one Perfetto's importer drops).
+  void DropFlowsOfCallsIn(size_t written);
   // Entries started so far (metadata included).
   uint64_t count() const { return count_; }
   // The Python line python_sync.h attributed to blocking calls, by Profile::api_calls index

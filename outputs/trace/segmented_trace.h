@@ -1,0 +1,64 @@
+// The JSON trace of a dump read segment by segment (launcher/render/segmented_render.h): the
+// document WriteTraceJson writes, one segment's TracePlan at a time, so that only one segment's
+// plan is ever in memory. The header comes from the run's tables and counters (the reader's
+// profile after the last segment) and one time origin for all segments; each process and track
+// gets its metadata where it first appears.
+//
+// What differs from a trace written whole: lanes are packed per segment (an overlapping range
+// that crosses a segment's edge may share a lane with work of the other segment); a launch whose
+// GPU record sits in the next segment has no flow arrow; no memory peaks in the header, no
+// Python slices, no CPU samples (the launcher notes it). With a cap (--max-trace-mb) the
+// document is cut into parts when the next event could pass it (a part holds at least one
+// event; an event with a name longer than the reserve may pass it), each a complete trace with
+// the header and the metadata of every track so far; a launch and its kernel may fall into two
+// parts. Throws std::runtime_error on I/O errors. Launcher process only.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analysis/timeline/trace_plan.h"
+#include "model/profile.h"
+#include "text/json_writer.h"
+
+namespace gprof {
+
+class GzipFile;
+
+class SegmentedTraceJson {
+ public:
+  // `path`: gzip when it ends in .gz. `max_bytes`: the cap on uncompressed bytes per part (0: one
+  // file).
+  SegmentedTraceJson(std::string path, uint64_t max_bytes);
+  ~SegmentedTraceJson();
+  // Starts the document (before the first Add): `run` for the header, `origin_ns` the time
+  // origin (at most every segment's TraceOriginNs).
+  void Begin(const Profile& run, uint64_t origin_ns);
+  void Add(const TracePlan& segment);
+  // Ends the document; the files written, in time order.
+  std::vector<std::string> Close();
+
+ private:
+  void Open();
+  void End();
+
+  std::string path_;
+  uint64_t max_bytes_;
+  const Profile* run_ = nullptr;
+  uint64_t origin_ = 0;
+  std::unique_ptr<GzipFile> gz_;
+  std::unique_ptr<JsonWriter> out_;
+  uint64_t entries_ = 0;          // in the open part's traceEvents
+  uint64_t part_events_ = 0;      // events (not metadata) in the open part
+  std::vector<std::string> files_;
+  std::vector<TraceProcess> processes_;  // written so far (each part repeats them)
+  std::vector<TraceTrack> tracks_;
+  std::set<uint32_t> process_pids_;
+  std::set<std::pair<uint32_t, uint32_t>> track_keys_;
+};
+
+}  // namespace gprof
