@@ -223,9 +223,13 @@ void SortFindings(std::vector<Finding>* findings);
 // one line per finding, then the "Fix this first" headline when there is one (or "Findings:
 // none").
 // With `breakdown`, also "step_breakdown": one object per step with its slices in microseconds.
+// `scope`, when not empty, says what part of the run the findings analysed (a long run rendered
+// segment by segment: launcher/render/segmented_render.h): JSON "scope", a "Scope:" line.
 std::string FormatFindingsJson(const std::vector<Finding>& findings,
-                               const std::vector<StepBreakdown>* breakdown = nullptr);
-std::string FormatFindingsText(const std::vector<Finding>& findings);
+                               const std::vector<StepBreakdown>* breakdown = nullptr,
+                               const std::string& scope = "");
+std::string FormatFindingsText(const std::vector<Finding>& findings,
+                               const std::string& scope = "");
 // `heading` starts the section ("Merged findings" for the merged view's).
 std::string FormatFindingsSummary(const std::vector<Finding>& findings,
                                   std::string_view heading = "Findings");

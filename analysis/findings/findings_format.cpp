@@ -79,7 +79,8 @@ constexpr nlohmann::ordered_json::error_handler_t kReplace =
 }  // namespace
 
 std::string FormatFindingsJson(const std::vector<Finding>& findings,
-                               const std::vector<StepBreakdown>* breakdown) {
+                               const std::vector<StepBreakdown>* breakdown,
+                               const std::string& scope) {
   Json list = Json::array();
   for (const Finding& f : findings) {
     Json j = Json::object();
@@ -100,6 +101,7 @@ std::string FormatFindingsJson(const std::vector<Finding>& findings,
     list.push_back(std::move(j));
   }
   Json doc = Json::object();
+  if (!scope.empty()) doc["scope"] = scope;
   const std::string headline = SavingHeadline(findings);
   if (!headline.empty()) doc["headline"] = headline;
   doc["findings"] = std::move(list);
@@ -123,11 +125,13 @@ std::string FormatFindingsJson(const std::vector<Finding>& findings,
   return doc.dump(2, ' ', false, kReplace) + "\n";
 }
 
-std::string FormatFindingsText(const std::vector<Finding>& findings) {
+std::string FormatFindingsText(const std::vector<Finding>& findings, const std::string& scope) {
+  const std::string scope_line = scope.empty() ? "" : "Scope: " + scope + "\n";
   if (findings.empty()) {
-    return "Findings: none (no pattern of docs/FINDINGS.md in this profile)\n";
+    return "Findings: none (no pattern of docs/FINDINGS.md in this profile)\n" + scope_line;
   }
-  std::string out = "Findings: " + std::to_string(findings.size()) + " (docs/FINDINGS.md)\n";
+  std::string out = "Findings: " + std::to_string(findings.size()) + " (docs/FINDINGS.md)\n" +
+                    scope_line;
   const std::string headline = SavingHeadline(findings);
   if (!headline.empty()) out += headline + "\n";
   for (const Finding& f : findings) {

@@ -406,6 +406,10 @@ std::string FormatHtmlReport(const HtmlReportInput& in) {
   const Model m = BuildModel(in);
   std::string out = kHead;
   out += Headline(in, m);
+  if (!in.links.findings_scope.empty()) {
+    out += "<p class=\"note\">Findings and timeline of " + Html(in.links.findings_scope, 400) +
+           ".</p>\n";
+  }
   AppendFindings(*in.findings, &out);
   AppendStepsSection(m.steps, &out);
   AppendStepBreakdownSection(in.context->step_breakdown, &out);

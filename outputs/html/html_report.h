@@ -41,6 +41,9 @@ struct HtmlReportLinks {
   std::string pftrace;   // trace.pftrace
   std::string findings_text;  // findings.txt
   std::string findings_json;  // findings.json
+  // What the findings (and the page's timeline) analysed when not the whole run (a long run
+  // rendered segment by segment: findings.txt's "Scope:" line); "" for the whole run.
+  std::string findings_scope;
 };
 
 struct PythonSamples;     // python_samples.h
