@@ -122,6 +122,10 @@ const std::vector<FlagSpec> kFlags = {
     {"max-trace-mb", 0, "", "N", "",
      "Cap a JSON trace at N MiB: a larger one is written as parts cut by time "
      "(trace.part1.json, ...), each a complete trace."},
+    {"segment-render-mb", 0, "", "N", "",
+     "Render a dump larger than N MiB (default 128) segment by segment, in memory bounded by its "
+     "segments: the table and traces cover the whole run, the findings and report.html its first "
+     "segments (about a million launches). 0: every dump."},
     {"row-limit", 0, "", "N", "",
      "Rows of the table printed on stderr (-1 = all; default 20). table.txt always keeps the "
      "whole table: all rows up to 2000, else the top 2000 and a line counting the rest."},
@@ -329,6 +333,8 @@ std::string ParseFlags(const std::vector<std::string>& args, LaunchOptions* o) {
       if (std::string e = ParseTraceFormats(value, &o->traces); !e.empty()) return e;
     } else if (name == "max-trace-mb") {
       if (std::string e = ParseMaxTraceMb(value, &o->traces); !e.empty()) return e;
+    } else if (name == "segment-render-mb") {
+      if (std::string e = ParseSegmentRenderMb(value, &o->traces); !e.empty()) return e;
     } else if (name == "export") {
       if (std::string e = CheckExportType(value); !e.empty()) return "--export " + value + ": " + e;
       o->export_sqlite = true;
@@ -374,8 +380,8 @@ std::string HelpText() {
   std::string out =
       "Usage: gprof-run [options] [--] program [args...]\n"
       "       gprof-run report DIR [--sort-by KEY] [--row-limit N] [--trace-format LIST]\n"
-      "                  [--max-trace-mb N] [--profile-memory] [--html | --no-html]\n"
-      "                  [--with-stack | --group-by-stack N] [--quiet]\n"
+      "                  [--max-trace-mb N] [--segment-render-mb N] [--profile-memory]\n"
+      "                  [--html | --no-html] [--with-stack | --group-by-stack N] [--quiet]\n"
       "       gprof-run check TRACE.json[.gz]...\n"
       "       gprof-run stats PATH [--report NAME]... [--format table|csv|json] [--by-step]\n"
       "       gprof-run diff A B [--format table|csv|json] [--by kernel|op|range|all]\n"

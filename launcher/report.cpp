@@ -30,6 +30,7 @@
 #include "launcher/python/torch_memory_file.h"
 #include "launcher/recover_dumps.h"
 #include "launcher/row_limit.h"
+#include "launcher/render/segmented_render.h"
 #include "launcher/render/tensorboard_link.h"
 #include "model/dump.h"
 #include "model/output_file.h"
@@ -54,7 +55,8 @@ bool WriteText(const std::string& path, const std::string& text) {
 // findings and what they measured against are kept in `found` and `context` (for report.html).
 std::string WriteFindings(const Profile& profile, const FindingsInputs& inputs,
                           const std::string& stem, std::vector<std::string>* outputs,
-                          std::FILE* err, std::vector<Finding>* found, FindingsContext* context) {
+                          std::FILE* err, std::vector<Finding>* found, FindingsContext* context,
+                          const std::string& scope) {
   try {
     *found = FindFindings(profile, context, inputs);
     const std::vector<Finding>& findings = *found;
@@ -62,8 +64,9 @@ std::string WriteFindings(const Profile& profile, const FindingsInputs& inputs,
                                                FormatFindingsJson(
                                                    findings, context != nullptr
                                                                  ? &context->step_breakdown
-                                                                 : nullptr)},
-                                     std::pair{stem + ".txt", FormatFindingsText(findings)}}) {
+                                                                 : nullptr,
+                                                   scope)},
+                                     std::pair{stem + ".txt", FormatFindingsText(findings, scope)}}) {
       if (!WriteText(path, text)) throw std::runtime_error("cannot write " + path);
       outputs->push_back(path);
     }
@@ -145,7 +148,20 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
     progress.Stage(shown_dump + "reading");
     Profile profile;
     std::string error;
-    if (!ReadDump(path, &profile, &error)) {
+    // A long run's dump: table and traces segment by segment, the rest from its first segments.
+    std::unique_ptr<SegmentedRender> seg;
+    if (RenderInSegments(path, traces)) {
+      try {
+        seg = std::make_unique<SegmentedRender>(RenderDumpInSegments(
+            path, table_options, traces, trace_path, pftrace_path, &progress, shown_dump));
+      } catch (const std::exception& e) {
+        progress.Print("gprof-run: error: " + std::string(e.what()) + "; not rendered\n");
+        ++summary.failed;
+        continue;
+      }
+      profile = std::move(seg->window);
+      large_trace_notes += SegmentedRenderNote(*seg, d.stem + kDumpExtension);
+    } else if (!ReadDump(path, &profile, &error)) {
       progress.Print("gprof-run: error: " + error + "; not rendered\n");
       ++summary.failed;
       continue;
@@ -167,7 +183,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
       progress.Stage(shown_dump + "table");
       // --with-stack / --group-by-stack: rows per Python source location, from the samples.
       std::unique_ptr<RangeStacks> stacks;
-      if (table_options.group_by_stack > 0) {
+      if (table_options.group_by_stack > 0 && seg == nullptr) {
         if (python.samples != nullptr) {
           stacks = std::make_unique<RangeStacks>(
               StacksOfRanges(profile, *python.samples, table_options.group_by_stack));
@@ -178,7 +194,8 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
                                "source location\n";
         }
       }
-      const TableRows rows = SortedTableRows(profile, table_options, stacks.get());
+      const TableRows rows =
+          seg != nullptr ? seg->rows : SortedTableRows(profile, table_options, stacks.get());
       const std::string table = RenderTable(profile, FileTableOptions(table_options), rows);
       if (!WriteText(table_path, table)) throw std::runtime_error("cannot write " + table_path);
       summary.outputs.push_back(table_path);
@@ -190,10 +207,12 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
         if (!wanted) continue;
         progress.Stage(shown_dump + std::filesystem::path(json_path).filename().string());
         const std::vector<std::string> written =
-            WriteTraceJsonCapped(profile, json_path, traces.max_json_bytes,
-                                 python.slices.get(), cpu.get());
+            seg == nullptr ? WriteTraceJsonCapped(profile, json_path, traces.max_json_bytes,
+                                                  python.slices.get(), cpu.get())
+            : IsGzipPath(json_path) && traces.json ? seg->other_json_files
+                                                   : seg->json_files;
         summary.outputs.insert(summary.outputs.end(), written.begin(), written.end());
-        if (written.size() > 1 && python.slices != nullptr) {
+        if (written.size() > 1 && python.slices != nullptr && seg == nullptr) {
           large_trace_notes += "gprof-run: note: " + json_path +
                                " is cut into parts (--max-trace-mb), which do not have the "
                                "Python stack slices yet; the folded stacks have the samples\n";
@@ -228,7 +247,9 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
         if (!profile.api_stacks.empty() && native == nullptr) {
           native = std::make_unique<SymbolizedStacks>(SymbolizeStacks(profile));
         }
-        WritePerfettoTrace(profile, pftrace_path, python.slices.get(), native.get(), cpu.get());
+        if (seg == nullptr) {
+          WritePerfettoTrace(profile, pftrace_path, python.slices.get(), native.get(), cpu.get());
+        }
         summary.outputs.push_back(pftrace_path);
         links.pftrace = std::filesystem::path(pftrace_path).filename().string();
       }
@@ -239,14 +260,16 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
       FindingsInputs inputs;
       inputs.python_samples = python.samples.get();
       inputs.cpu_samples = cpu.get();
-      const std::string findings = WriteFindings(profile, inputs, findings_stem, &summary.outputs,
-                                                 err, &found, &context);
+      const std::string findings =
+          WriteFindings(profile, inputs, findings_stem, &summary.outputs, err, &found, &context,
+                        seg != nullptr ? SegmentedFindingsScope(*seg) : "");
       std::string page_path;
       if (html.write && !findings.empty()) {  // the page needs the findings: no page without
         progress.Stage(shown_dump + "report.html");
         const std::string base = std::filesystem::path(findings_stem).filename().string();
         links.findings_text = base + ".txt";
         links.findings_json = base + ".json";
+        if (seg != nullptr) links.findings_scope = SegmentedFindingsScope(*seg);
         page_path = dir + "/" + HtmlPageName(d.stem, is_main);
         if (!profile.api_stacks.empty() && native == nullptr) {
           native = std::make_unique<SymbolizedStacks>(SymbolizeStacks(profile));
@@ -273,7 +296,11 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
       // Count each process once: its whole run when it has one, else its windows.
       if (!d.window || pids_with_whole_run.count(d.pid) == 0) {
         totals.pids.insert(static_cast<uint32_t>(d.pid));
-        AddToTotals(&totals, profile);
+        if (seg != nullptr) {
+          AddSegmentedTotals(&totals, seg->totals);
+        } else {
+          AddToTotals(&totals, profile);
+        }
       }
       if (is_main) totals.startup = StartupText(profile);
       // The table shown on stderr: the main whole run, else the main process's latest window

@@ -66,17 +66,25 @@ struct RenderSummary {
 // Which traces each dump gets (--trace-format): trace.json, trace.json.gz (gzip, for TensorBoard
 // and HTA), trace.pftrace (Perfetto protobuf); and the cap on a JSON trace (--max-trace-mb; 0 =
 // none) above which it is written as time-cut parts (outputs/trace/trace_split.h).
+// Dumps larger than this are rendered segment by segment (launcher/render/segmented_render.h)
+// unless --segment-render-mb says otherwise: a whole render holds about five times the dump's
+// size (bench figure 20: 315 MiB for a 64 MB dump), so 128 MiB keeps it under about 700 MiB.
+inline constexpr uint64_t kSegmentedRenderBytes = uint64_t{128} << 20;
+
 struct TraceOptions {
   bool json = true;
   bool json_gz = false;
   bool pftrace = true;
   uint64_t max_json_bytes = 0;
+  uint64_t segmented_render_bytes = kSegmentedRenderBytes;  // --segment-render-mb
 };
 // Parses --trace-format's comma-separated, non-empty subset of json, json.gz, pftrace into
 // `out`'s formats, and --max-trace-mb's whole number of MiB (>= 1). "" on success, else the
 // message (a usage error).
 std::string ParseTraceFormats(const std::string& text, TraceOptions* out);
 std::string ParseMaxTraceMb(const std::string& text, TraceOptions* out);
+// --segment-render-mb's whole number of MiB (0: every dump in segments).
+std::string ParseSegmentRenderMb(const std::string& text, TraceOptions* out);
 
 // A JSON trace larger than this opens poorly or not at all in Perfetto's UI (it loads the whole
 // file into the browser tab): the run says so and points to the .pftrace.

@@ -18,12 +18,13 @@ namespace {
 
 constexpr const char* kReportUsage =
     "Usage: gprof-run report DIR [--sort-by KEY] [--row-limit N] [--trace-format LIST]\n"
-    "                            [--max-trace-mb N] [--profile-memory]\n"
+    "                            [--max-trace-mb N] [--segment-render-mb N] [--profile-memory]\n"
     "                            [--html | --no-html] [--with-stack | --group-by-stack N]\n"
     "                            [--quiet]\n"
     "Re-renders DIR/table.txt, trace.json, trace.pftrace, findings.json/.txt and report.html (and\n"
     "<stem>.* for every other dump) from the raw dumps in DIR; --trace-format picks the traces\n"
-    "(json, json.gz, pftrace) and --max-trace-mb cuts larger JSON traces into parts by time.\n"
+    "(json, json.gz, pftrace) and --max-trace-mb cuts larger JSON traces into parts by time;\n"
+    "a dump over --segment-render-mb (128) MiB is rendered segment by segment.\n"
     "--html writes only the report.html pages (linking the files already there), --no-html\n"
     "everything but them. --with-stack (or --group-by-stack N frames, 5 with --with-stack)\n"
     "groups the table by Python source location, from the run's .pysamples (sampled).\n"
@@ -82,6 +83,11 @@ int ReportCommand(const std::vector<std::string>& args) {
     } else if (arg == "--max-trace-mb") {
       if (!a.TakeValue()) return Usage(kReportUsage, "--max-trace-mb needs a value");
       if (std::string e = ParseMaxTraceMb(value, &traces); !e.empty()) return Usage(kReportUsage, e);
+    } else if (arg == "--segment-render-mb") {
+      if (!a.TakeValue()) return Usage(kReportUsage, "--segment-render-mb needs a value");
+      if (std::string e = ParseSegmentRenderMb(value, &traces); !e.empty()) {
+        return Usage(kReportUsage, e);
+      }
     } else if (arg == "--html") {
       html_flag = true;
     } else if (arg == "--no-html") {

@@ -120,6 +120,16 @@ std::string ParseMaxTraceMb(const std::string& text, TraceOptions* out) {
   return "";
 }
 
+std::string ParseSegmentRenderMb(const std::string& text, TraceOptions* out) {
+  char* end = nullptr;
+  const unsigned long long mb = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || text[0] == '-' || *end != '\0' || mb > (1ull << 20)) {
+    return "--segment-render-mb " + text + ": expected a whole number of MiB, 0 to 1048576";
+  }
+  out->segmented_render_bytes = static_cast<uint64_t>(mb) << 20;
+  return "";
+}
+
 std::string ParseTraceFormats(const std::string& text, TraceOptions* out) {
   TraceOptions f = *out;
   f.json = f.json_gz = f.pftrace = false;

@@ -1,0 +1,185 @@
+// A dump rendered segment by segment (see segmented_render.h).
+#include "launcher/render/segmented_render.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+#include <utility>
+
+#include "analysis/tables/key_averages.h"
+#include "analysis/tables/segment_rows.h"
+#include "analysis/timeline/trace_plan.h"
+#include "model/dump_segment_reader.h"
+#include "model/gpu_checks.h"
+#include "outputs/perfetto/perfetto_trace.h"
+#include "outputs/trace/segmented_trace.h"
+#include "text/format.h"
+
+namespace gprof::launcher {
+namespace {
+
+// Opens `path` for a pass; throws with the reader's message.
+void Open(DumpSegmentReader* reader, const std::string& path) {
+  std::string error;
+  if (!reader->Open(path, &error)) throw std::runtime_error(error);
+}
+bool Next(DumpSegmentReader* reader) {
+  std::string error;
+  if (reader->Next(&error)) return true;
+  if (!error.empty()) throw std::runtime_error(error);
+  return false;
+}
+
+// The latest end of a profile's records.
+uint64_t LastEndNs(const Profile& p) {
+  uint64_t end = 0;
+  for (const HostRange& r : p.ranges) end = std::max(end, r.end_ns);
+  for (const ApiCall& c : p.api_calls) end = std::max(end, c.end_ns);
+  for (const Kernel& k : p.kernels) end = std::max(end, k.end_ns);
+  for (const Memcpy& m : p.memcpys) end = std::max(end, m.end_ns);
+  return end;
+}
+
+struct Survey {
+  std::vector<LongRange> long_ranges;
+  SegmentedGpuChecks checks;  // GPU records against calls across segments, as ReadDump does
+  uint64_t origin_ns = UINT64_MAX;
+  bool shapes = false;
+  bool gpu = false;
+};
+
+// Pass 1: the run's tables, counters and totals, the window, what pass 2 needs.
+Survey SurveySegments(const std::string& path, SegmentedRender* r) {
+  Survey s;
+  DumpSegmentReader reader;
+  Open(&reader, path);
+  LongRangeFinder long_ranges;
+  SegmentedGpuChecks& checks = s.checks;
+  bool window_open = true;
+  while (Next(&reader)) {
+    Profile* p = reader.mutable_profile();
+    long_ranges.Add(*p);
+    checks.Add(*p);
+    s.origin_ns = std::min(s.origin_ns, TraceOriginNs(*p));
+    s.shapes = s.shapes || HasInputShapes(*p);
+    s.gpu = s.gpu || p->HasGpuData();
+    AddToTotals(&r->totals, *p);
+    r->totals.counters = Counters{};  // the run's so far, in every segment: added once, below
+    if (window_open) {
+      AppendRecords(*p, &r->window);
+      ++r->window_segments;
+      r->window_end_ns = std::max(r->window_end_ns, LastEndNs(*p));
+      window_open = RecordCount(r->window) < kFindingsWindowRecords;
+    }
+    ++r->segments;
+  }
+  // The run's tables and counters (the last segment's records dropped), and the window's
+  // records under them (ids are the run's throughout).
+  Profile* run = reader.mutable_profile();
+  DropRecords(run);
+  if (r->segments > 1 || !run->info.complete) checks.Finish(run);
+  AddCounters(&r->totals.counters, run->counters);
+  r->totals.stacks_dropped = run->stack_counters.dropped;
+  MoveRecords(&r->window, run);
+  SortRangesAndMarks(run);
+  r->window = std::move(*run);
+  s.long_ranges = long_ranges.Take();
+  if (s.origin_ns == UINT64_MAX) s.origin_ns = 0;
+  return s;
+}
+
+}  // namespace
+
+bool RenderInSegments(const std::string& path, const TraceOptions& traces) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return false;
+  return static_cast<uint64_t>(st.st_size) > traces.segmented_render_bytes;
+}
+
+SegmentedRender RenderDumpInSegments(const std::string& path, const TableOptions& table,
+                                     const TraceOptions& traces, const std::string& json_path,
+                                     const std::string& pftrace_path, Progress* progress,
+                                     const std::string& shown) {
+  SegmentedRender r;
+  progress->Stage(shown + "reading (segment by segment)");
+  const Survey survey = SurveySegments(path, &r);
+
+  KeyAveragesOptions ka;
+  ka.group_by_input_shape = TableByShape(table, survey.shapes);
+  SegmentedKeyAverages rows(ka, survey.long_ranges);
+  std::vector<std::unique_ptr<SegmentedTraceJson>> json;
+  for (const auto& [wanted, p] : {std::pair{traces.json, json_path},
+                                  std::pair{traces.json_gz, json_path + ".gz"}}) {
+    if (!wanted) continue;
+    json.push_back(std::make_unique<SegmentedTraceJson>(p, traces.max_json_bytes));
+    json.back()->Begin(r.window, survey.origin_ns);
+  }
+  std::unique_ptr<SegmentedPerfettoTrace> pftrace;
+  if (traces.pftrace) pftrace = std::make_unique<SegmentedPerfettoTrace>(pftrace_path);
+
+  DumpSegmentReader reader;
+  Open(&reader, path);
+  uint32_t done = 0;
+  while (Next(&reader)) {
+    progress->Stage(shown + "segment " + std::to_string(++done) + " of " +
+                    std::to_string(r.segments));
+    Profile* p = reader.mutable_profile();
+    survey.checks.PlaceInFlight(done - 1, p);  // each launch's work with it
+    rows.Add(*p, &r.window);  // the window holds the run's whole tables
+    if (!json.empty()) {
+      const TracePlan plan(*p);
+      for (auto& j : json) j->Add(plan);
+    }
+    if (pftrace != nullptr) pftrace->Add(*p);
+  }
+  if (done != r.segments) throw std::runtime_error(path + " changed while it was being rendered");
+  for (size_t k = 0; k < json.size(); ++k) {
+    (k == 0 ? r.json_files : r.other_json_files) = json[k]->Close();
+  }
+  if (pftrace != nullptr) {
+    pftrace->Close();
+    r.pftrace = true;
+  }
+  r.rows = SortTableRows(rows.Rows(), table, survey.gpu, ka.group_by_input_shape);
+  return r;
+}
+
+void AddSegmentedTotals(Totals* into, const Totals& from) {
+  into->ranges += from.ranges, into->api_calls += from.api_calls;
+  into->kernels += from.kernels, into->copies += from.copies, into->memsets += from.memsets;
+  AddCounters(&into->counters, from.counters);
+  into->stacks_dropped += from.stacks_dropped;
+  into->torch_profiler_spans += from.torch_profiler_spans;
+  into->torch_profiler_ns += from.torch_profiler_ns;
+  into->own_steps = into->own_steps || from.own_steps;
+  into->program_profiler_steps.insert(into->program_profiler_steps.end(),
+                                      from.program_profiler_steps.begin(),
+                                      from.program_profiler_steps.end());
+}
+
+std::string SegmentedFindingsScope(const SegmentedRender& r) {
+  if (r.window_segments >= r.segments) return "";
+  const uint64_t start = TraceOriginNs(r.window);
+  return "the run's first " + std::to_string(r.window_segments) + " of " +
+         std::to_string(r.segments) + " segments (" +
+         FormatDuration(r.window_end_ns > start ? r.window_end_ns - start : 0) +
+         " from the trace's start): the run is long and was rendered segment by segment; the "
+         "table and traces cover the whole run";
+}
+
+std::string SegmentedRenderNote(const SegmentedRender& r, const std::string& dump) {
+  const uint64_t start = TraceOriginNs(r.window);
+  const uint64_t window = r.window_end_ns > start ? r.window_end_ns - start : 0;
+  std::string text = "gprof-run: note: " + dump + " is long (" + std::to_string(r.segments) +
+                     " segments): rendered segment by segment in bounded memory; the table and "
+                     "traces cover the whole run";
+  if (r.window_segments < r.segments) {
+    text += ", the findings, report.html and SQLite export its first " + std::to_string(r.window_segments) +
+            " segments (" + FormatDuration(window) + ")";
+  }
+  return text + "; the traces have no Python slices or CPU samples\n";
+}
+
+}  // namespace gprof::launcher

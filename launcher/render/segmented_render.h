@@ -1,0 +1,69 @@
+// A dump too long to render whole, rendered segment by segment so that the launcher's memory is
+// bounded by its segments, not by the run's length (model/dump.h: a long run's dump is a sequence
+// of segments of a few hundred thousand launches each). Launcher process only.
+//
+// Two passes over the segments (model/dump_segment_reader.h):
+//   1. survey: the run's tables and counters, its trace origin, its long ranges
+//      (analysis/tables/segment_rows.h), the totals of the closing line, and the first segments
+//      up to kFindingsWindowRecords records kept whole as the analysis window;
+//   2. per segment: its part of the table's rows (SegmentedKeyAverages), its events in trace.json
+//      (SegmentedTraceJson) and trace.pftrace (SegmentedPerfettoTrace); then it is dropped.
+// The table covers the whole run. The findings and report.html analyse the window: the run's
+// first segments (the caller says so in findings.txt and on stderr). What a whole render has and
+// this does not: findings over the whole run, memory peaks in the trace header, Python slices and
+// CPU samples in the traces, the table grouped by Python source location (segmented_trace.h has
+// the trace's own differences).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "launcher/progress.h"
+#include "launcher/render/closing_line.h"
+#include "launcher/report.h"
+#include "model/profile.h"
+#include "outputs/table/table.h"
+
+namespace gprof::launcher {
+
+// The analysis window's size in records (ranges, API calls and GPU records): about a million
+// launches, whose findings take about 300 MiB.
+inline constexpr uint64_t kFindingsWindowRecords = 2'000'000;
+
+struct SegmentedRender {
+  // The first segments' records under the run's tables, info and counters: the findings and
+  // report.html analyse it, the table's notes and the traces' header read its counters.
+  Profile window;
+  uint32_t segments = 0;
+  uint32_t window_segments = 0;
+  uint64_t window_end_ns = 0;  // the window's last record end
+  TableRows rows;      // the whole run's, sorted as the table shows them
+  std::vector<std::string> json_files;  // of the first JSON format asked for (json, else json.gz)
+  std::vector<std::string> other_json_files;  // of json.gz when both were asked for
+  bool pftrace = false;
+  Totals totals;       // the whole run's counts for the closing line
+};
+
+// Whether the dump at `path` is rendered segment by segment under `traces`.
+bool RenderInSegments(const std::string& path, const TraceOptions& traces);
+
+// Renders the dump at `path`: reads it twice, writes the traces asked for in `traces` to
+// `json_path` (and its .gz) and `pftrace_path`, and returns the rest for the caller to write.
+// Throws std::runtime_error with the reader's message on a bad dump.
+SegmentedRender RenderDumpInSegments(const std::string& path, const TableOptions& table,
+                                     const TraceOptions& traces, const std::string& json_path,
+                                     const std::string& pftrace_path, Progress* progress,
+                                     const std::string& shown);
+
+// Adds a segmented render's totals to the report's (AddToTotals for a whole profile).
+void AddSegmentedTotals(Totals* into, const Totals& from);
+
+// What the findings of a segmented render analysed ("" when the window is the whole run), for
+// findings.txt and findings.json.
+std::string SegmentedFindingsScope(const SegmentedRender& r);
+
+// The lines saying what a segmented render's findings and report cover ("" for none).
+std::string SegmentedRenderNote(const SegmentedRender& r, const std::string& dump);
+
+}  // namespace gprof::launcher

@@ -1,0 +1,219 @@
+// A long run's dump rendered segment by segment (launcher/render/segmented_render.h) as a user
+// meets it: `gprof-run report DIR --segment-render-mb 0` on a dump written in segments with
+// model/SegmentedDumpWriter, beside the same dump rendered whole. The expected numbers are worked
+// out by hand from the records LongRun writes; the whole render is the second witness.
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "model/dump.h"
+#include "tests/support/process.h"
+#include "tests/support/sample_device.h"
+
+namespace gprof::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr uint64_t kT0 = 1'700'000'000'000'000'000ull;
+constexpr uint64_t kUs = 1000;
+constexpr uint64_t kSegmentNs = 10'000 * kUs;  // each segment covers 10 ms
+
+// `segments` segments of `launches` launches each, thread 7, segment s starting at
+// kT0 + s * 10 ms (times below in us after that):
+//   a range "step" [10, 9990] holding the launches: cudaLaunchKernel i at [20 + 3i, 21 + 3i],
+//   its kernel "k_a" [22 + 3i, 24 + 3i] (2 us) on stream 7 - the last launch's kernel is stored
+//   in the next segment (in flight when the collector cut), but in the last segment;
+//   an outer range "epoch" [kT0 + 1 us, end of the last segment - 1 us], stored in the last
+//   segment (it closed there): it holds every step;
+//   in segment 1, a kernel "k_lost" [5, 10] whose launch was never recorded (correlation 999999).
+std::string WriteLongRun(const std::string& dir, uint32_t segments, uint32_t launches) {
+  const std::string path = dir + "/long.4242.gpdump";
+  SegmentedDumpWriter w;
+  EXPECT_EQ(w.Open(path), "");
+  Profile run;
+  run.info.pid = 4242;
+  run.info.program = "long";
+  run.info.hostname = "testhost";
+  run.info.start_ns = kT0;
+  run.info.gpu_status = "collected";
+  run.threads.push_back({7, run.strings.Intern("main")});
+  run.devices.push_back(SampleHopperDevice(&run, "Test GPU", 80ull << 30));
+  run.api_names.push_back({211, ApiDomain::kRuntime, 0, run.strings.Intern("cudaLaunchKernel")});
+  LaunchConfig lc{};
+  lc.grid[0] = lc.grid[1] = lc.grid[2] = 1;
+  lc.block[0] = 32, lc.block[1] = lc.block[2] = 1;
+  run.launch_configs.push_back(lc);
+  const StringId k_a = run.strings.Intern("k_a");
+  const StringId step = run.strings.Intern("step");
+  std::vector<Kernel> in_flight;
+  uint32_t id = 0;
+  for (uint32_t s = 0; s < segments; ++s) {
+    const uint64_t b = kT0 + s * kSegmentNs;
+    const bool last = s + 1 == segments;
+    run.kernels = std::move(in_flight);
+    in_flight.clear();
+    run.ranges.push_back({b + 10 * kUs, b + 9990 * kUs, step, 7, 0, 0, 0});
+    for (uint32_t i = 0; i < launches; ++i) {
+      const uint64_t at = b + (20 + 3 * i) * kUs;
+      run.api_calls.push_back({at, at + kUs, ++id, 7, 211, ApiDomain::kRuntime, kApiCallLaunch, 0});
+      const Kernel k{at + 2 * kUs, at + 4 * kUs, id, k_a, 0, 7};
+      (i + 1 == launches && !last ? in_flight : run.kernels).push_back(k);
+    }
+    if (s == 1) {
+      run.kernels.push_back({b + 5 * kUs, b + 10 * kUs, 999'999, run.strings.Intern("k_lost"), 0, 7});
+    }
+    if (last) {
+      run.ranges.push_back({kT0 + kUs, b + kSegmentNs - kUs, run.strings.Intern("epoch"), 7, 0, 0, 0});
+    }
+    run.info.end_ns = b + kSegmentNs;
+    EXPECT_EQ(w.Append(run, last), "");
+    run.ranges.clear(), run.api_calls.clear(), run.kernels.clear();
+  }
+  EXPECT_EQ(w.Publish(), "");
+  return path;
+}
+
+// The table's cells of row `name` by column heading (torch's layout: columns apart by 2+ spaces).
+std::map<std::string, std::string> Row(const std::string& table, const std::string& name) {
+  std::vector<std::vector<std::string>> lines;
+  static const std::regex kGap(" {2,}");
+  std::istringstream in(table);
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> cells;
+    std::sregex_token_iterator it(line.begin(), line.end(), kGap, -1), end;
+    for (; it != end; ++it) {
+      if (!it->str().empty()) cells.push_back(*it);
+    }
+    lines.push_back(cells);
+  }
+  const auto header = std::find_if(lines.begin(), lines.end(), [](const auto& c) {
+    return !c.empty() && c[0] == "Name";
+  });
+  std::map<std::string, std::string> row;
+  if (header == lines.end()) return row;
+  for (const auto& cells : lines) {
+    if (cells.size() != header->size() || cells[0] != name) continue;
+    for (size_t k = 0; k < cells.size(); ++k) row[(*header)[k]] = cells[k];
+  }
+  return row;
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+class SegmentedRenderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    whole_ = MakeTempDir(name + "_whole");
+    parts_ = MakeTempDir(name + "_segments");
+  }
+  std::string whole_, parts_;
+};
+
+// 5 segments x 3 launches: 15 launches of 2 us kernels = 30 us of GPU time, all inside "step"
+// ranges inside "epoch". epoch: 1 call, CPU total 50 ms - 2 us = 49998 us, Self CPU = that minus
+// its 5 steps (9980 us each) = 98 us, CUDA total 30 us, Self CUDA 0 (its steps hold every
+// launch). step: 5 calls, CUDA total 30 us. k_lost: its own row (5 us), counted as a loss.
+TEST_F(SegmentedRenderTest, TableAddsUpAcrossSegmentsAsTheWholeRenderDoes) {
+  WriteLongRun(whole_, 5, 3);
+  WriteLongRun(parts_, 5, 3);
+  const ProcessResult a = RunProcess({LauncherPath(), "report", whole_});
+  const ProcessResult b = RunProcess({LauncherPath(), "report", parts_, "--segment-render-mb", "0"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_THAT(a.err, Not(HasSubstr("segment by segment")));
+  EXPECT_THAT(b.err, HasSubstr("long.4242.gpdump is long (5 segments): rendered segment by "
+                               "segment"));
+  const std::string table = ReadFile(parts_ + "/table.txt");
+  EXPECT_EQ(table, ReadFile(whole_ + "/table.txt"));
+
+  const auto epoch = Row(table, "epoch");
+  ASSERT_FALSE(epoch.empty()) << table;
+  EXPECT_EQ(epoch.at("# of Calls"), "1");
+  EXPECT_EQ(epoch.at("CPU total"), "49.998ms");
+  EXPECT_EQ(epoch.at("Self CPU"), "98.000us");
+  EXPECT_EQ(epoch.at("CUDA total"), "30.000us");
+  EXPECT_EQ(epoch.at("Self CUDA"), "0.000us");
+  const auto step = Row(table, "step");
+  EXPECT_EQ(step.at("# of Calls"), "5");
+  EXPECT_EQ(step.at("CUDA total"), "30.000us");
+  EXPECT_EQ(step.at("Self CUDA"), "30.000us");
+  const auto launch = Row(table, "cudaLaunchKernel");
+  EXPECT_EQ(launch.at("# of Calls"), "15");
+  EXPECT_EQ(launch.at("CUDA total"), "30.000us");
+  EXPECT_EQ(Row(table, "k_a").at("# of Calls"), "15");
+  EXPECT_EQ(Row(table, "k_lost").at("Self CUDA"), "5.000us");
+
+  // The losses are the run's, counted across segments: the kernel with no call, and no launch
+  // without its kernel (the in-flight ones came in the next segment).
+  for (const ProcessResult* r : {&a, &b}) {
+    EXPECT_THAT(r->err, HasSubstr("LOSSES: gpu_records_uncorrelated=1;")) << r->err;
+    EXPECT_THAT(r->err, Not(HasSubstr("gpu_launches_without_records")));
+    EXPECT_THAT(r->err, HasSubstr("recorded 1 process: 6 ranges, 15 API calls, 16 kernels"));
+  }
+}
+
+// The trace of a segmented render: every event as often as in the whole render's trace (a range
+// is a CPU slice and, over the work it launched, a gpu_user_annotation), openable (gprof-run
+// check), and every launch with its flow arrow: the kernels in flight at a cut are drawn with
+// their launch's segment.
+TEST_F(SegmentedRenderTest, TraceHasEveryEventOfTheWholeTraceAndPassesTheCheck) {
+  WriteLongRun(whole_, 5, 3);
+  WriteLongRun(parts_, 5, 3);
+  const ProcessResult a = RunProcess({LauncherPath(), "report", whole_});
+  const ProcessResult b = RunProcess({LauncherPath(), "report", parts_, "--segment-render-mb", "0"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const std::string whole = ReadFile(whole_ + "/trace.json");
+  const std::string trace = ReadFile(parts_ + "/trace.json");
+  EXPECT_EQ(Count(trace, "\"cat\":\"kernel\""), 16u);
+  EXPECT_EQ(Count(trace, "\"name\":\"cudaLaunchKernel\""), 15u);
+  EXPECT_EQ(Count(trace, "\"flow_in\":true"), 15u);
+  EXPECT_EQ(Count(trace, "\"flow_out\":true"), 15u);
+  for (const char* name : {"\"name\":\"epoch\"", "\"name\":\"step\"", "\"name\":\"k_lost\"",
+                           "\"cat\":\"gpu_user_annotation\"", "\"name\":\"thread_name\""}) {
+    EXPECT_EQ(Count(trace, name), Count(whole, name)) << name;
+  }
+  const ProcessResult check = RunProcess({LauncherPath(), "check", parts_ + "/trace.json"});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  EXPECT_GT(fs::file_size(parts_ + "/trace.pftrace"), 0u);
+}
+
+// With --max-trace-mb the segmented trace is cut into parts of at most the cap, each a trace
+// that passes the check, together holding every kernel once. 4 segments x 3000 launches: about
+// 3 MB of JSON, so 1 MiB parts make three or more.
+TEST_F(SegmentedRenderTest, CappedTraceIsCutIntoCheckedPartsUnderTheCap) {
+  WriteLongRun(parts_, 4, 3000);
+  const ProcessResult b = RunProcess({LauncherPath(), "report", parts_, "--segment-render-mb",
+                                      "0", "--max-trace-mb", "1", "--trace-format", "json"});
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_FALSE(fs::exists(parts_ + "/trace.json"));
+  size_t kernels = 0, parts = 0;
+  for (size_t k = 1; fs::exists(parts_ + "/trace.part" + std::to_string(k) + ".json"); ++k) {
+    const std::string path = parts_ + "/trace.part" + std::to_string(k) + ".json";
+    EXPECT_LE(fs::file_size(path), 1u << 20) << path;
+    kernels += Count(ReadFile(path), "\"cat\":\"kernel\"");
+    const ProcessResult check = RunProcess({LauncherPath(), "check", path});
+    EXPECT_EQ(check.exit_code, 0) << path << check.out << check.err;
+    ++parts;
+  }
+  EXPECT_GE(parts, 3u);
+  EXPECT_EQ(kernels, 4u * 3000u + 1u);  // and k_lost
+}
+
+}  // namespace
+}  // namespace gprof::testing
