@@ -57,7 +57,7 @@ Survey SurveySegments(const std::string& path, SegmentedRender* r) {
   Open(&reader, path);
   LongRangeFinder long_ranges;
   SegmentedGpuChecks& checks = s.checks;
-  bool window_open = true;
+  uint64_t window_records = 0;
   while (Next(&reader)) {
     Profile* p = reader.mutable_profile();
     long_ranges.Add(*p);
@@ -67,27 +67,36 @@ Survey SurveySegments(const std::string& path, SegmentedRender* r) {
     s.gpu = s.gpu || p->HasGpuData();
     AddToTotals(&r->totals, *p);
     r->totals.counters = Counters{};  // the run's so far, in every segment: added once, below
-    if (window_open) {
-      AppendRecords(*p, &r->window);
+    if (window_records < kFindingsWindowRecords) {
+      window_records += RecordCount(*p);
       ++r->window_segments;
       r->window_end_ns = std::max(r->window_end_ns, LastEndNs(*p));
-      window_open = RecordCount(r->window) < kFindingsWindowRecords;
     }
     ++r->segments;
   }
-  // The run's tables and counters (the last segment's records dropped), and the window's
-  // records under them (ids are the run's throughout).
+  // The run's tables and counters (the last segment's records dropped): the window's records come
+  // under them after pass 2 (ReadWindow), so that pass 2 does not hold them.
   Profile* run = reader.mutable_profile();
   DropRecords(run);
   if (r->segments > 1 || !run->info.complete) checks.Finish(run);
   AddCounters(&r->totals.counters, run->counters);
   r->totals.stacks_dropped = run->stack_counters.dropped;
-  MoveRecords(&r->window, run);
-  SortRangesAndMarks(run);
   r->window = std::move(*run);
   s.long_ranges = long_ranges.Take();
   if (s.origin_ns == UINT64_MAX) s.origin_ns = 0;
   return s;
+}
+
+// Pass 3: the window's segments again, their records (each launch's work with it) under the
+// run's tables.
+void ReadWindow(const std::string& path, const Survey& s, SegmentedRender* r) {
+  DumpSegmentReader reader;
+  Open(&reader, path);
+  for (uint32_t k = 0; k < r->window_segments && Next(&reader); ++k) {
+    s.checks.PlaceInFlight(k, reader.mutable_profile());
+    AppendRecords(reader.profile(), &r->window);
+  }
+  SortRangesAndMarks(&r->window);
 }
 
 }  // namespace
@@ -143,6 +152,9 @@ SegmentedRender RenderDumpInSegments(const std::string& path, const TableOptions
     r.pftrace = true;
   }
   r.rows = SortTableRows(rows.Rows(), table, survey.gpu, ka.group_by_input_shape);
+  progress->Stage(shown + "reading its first " + std::to_string(r.window_segments) +
+                  " segments for the findings");
+  ReadWindow(path, survey, &r);
   return r;
 }
 

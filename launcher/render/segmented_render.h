@@ -2,12 +2,15 @@
 // bounded by its segments, not by the run's length (model/dump.h: a long run's dump is a sequence
 // of segments of a few hundred thousand launches each). Launcher process only.
 //
-// Two passes over the segments (model/dump_segment_reader.h):
+// Three passes over the segments (model/dump_segment_reader.h):
 //   1. survey: the run's tables and counters, its trace origin, its long ranges
-//      (analysis/tables/segment_rows.h), the totals of the closing line, and the first segments
-//      up to kFindingsWindowRecords records kept whole as the analysis window;
-//   2. per segment: its part of the table's rows (SegmentedKeyAverages), its events in trace.json
-//      (SegmentedTraceJson) and trace.pftrace (SegmentedPerfettoTrace); then it is dropped.
+//      (analysis/tables/segment_rows.h), the totals of the closing line, the GPU records in flight
+//      at each cut (model/gpu_checks.h), and how many first segments make the analysis window
+//      (up to kFindingsWindowRecords records);
+//   2. per segment, with its launches' work put back with them: its part of the table's rows
+//      (SegmentedKeyAverages), its events in trace.json (SegmentedTraceJson) and trace.pftrace
+//      (SegmentedPerfettoTrace); then it is dropped;
+//   3. the window's segments, read whole under the run's tables.
 // The table covers the whole run. The findings and report.html analyse the window: the run's
 // first segments (the caller says so in findings.txt and on stderr). What a whole render has and
 // this does not: findings over the whole run, memory peaks in the trace header, Python slices and
