@@ -12,6 +12,7 @@
 
 #include "model/dump.h"
 #include "model/dump_segment_reader.h"
+#include "model/gpu_checks.h"
 
 namespace gprof {
 namespace {
@@ -286,6 +287,43 @@ TEST(DumpSegments, ASegmentReaderStopsAtACutShortTailAndRefusesANonDump) {
   EXPECT_NE(error.find(cut), std::string::npos) << error;
   std::filesystem::remove(cut);
   std::filesystem::remove(t.temp);
+}
+
+// The checks of a whole read, made segment by segment (SegmentedGpuChecks): the counters ReadDump
+// sets over the run (launch 2's kernel, stored in segment 1, is linked; launch 3 never got work),
+// and launch 2's kernel put back into segment 0 with its call by PlaceInFlight.
+TEST(DumpSegments, SegmentedGpuChecksCountAsAWholeReadAndPutInFlightWorkWithItsCall) {
+  const TwoSegments t = WriteTwoSegments("segchecks", /*publish=*/true);
+  Profile whole;
+  std::string error;
+  ASSERT_TRUE(ReadDump(t.path, &whole, &error)) << error;
+  EXPECT_EQ(whole.counters.gpu_records_uncorrelated, 0u);
+  EXPECT_EQ(whole.counters.gpu_launches_without_records, 1u);
+
+  SegmentedGpuChecks checks;
+  DumpSegmentReader r;
+  ASSERT_TRUE(r.Open(t.path, &error)) << error;
+  while (r.Next(&error)) checks.Add(r.profile());
+  ASSERT_EQ(error, "");
+  Profile run;
+  run.counters.gpu_records_uncorrelated = 9;  // what the segments alone said is replaced
+  checks.Finish(&run);
+  EXPECT_EQ(run.counters.gpu_records_uncorrelated, whole.counters.gpu_records_uncorrelated);
+  EXPECT_EQ(run.counters.gpu_launches_without_records,
+            whole.counters.gpu_launches_without_records);
+  EXPECT_EQ(run.counters.gpu_records_before_launch, whole.counters.gpu_records_before_launch);
+  EXPECT_EQ(checks.in_flight(), 1u);
+
+  DumpSegmentReader again;
+  ASSERT_TRUE(again.Open(t.path, &error)) << error;
+  ASSERT_TRUE(again.Next(&error)) << error;
+  checks.PlaceInFlight(0, again.mutable_profile());
+  ASSERT_EQ(again.profile().kernels.size(), 2u);  // its own, and launch 2's from segment 1
+  EXPECT_EQ(again.profile().kernels[1].correlation_id, 2u);
+  ASSERT_TRUE(again.Next(&error)) << error;
+  checks.PlaceInFlight(1, again.mutable_profile());
+  EXPECT_TRUE(again.profile().kernels.empty());
+  std::filesystem::remove(t.path);
 }
 
 }  // namespace

@@ -51,7 +51,7 @@ struct Survey {
 };
 
 // Pass 1: the run's tables, counters and totals, the window, what pass 2 needs.
-Survey SurveySegments(const std::string& path, SegmentedRender* r) {
+Survey SurveySegments(const std::string& path, uint64_t window_budget, SegmentedRender* r) {
   Survey s;
   DumpSegmentReader reader;
   Open(&reader, path);
@@ -67,7 +67,7 @@ Survey SurveySegments(const std::string& path, SegmentedRender* r) {
     s.gpu = s.gpu || p->HasGpuData();
     AddToTotals(&r->totals, *p);
     r->totals.counters = Counters{};  // the run's so far, in every segment: added once, below
-    if (window_records < kFindingsWindowRecords) {
+    if (window_records < window_budget) {
       window_records += RecordCount(*p);
       ++r->window_segments;
       r->window_end_ns = std::max(r->window_end_ns, LastEndNs(*p));
@@ -110,10 +110,10 @@ bool RenderInSegments(const std::string& path, const TraceOptions& traces) {
 SegmentedRender RenderDumpInSegments(const std::string& path, const TableOptions& table,
                                      const TraceOptions& traces, const std::string& json_path,
                                      const std::string& pftrace_path, Progress* progress,
-                                     const std::string& shown) {
+                                     const std::string& shown, uint64_t window_records) {
   SegmentedRender r;
   progress->Stage(shown + "reading (segment by segment)");
-  const Survey survey = SurveySegments(path, &r);
+  const Survey survey = SurveySegments(path, window_records, &r);
 
   KeyAveragesOptions ka;
   ka.group_by_input_shape = TableByShape(table, survey.shapes);

@@ -54,10 +54,12 @@ bool RenderInSegments(const std::string& path, const TraceOptions& traces);
 // Renders the dump at `path`: reads it twice, writes the traces asked for in `traces` to
 // `json_path` (and its .gz) and `pftrace_path`, and returns the rest for the caller to write.
 // Throws std::runtime_error with the reader's message on a bad dump.
+// `window_records`: the window's size (tests make it small).
 SegmentedRender RenderDumpInSegments(const std::string& path, const TableOptions& table,
                                      const TraceOptions& traces, const std::string& json_path,
                                      const std::string& pftrace_path, Progress* progress,
-                                     const std::string& shown);
+                                     const std::string& shown,
+                                     uint64_t window_records = kFindingsWindowRecords);
 
 // Adds a segmented render's totals to the report's (AddToTotals for a whole profile).
 void AddSegmentedTotals(Totals* into, const Totals& from);

@@ -1,0 +1,77 @@
+// A long run's dump written in segments with model/SegmentedDumpWriter, its numbers simple
+// enough to work out by hand (tests of the segmented render: launcher/render/segmented_render.h).
+// Test-only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "model/dump.h"
+#include "tests/support/sample_device.h"
+
+namespace gprof::testing {
+
+inline constexpr uint64_t kLongRunT0 = 1'700'000'000'000'000'000ull;
+inline constexpr uint64_t kLongRunUs = 1000;
+inline constexpr uint64_t kLongRunSegmentNs = 10'000 * kLongRunUs;  // each segment covers 10 ms
+
+// `segments` segments of `launches` launches each, thread 7, segment s starting at
+// kLongRunT0 + s * 10 ms (times below in us after that):
+//   a range "step" [10, 9990] holding the launches: cudaLaunchKernel i at [20 + 3i, 21 + 3i],
+//   its kernel "k_a" [22 + 3i, 24 + 3i] (2 us) on stream 7 - the last launch's kernel is stored
+//   in the next segment (in flight when the collector cut), but in the last segment;
+//   an outer range "epoch" [kLongRunT0 + 1 us, end of the last segment - 1 us], stored in the last
+//   segment (it closed there): it holds every step;
+//   in segment 1, a kernel "k_lost" [5, 10] whose launch was never recorded (correlation 999999).
+inline std::string WriteLongRun(const std::string& dir, uint32_t segments, uint32_t launches) {
+  const std::string path = dir + "/long.4242.gpdump";
+  SegmentedDumpWriter w;
+  EXPECT_EQ(w.Open(path), "");
+  Profile run;
+  run.info.pid = 4242;
+  run.info.program = "long";
+  run.info.hostname = "testhost";
+  run.info.start_ns = kLongRunT0;
+  run.info.gpu_status = "collected";
+  run.threads.push_back({7, run.strings.Intern("main")});
+  run.devices.push_back(SampleHopperDevice(&run, "Test GPU", 80ull << 30));
+  run.api_names.push_back({211, ApiDomain::kRuntime, 0, run.strings.Intern("cudaLaunchKernel")});
+  LaunchConfig lc{};
+  lc.grid[0] = lc.grid[1] = lc.grid[2] = 1;
+  lc.block[0] = 32, lc.block[1] = lc.block[2] = 1;
+  run.launch_configs.push_back(lc);
+  const StringId k_a = run.strings.Intern("k_a");
+  const StringId step = run.strings.Intern("step");
+  std::vector<Kernel> in_flight;
+  uint32_t id = 0;
+  for (uint32_t s = 0; s < segments; ++s) {
+    const uint64_t b = kLongRunT0 + s * kLongRunSegmentNs;
+    const bool last = s + 1 == segments;
+    run.kernels = std::move(in_flight);
+    in_flight.clear();
+    run.ranges.push_back({b + 10 * kLongRunUs, b + 9990 * kLongRunUs, step, 7, 0, 0, 0});
+    for (uint32_t i = 0; i < launches; ++i) {
+      const uint64_t at = b + (20 + 3 * i) * kLongRunUs;
+      run.api_calls.push_back({at, at + kLongRunUs, ++id, 7, 211, ApiDomain::kRuntime, kApiCallLaunch, 0});
+      const Kernel k{at + 2 * kLongRunUs, at + 4 * kLongRunUs, id, k_a, 0, 7};
+      (i + 1 == launches && !last ? in_flight : run.kernels).push_back(k);
+    }
+    if (s == 1) {
+      run.kernels.push_back({b + 5 * kLongRunUs, b + 10 * kLongRunUs, 999'999, run.strings.Intern("k_lost"), 0, 7});
+    }
+    if (last) {
+      run.ranges.push_back({kLongRunT0 + kLongRunUs, b + kLongRunSegmentNs - kLongRunUs, run.strings.Intern("epoch"), 7, 0, 0, 0});
+    }
+    run.info.end_ns = b + kLongRunSegmentNs;
+    EXPECT_EQ(w.Append(run, last), "");
+    run.ranges.clear(), run.api_calls.clear(), run.kernels.clear();
+  }
+  EXPECT_EQ(w.Publish(), "");
+  return path;
+}
+
+}  // namespace gprof::testing
