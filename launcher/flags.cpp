@@ -124,8 +124,8 @@ const std::vector<FlagSpec> kFlags = {
      "(trace.part1.json, ...), each a complete trace."},
     {"segment-render-mb", 0, "", "N", "",
      "Render a dump larger than N MiB (default 128) segment by segment, in memory bounded by its "
-     "segments: the table and traces cover the whole run, the findings and report.html its first "
-     "segments (about a million launches). 0: every dump."},
+     "segments: the table, traces and findings cover the whole run (the findings part by part, "
+     "about a million launches each). 0: every dump."},
     {"row-limit", 0, "", "N", "",
      "Rows of the table printed on stderr (-1 = all; default 20). table.txt always keeps the "
      "whole table: all rows up to 2000, else the top 2000 and a line counting the rest."},

@@ -53,12 +53,19 @@ bool WriteText(const std::string& path, const std::string& text) {
 // Writes <stem>.json and <stem>.txt (docs/FINDINGS.md) and returns the short section for stderr;
 // "" when they could not be made. A failure here never costs the table or the trace. The
 // findings and what they measured against are kept in `found` and `context` (for report.html).
+// A segmented render (`seg`) made its findings part by part: they are written as they are.
 std::string WriteFindings(const Profile& profile, const FindingsInputs& inputs,
                           const std::string& stem, std::vector<std::string>* outputs,
                           std::FILE* err, std::vector<Finding>* found, FindingsContext* context,
-                          const std::string& scope) {
+                          const SegmentedRender* seg) {
+  const std::string scope = seg != nullptr ? SegmentedFindingsScope(*seg) : "";
   try {
-    *found = FindFindings(profile, context, inputs);
+    if (seg != nullptr) {
+      *found = seg->findings;
+      *context = seg->findings_context;
+    } else {
+      *found = FindFindings(profile, context, inputs);
+    }
     const std::vector<Finding>& findings = *found;
     for (const auto& [path, text] : {std::pair{stem + ".json",
                                                FormatFindingsJson(
@@ -262,7 +269,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
       inputs.cpu_samples = cpu.get();
       const std::string findings =
           WriteFindings(profile, inputs, findings_stem, &summary.outputs, err, &found, &context,
-                        seg != nullptr ? SegmentedFindingsScope(*seg) : "");
+                        seg.get());
       std::string page_path;
       if (html.write && !findings.empty()) {  // the page needs the findings: no page without
         progress.Stage(shown_dump + "report.html");

@@ -51,16 +51,6 @@ void AppendRecords(const Profile& from, Profile* into) {
   });
 }
 
-void MoveRecords(Profile* from, Profile* into) {
-  const auto move = [](auto& a, auto& b) { b = std::move(a), a.clear(); };
-  move(from->ranges, into->ranges), move(from->marks, into->marks);
-  move(from->api_calls, into->api_calls), move(from->steps, into->steps);
-  move(from->api_stacks, into->api_stacks), move(from->cpu_samples, into->cpu_samples);
-  move(from->thread_cpu, into->thread_cpu);
-  static_cast<GpuRecords&>(*into) = std::move(static_cast<GpuRecords&>(*from));
-  ForEachGpuKind(*from, [](GpuKind, auto& v) { v.clear(); });
-}
-
 uint64_t RecordCount(const Profile& p) {
   uint64_t n = p.ranges.size() + p.marks.size() + p.api_calls.size() + p.steps.size() +
                p.api_stacks.size() + p.cpu_samples.size() + p.thread_cpu.size();

@@ -63,9 +63,6 @@ void DropRecords(Profile* profile);
 // Appends `from`'s records (those DropRecords drops, torch_memory aside) to `into`'s, in order:
 // segments appended in their order make the run's records (ranges sorted again by the caller).
 void AppendRecords(const Profile& from, Profile* into);
-// Moves `from`'s records into `into`, which must have none (DropRecords): `into` keeps its
-// tables.
-void MoveRecords(Profile* from, Profile* into);
 // The records DropRecords drops, counted (ranges, marks, calls, steps, GPU records, samples).
 uint64_t RecordCount(const Profile& profile);
 

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "analysis/findings/findings_parts.h"
 #include "analysis/tables/key_averages.h"
 #include "analysis/tables/segment_rows.h"
 #include "analysis/timeline/trace_plan.h"
@@ -15,7 +16,6 @@
 #include "model/gpu_checks.h"
 #include "outputs/perfetto/perfetto_trace.h"
 #include "outputs/trace/segmented_trace.h"
-#include "text/format.h"
 
 namespace gprof::launcher {
 namespace {
@@ -51,13 +51,12 @@ struct Survey {
 };
 
 // Pass 1: the run's tables, counters and totals, the window, what pass 2 needs.
-Survey SurveySegments(const std::string& path, uint64_t window_budget, SegmentedRender* r) {
+Survey SurveySegments(const std::string& path, SegmentedRender* r) {
   Survey s;
   DumpSegmentReader reader;
   Open(&reader, path);
   LongRangeFinder long_ranges;
   SegmentedGpuChecks& checks = s.checks;
-  uint64_t window_records = 0;
   while (Next(&reader)) {
     Profile* p = reader.mutable_profile();
     long_ranges.Add(*p);
@@ -67,15 +66,10 @@ Survey SurveySegments(const std::string& path, uint64_t window_budget, Segmented
     s.gpu = s.gpu || p->HasGpuData();
     AddToTotals(&r->totals, *p);
     r->totals.counters = Counters{};  // the run's so far, in every segment: added once, below
-    if (window_records < window_budget) {
-      window_records += RecordCount(*p);
-      ++r->window_segments;
-      r->window_end_ns = std::max(r->window_end_ns, LastEndNs(*p));
-    }
     ++r->segments;
   }
-  // The run's tables and counters (the last segment's records dropped): the window's records come
-  // under them after pass 2 (ReadWindow), so that pass 2 does not hold them.
+  // The run's tables and counters (the last segment's records dropped): each part's records come
+  // under them in pass 3 (FindingsInParts).
   Profile* run = reader.mutable_profile();
   DropRecords(run);
   if (r->segments > 1 || !run->info.complete) checks.Finish(run);
@@ -87,16 +81,55 @@ Survey SurveySegments(const std::string& path, uint64_t window_budget, Segmented
   return s;
 }
 
-// Pass 3: the window's segments again, their records (each launch's work with it) under the
-// run's tables.
-void ReadWindow(const std::string& path, const Survey& s, SegmentedRender* r) {
+// The first `segments` segments whole, each launch's work with it, under the run's tables in
+// `into` (which holds no records).
+void ReadPart(DumpSegmentReader* reader, const Survey& s, uint32_t first, uint32_t segments,
+              Profile* into) {
+  for (uint32_t k = first; k < first + segments && Next(reader); ++k) {
+    s.checks.PlaceInFlight(k, reader->mutable_profile());
+    AppendRecords(reader->profile(), into);
+  }
+  SortRangesAndMarks(into);
+}
+
+// Pass 3: the findings, part by part: consecutive segments up to `part_records` records, read
+// whole under the run's tables with each launch's work, analysed alone (PartFindings). The first
+// part is read again at the end (not held meanwhile): report.html and the SQLite export show it.
+void FindingsInParts(const std::string& path, const Survey& s, uint64_t part_records,
+                     Progress* progress, const std::string& shown, SegmentedRender* r) {
   DumpSegmentReader reader;
   Open(&reader, path);
-  for (uint32_t k = 0; k < r->window_segments && Next(&reader); ++k) {
+  PartFindings parts;
+  uint64_t records = 0;
+  uint32_t k = 0, in_part = 0;
+  const auto analyse = [&] {
+    progress->Stage(shown + "findings of part " + std::to_string(parts.parts() + 1) + " (to segment " +
+                    std::to_string(k) + " of " + std::to_string(r->segments) + ")");
+    SortRangesAndMarks(&r->window);
+    FindingsContext context;
+    std::vector<Finding> found = FindFindings(r->window, &context);
+    parts.AddPart(std::move(found), context.origin_ns - s.origin_ns);
+    if (parts.parts() == 1) r->findings_context = std::move(context);
+    DropRecords(&r->window);
+    records = 0, in_part = 0;
+  };
+  while (Next(&reader)) {
     s.checks.PlaceInFlight(k, reader.mutable_profile());
     AppendRecords(reader.profile(), &r->window);
+    records += RecordCount(reader.profile());
+    ++in_part, ++k;
+    if (parts.parts() == 0) {
+      r->window_segments = k;
+      r->window_end_ns = std::max(r->window_end_ns, LastEndNs(reader.profile()));
+    }
+    if (records >= part_records) analyse();
   }
-  SortRangesAndMarks(&r->window);
+  if (in_part > 0) analyse();
+  DumpSegmentReader again;
+  Open(&again, path);
+  ReadPart(&again, s, 0, r->window_segments, &r->window);
+  r->findings = parts.Take();
+  r->finding_parts = parts.parts();
 }
 
 }  // namespace
@@ -110,10 +143,10 @@ bool RenderInSegments(const std::string& path, const TraceOptions& traces) {
 SegmentedRender RenderDumpInSegments(const std::string& path, const TableOptions& table,
                                      const TraceOptions& traces, const std::string& json_path,
                                      const std::string& pftrace_path, Progress* progress,
-                                     const std::string& shown, uint64_t window_records) {
+                                     const std::string& shown, uint64_t part_records) {
   SegmentedRender r;
   progress->Stage(shown + "reading (segment by segment)");
-  const Survey survey = SurveySegments(path, window_records, &r);
+  const Survey survey = SurveySegments(path, &r);
 
   KeyAveragesOptions ka;
   ka.group_by_input_shape = TableByShape(table, survey.shapes);
@@ -152,9 +185,7 @@ SegmentedRender RenderDumpInSegments(const std::string& path, const TableOptions
     r.pftrace = true;
   }
   r.rows = SortTableRows(rows.Rows(), table, survey.gpu, ka.group_by_input_shape);
-  progress->Stage(shown + "reading its first " + std::to_string(r.window_segments) +
-                  " segments for the findings");
-  ReadWindow(path, survey, &r);
+  FindingsInParts(path, survey, part_records, progress, shown, &r);
   return r;
 }
 
@@ -172,24 +203,23 @@ void AddSegmentedTotals(Totals* into, const Totals& from) {
 }
 
 std::string SegmentedFindingsScope(const SegmentedRender& r) {
-  if (r.window_segments >= r.segments) return "";
-  const uint64_t start = TraceOriginNs(r.window);
-  return "the run's first " + std::to_string(r.window_segments) + " of " +
-         std::to_string(r.segments) + " segments (" +
-         FormatDuration(r.window_end_ns > start ? r.window_end_ns - start : 0) +
-         " from the trace's start): the run is long and was rendered segment by segment; the "
-         "table and traces cover the whole run";
+  if (r.finding_parts <= 1) return "";
+  return "the run in " + std::to_string(r.finding_parts) + " parts of about a million launches " +
+         "each, each analysed alone (the run is long and was rendered segment by segment); a "
+         "finding seen in several parts is shown from the part where it saves the most, with "
+         "parts_seen of parts; report.html's timeline and the SQLite export are of the first "
+         "part (" + std::to_string(r.window_segments) + " of " + std::to_string(r.segments) +
+         " segments)";
 }
 
 std::string SegmentedRenderNote(const SegmentedRender& r, const std::string& dump) {
-  const uint64_t start = TraceOriginNs(r.window);
-  const uint64_t window = r.window_end_ns > start ? r.window_end_ns - start : 0;
   std::string text = "gprof-run: note: " + dump + " is long (" + std::to_string(r.segments) +
-                     " segments): rendered segment by segment in bounded memory; the table and "
-                     "traces cover the whole run";
-  if (r.window_segments < r.segments) {
-    text += ", the findings, report.html and SQLite export its first " + std::to_string(r.window_segments) +
-            " segments (" + FormatDuration(window) + ")";
+                     " segments): rendered segment by segment in bounded memory; the table, "
+                     "traces and findings cover the whole run";
+  if (r.finding_parts > 1) {
+    text += " (the findings part by part, " + std::to_string(r.finding_parts) +
+            " parts), report.html's timeline and the SQLite export its first " +
+            std::to_string(r.window_segments) + " segments";
   }
   return text + "; the traces have no Python slices or CPU samples\n";
 }

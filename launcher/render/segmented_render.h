@@ -4,24 +4,26 @@
 //
 // Three passes over the segments (model/dump_segment_reader.h):
 //   1. survey: the run's tables and counters, its trace origin, its long ranges
-//      (analysis/tables/segment_rows.h), the totals of the closing line, the GPU records in flight
-//      at each cut (model/gpu_checks.h), and how many first segments make the analysis window
-//      (up to kFindingsWindowRecords records);
+//      (analysis/tables/segment_rows.h), the totals of the closing line, and the GPU records in
+//      flight at each cut (model/gpu_checks.h);
 //   2. per segment, with its launches' work put back with them: its part of the table's rows
 //      (SegmentedKeyAverages), its events in trace.json (SegmentedTraceJson) and trace.pftrace
 //      (SegmentedPerfettoTrace); then it is dropped;
-//   3. the window's segments, read whole under the run's tables.
-// The table covers the whole run. The findings and report.html analyse the window: the run's
-// first segments (the caller says so in findings.txt and on stderr). What a whole render has and
-// this does not: findings over the whole run, memory peaks in the trace header, Python slices and
-// CPU samples in the traces, the table grouped by Python source location (segmented_trace.h has
-// the trace's own differences).
+//   3. the findings, part by part: consecutive segments up to kFindingsPartRecords records read
+//      whole and analysed alone (analysis/findings/findings_parts.h); the first part stays for
+//      report.html's timeline and the SQLite export.
+// The table, the traces and the findings cover the whole run (the findings as the worst part
+// shows them: the caller says so in findings.txt, findings.json and on stderr). What a whole
+// render has and this does not: findings over the run as one window, memory peaks in the trace
+// header, Python slices and CPU samples in the traces, the table grouped by Python source
+// location (segmented_trace.h has the trace's own differences).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "analysis/findings/findings.h"
 #include "launcher/progress.h"
 #include "launcher/render/closing_line.h"
 #include "launcher/report.h"
@@ -30,17 +32,20 @@
 
 namespace gprof::launcher {
 
-// The analysis window's size in records (ranges, API calls and GPU records): about a million
+// A findings part's size in records (ranges, API calls, GPU records, ...): about a million
 // launches, whose findings take about 300 MiB.
-inline constexpr uint64_t kFindingsWindowRecords = 2'000'000;
+inline constexpr uint64_t kFindingsPartRecords = 2'000'000;
 
 struct SegmentedRender {
-  // The first segments' records under the run's tables, info and counters: the findings and
-  // report.html analyse it, the table's notes and the traces' header read its counters.
+  // The first findings part's records under the run's tables, info and counters: report.html
+  // and the SQLite export show it, the table's notes and the traces' header read its counters.
   Profile window;
   uint32_t segments = 0;
-  uint32_t window_segments = 0;
-  uint64_t window_end_ns = 0;  // the window's last record end
+  uint32_t window_segments = 0;  // in the first part
+  uint64_t window_end_ns = 0;    // the first part's last record end
+  std::vector<Finding> findings;     // the run's, part by part (findings_parts.h)
+  FindingsContext findings_context;  // the first part's (report.html's steps and timeline)
+  uint32_t finding_parts = 0;
   TableRows rows;      // the whole run's, sorted as the table shows them
   std::vector<std::string> json_files;  // of the first JSON format asked for (json, else json.gz)
   std::vector<std::string> other_json_files;  // of json.gz when both were asked for
@@ -54,18 +59,18 @@ bool RenderInSegments(const std::string& path, const TraceOptions& traces);
 // Renders the dump at `path`: reads it twice, writes the traces asked for in `traces` to
 // `json_path` (and its .gz) and `pftrace_path`, and returns the rest for the caller to write.
 // Throws std::runtime_error with the reader's message on a bad dump.
-// `window_records`: the window's size (tests make it small).
+// `part_records`: a findings part's size (tests make it small).
 SegmentedRender RenderDumpInSegments(const std::string& path, const TableOptions& table,
                                      const TraceOptions& traces, const std::string& json_path,
                                      const std::string& pftrace_path, Progress* progress,
                                      const std::string& shown,
-                                     uint64_t window_records = kFindingsWindowRecords);
+                                     uint64_t part_records = kFindingsPartRecords);
 
 // Adds a segmented render's totals to the report's (AddToTotals for a whole profile).
 void AddSegmentedTotals(Totals* into, const Totals& from);
 
-// What the findings of a segmented render analysed ("" when the window is the whole run), for
-// findings.txt and findings.json.
+// How the findings of a segmented render were made ("" when in one part: as a whole render), for
+// findings.txt, findings.json and report.html.
 std::string SegmentedFindingsScope(const SegmentedRender& r);
 
 // The lines saying what a segmented render's findings and report cover ("" for none).

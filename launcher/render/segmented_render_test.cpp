@@ -24,9 +24,10 @@ std::string Dir(const char* tag) {
   return dir;
 }
 
-// A window of one record is the first segment: its 3 launches with their 3 kernels (the third
-// put back from segment 1) and its step; the findings say it covers 1 of 5 segments.
-TEST(SegmentedRender, SmallWindowIsTheFirstSegmentWithItsInFlightWorkAndSaysSo) {
+// Findings parts of one record are the segments: 5 parts; the first (report.html's) holds segment
+// 0's 3 launches with their 3 kernels (the third put back from segment 1) and its step; the
+// findings say how they were made.
+TEST(SegmentedRender, SmallFindingsPartsAreTheSegmentsAndTheFindingsSaySo) {
   const std::string dir = Dir("segmented_window");
   const std::string dump = gprof::testing::WriteLongRun(dir, 5, 3);
   Progress progress(stderr, false);
@@ -34,8 +35,9 @@ TEST(SegmentedRender, SmallWindowIsTheFirstSegmentWithItsInFlightWorkAndSaysSo) 
   traces.pftrace = false;
   const SegmentedRender r = RenderDumpInSegments(dump, TableOptions{}, traces,
                                                  dir + "/trace.json", dir + "/trace.pftrace",
-                                                 &progress, "long: ", /*window_records=*/1);
+                                                 &progress, "long: ", /*part_records=*/1);
   EXPECT_EQ(r.segments, 5u);
+  EXPECT_EQ(r.finding_parts, 5u);
   EXPECT_EQ(r.window_segments, 1u);
   EXPECT_EQ(r.window.api_calls.size(), 3u);
   EXPECT_EQ(r.window.kernels.size(), 3u);
@@ -46,19 +48,27 @@ TEST(SegmentedRender, SmallWindowIsTheFirstSegmentWithItsInFlightWorkAndSaysSo) 
   EXPECT_EQ(r.totals.kernels, 16u);
   EXPECT_EQ(r.totals.ranges, 6u);
   EXPECT_EQ(r.window.counters.gpu_records_uncorrelated, 1u);
-  // Segment 0's host records end at its step's end, 9.990 ms after the trace's start.
-  const std::string scope = SegmentedFindingsScope(r);
-  EXPECT_THAT(scope, HasSubstr("the run's first 1 of 5 segments (9.990ms from the trace's "
-                               "start)"));
+  EXPECT_THAT(SegmentedFindingsScope(r),
+              HasSubstr("the run in 5 parts of about a million launches each, each analysed "
+                        "alone"));
+  EXPECT_THAT(SegmentedFindingsScope(r), HasSubstr("are of the first part (1 of 5 segments)"));
   EXPECT_THAT(SegmentedRenderNote(r, "long.4242.gpdump"),
-              HasSubstr("the findings, report.html and SQLite export its first 1 segments"));
+              HasSubstr("(the findings part by part, 5 parts), report.html's timeline and the "
+                        "SQLite export its first 1 segments"));
+  // Every finding of a part says how many parts saw it, of how many.
+  for (const Finding& f : r.findings) {
+    ASSERT_NE(f.Get("parts"), nullptr) << f.id;
+    EXPECT_EQ(f.Get("parts")->n, 5u) << f.id;
+    EXPECT_GE(f.Get("parts_seen")->n, 1u) << f.id;
+  }
   EXPECT_TRUE(std::filesystem::exists(dir + "/trace.json"));
 
-  // A window of the default size is the whole run here: nothing to say.
+  // Parts of the default size: the whole run is one part, as a whole render: nothing to say.
   const SegmentedRender whole = RenderDumpInSegments(dump, TableOptions{}, traces,
                                                      dir + "/trace.json", dir + "/trace.pftrace",
                                                      &progress, "long: ");
   EXPECT_EQ(whole.window_segments, 5u);
+  EXPECT_EQ(whole.finding_parts, 1u);
   EXPECT_EQ(whole.window.kernels.size(), 16u);
   EXPECT_EQ(SegmentedFindingsScope(whole), "");
   std::filesystem::remove_all(dir);

@@ -81,6 +81,8 @@ TEST_F(SegmentedRenderTest, TableAddsUpAcrossSegmentsAsTheWholeRenderDoes) {
                                "segment"));
   const std::string table = ReadFile(parts_ + "/table.txt");
   EXPECT_EQ(table, ReadFile(whole_ + "/table.txt"));
+  // The run is one findings part (far under a million launches): the findings are the whole's.
+  EXPECT_EQ(ReadFile(parts_ + "/findings.json"), ReadFile(whole_ + "/findings.json"));
 
   const auto epoch = Row(table, "epoch");
   ASSERT_FALSE(epoch.empty()) << table;
