@@ -14,16 +14,18 @@
 #include "launcher/cli/flag_suggest.h"
 #include "launcher/python/torch_memory_file.h"
 #include "launcher/recover_dumps.h"
+#include "launcher/render/segmented_render.h"
 #include "launcher/report.h"
 #include "launcher/subcommand_args.h"
 #include "model/dump.h"
+#include "model/dump_segment_reader.h"
 
 namespace gprof::launcher {
 namespace {
 
 constexpr const char* kStatsUsage =
     "Usage: gprof-run stats PATH [--report NAME[,NAME...]]... [--format table|csv|json]\n"
-    "                       [--by-step]\n"
+    "                       [--by-step] [--segment-render-mb N]\n"
     "Nsight Systems-style summaries of a gprof-run output directory (every process's whole-run\n"
     "dump, or its window dumps summed when it has none) or of one .gpdump file, on stdout.\n"
     "Reports: cuda_api_sum, cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum,\n"
@@ -33,7 +35,9 @@ constexpr const char* kStatsUsage =
     "native stack, --backtrace, per API and calling function: count, total time). --by-step adds\n"
     "step_sum (per step: wall time, GPU busy, kernels) and step_breakdown (per step: its time\n"
     "in kernels, copies, memsets, CUDA calls, DataLoader, other CPU work, other; alone it prints\n"
-    "only those two.\n"
+    "only those two. A dump over --segment-render-mb MiB (default 128) is read segment by segment\n"
+    "for the five default reports and cuda_api_stack_sum (exact: each row keeps its samples,\n"
+    "16 bytes a launch, not the dump); memory_sum and --by-step read it whole.\n"
     "Exit: 0 ok, 1 no dump or a dump could not be read, 2 usage error.\n";
 
 int Usage(const std::string& message) {
@@ -42,6 +46,19 @@ int Usage(const std::string& message) {
 }
 
 constexpr std::string_view kCpuSampleReportName = "cpu_sample_sum";
+
+// Adds the dump at `path` to `stats` one segment at a time (each report of a record alone: a
+// segment's rows are the run's rows of its records); false with `error` when it cannot be read.
+bool AddInSegments(const std::string& path, StatsCollector* stats, std::string* error) {
+  DumpSegmentReader reader;
+  if (!reader.Open(path, error)) return false;
+  while (reader.Next(error)) stats->Add(reader.profile());
+  if (!error->empty()) return false;
+  if (const std::string text = IncompleteDumpText(reader.profile(), path); !text.empty()) {
+    std::fprintf(stderr, "%s\n", text.c_str());
+  }
+  return true;
+}
 
 // cpu_sample_sum: per dump, its samples by function (analysis/samples/cpu_samples.h); a text
 // table whatever --format says.
@@ -65,6 +82,7 @@ int StatsCommand(const std::vector<std::string>& args) {
   std::vector<std::string> reports;
   std::string format = "table", path;
   bool by_step = false;
+  TraceOptions segments;  // --segment-render-mb
   SubcommandArgs a(args);
   while (a.Next()) {
     const std::string& arg = a.arg();
@@ -101,6 +119,9 @@ int StatsCommand(const std::vector<std::string>& args) {
       format = value;
     } else if (arg == "--by-step" && !a.has_inline_value()) {
       by_step = true;
+    } else if (arg == "--segment-render-mb") {
+      if (!a.TakeValue()) return Usage("--segment-render-mb needs a value");
+      if (std::string e = ParseSegmentRenderMb(value, &segments); !e.empty()) return Usage(e);
     } else if (!arg.empty() && arg[0] == '-') {
       return Usage("unknown flag " + arg + (a.has_inline_value() ? "=" + value : "") +
                    DidYouMean(arg, FlagsInUsage(kStatsUsage)));
@@ -132,9 +153,21 @@ int StatsCommand(const std::vector<std::string>& args) {
   StatsCollector stats;
   std::vector<StepBreakdown> breakdown;  // --by-step: every dump's steps, in dump order
   int failed = 0;
+  // Reports of records alone: a long dump's segments one at a time give the same rows.
+  const bool per_record =
+      !by_step && std::none_of(reports.begin(), reports.end(), [](const std::string& r) {
+        return r == kMemoryReportName;
+      });
   for (const std::string& dump : dumps) {
     Profile profile;
     std::string error;
+    if (per_record && RenderInSegments(dump, segments)) {
+      if (!AddInSegments(dump, &stats, &error)) {
+        std::fprintf(stderr, "gprof-run: error: %s; left out of the stats\n", error.c_str());
+        ++failed;
+      }
+      continue;
+    }
     if (!ReadDump(dump, &profile, &error)) {
       std::fprintf(stderr, "gprof-run: error: %s; left out of the stats\n", error.c_str());
       ++failed;

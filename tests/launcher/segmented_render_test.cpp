@@ -158,5 +158,19 @@ TEST_F(SegmentedRenderTest, CappedTraceIsCutIntoCheckedPartsUnderTheCap) {
   EXPECT_EQ(kernels, 4u * 3000u + 1u);  // and k_lost
 }
 
+// `gprof-run stats` reads a long dump segment by segment for its default reports: the same rows as
+// a whole read (every sample kept, so medians are exact), 15 launches and 16 kernels.
+TEST_F(SegmentedRenderTest, StatsOfADumpReadInSegmentsAreTheWholeReadsStats) {
+  const std::string dump = WriteLongRun(parts_, 5, 3);
+  const ProcessResult a = RunProcess({LauncherPath(), "stats", dump, "--format", "json"});
+  const ProcessResult b = RunProcess({LauncherPath(), "stats", dump, "--format", "json",
+                                      "--segment-render-mb", "0"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_EQ(b.out, a.out);
+  EXPECT_THAT(b.out, HasSubstr("\"k_a\""));
+  EXPECT_EQ(Count(b.out, "\"cudaLaunchKernel\""), 1u);
+}
+
 }  // namespace
 }  // namespace gprof::testing
