@@ -8,6 +8,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -62,6 +63,13 @@ class SegmentedRenderTest : public ::testing::Test {
     whole_ = MakeTempDir(name + "_whole");
     parts_ = MakeTempDir(name + "_segments");
   }
+  // The same long run rendered whole (the default for a small dump) and in segments.
+  std::pair<ProcessResult, ProcessResult> RenderBothWays(uint32_t segments, uint32_t launches) {
+    WriteLongRun(whole_, segments, launches);
+    WriteLongRun(parts_, segments, launches);
+    return {RunProcess({LauncherPath(), "report", whole_}),
+            RunProcess({LauncherPath(), "report", parts_, "--segment-render-mb", "0"})};
+  }
   std::string whole_, parts_;
 };
 
@@ -70,10 +78,7 @@ class SegmentedRenderTest : public ::testing::Test {
 // its 5 steps (9980 us each) = 98 us, CUDA total 30 us, Self CUDA 0 (its steps hold every
 // launch). step: 5 calls, CUDA total 30 us. k_lost: its own row (5 us), counted as a loss.
 TEST_F(SegmentedRenderTest, TableAddsUpAcrossSegmentsAsTheWholeRenderDoes) {
-  WriteLongRun(whole_, 5, 3);
-  WriteLongRun(parts_, 5, 3);
-  const ProcessResult a = RunProcess({LauncherPath(), "report", whole_});
-  const ProcessResult b = RunProcess({LauncherPath(), "report", parts_, "--segment-render-mb", "0"});
+  const auto [a, b] = RenderBothWays(5, 3);
   ASSERT_EQ(a.exit_code, 0) << a.err;
   ASSERT_EQ(b.exit_code, 0) << b.err;
   EXPECT_THAT(a.err, Not(HasSubstr("segment by segment")));
@@ -115,10 +120,7 @@ TEST_F(SegmentedRenderTest, TableAddsUpAcrossSegmentsAsTheWholeRenderDoes) {
 // check), and every launch with its flow arrow: the kernels in flight at a cut are drawn with
 // their launch's segment.
 TEST_F(SegmentedRenderTest, TraceHasEveryEventOfTheWholeTraceAndPassesTheCheck) {
-  WriteLongRun(whole_, 5, 3);
-  WriteLongRun(parts_, 5, 3);
-  const ProcessResult a = RunProcess({LauncherPath(), "report", whole_});
-  const ProcessResult b = RunProcess({LauncherPath(), "report", parts_, "--segment-render-mb", "0"});
+  const auto [a, b] = RenderBothWays(5, 3);
   ASSERT_EQ(a.exit_code, 0) << a.err;
   ASSERT_EQ(b.exit_code, 0) << b.err;
   const std::string whole = ReadFile(whole_ + "/trace.json");
