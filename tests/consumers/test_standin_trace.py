@@ -9,6 +9,7 @@ Environment: GPROF_RUN, PATTERNS (the patterns program), STANDIN_LIB_DIR (the st
 libcudart/libcupti).
 """
 import os
+import shutil
 import subprocess
 import tempfile
 import unittest
@@ -30,7 +31,7 @@ HTA_ROUNDING_US = 2.0
 
 
 def setUpModule():
-    global OUT, TMP
+    global OUT, SEGMENTED, TMP
     if not (GPROF_RUN and PATTERNS and STANDIN_LIB_DIR):
         raise unittest.SkipTest("no gprof-run, patterns or stand-in (GPROF_RUN, PATTERNS, "
                                 "STANDIN_LIB_DIR)")
@@ -43,6 +44,16 @@ def setUpModule():
                         "pageable"], env=env, capture_output=True, text=True, timeout=120)
     if p.returncode != 0:
         raise AssertionError("gprof-run patterns pageable failed:\n" + p.stdout + p.stderr)
+    # The same dump rendered segment by segment (the path of a long run's dump, forced here).
+    SEGMENTED = os.path.join(TMP.name, "segmented")
+    os.makedirs(SEGMENTED)
+    for name in os.listdir(OUT):
+        if name.endswith(".gpdump"):
+            shutil.copy(os.path.join(OUT, name), SEGMENTED)
+    p = subprocess.run([GPROF_RUN, "report", SEGMENTED, "-q", "--segment-render-mb", "0"],
+                       capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        raise AssertionError("gprof-run report --segment-render-mb 0 failed:\n" + p.stderr)
 
 
 def tearDownModule():
@@ -128,6 +139,33 @@ class HtaReadsTheCudaTrace(unittest.TestCase):
         self.assertGreater(t["non_compute_time(us)"], STEPS * (COPY_US - HTA_ROUNDING_US))
         self.assertEqual(t["idle_time(us)"] + t["compute_time(us)"] + t["non_compute_time(us)"],
                          t["kernel_time(us)"])
+
+
+@needs_consumers
+class ConsumersReadASegmentedRendersTrace(unittest.TestCase):
+    """The trace a long run's dump gets (written segment by segment, launcher/render/
+    segmented_render.h) reads in HTA and the plugin as the whole render's does: the same kernels
+    and copies, counts and times."""
+
+    def test_tensorboard_kernel_view_is_the_whole_traces(self):
+        whole = tensorboard_profile(load_json(os.path.join(OUT, "trace.json")), analyze=True)
+        seg = tensorboard_profile(load_json(os.path.join(SEGMENTED, "trace.json")), analyze=True)
+        self.assertEqual(list(seg.kernel_stat.index), [KERNEL])
+        self.assertEqual(seg.kernel_stat.loc[KERNEL]["count"], STEPS)
+        for column in ("count", "sum", "blocks_per_sm", "occupancy"):
+            self.assertEqual(seg.kernel_stat.loc[KERNEL][column],
+                             whole.kernel_stat.loc[KERNEL][column], column)
+
+    def test_hta_kernel_breakdown_is_the_whole_traces(self):
+        breakdowns = []
+        for out in (OUT, SEGMENTED):
+            hta = hta_analysis({0: os.path.join(out, "trace.json")}, out)
+            with quiet():
+                _, kernels = hta.get_gpu_kernel_breakdown(visualize=False)
+            breakdowns.append({r["name"]: (r["count"], r["sum (us)"]) for _, r in kernels.iterrows()})
+            self.assertEqual([int(s) for s in hta.get_profiler_steps()], list(range(STEPS)))
+        self.assertEqual(breakdowns[1], breakdowns[0])
+        self.assertEqual(breakdowns[1][KERNEL][0], STEPS)
 
 
 if __name__ == "__main__":
