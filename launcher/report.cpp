@@ -181,7 +181,9 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
     large_trace_notes += AttachTorchMemoryOf(dir, d, &profile);
     const PythonStacks python = LoadPythonStacks(dir, d, is_main, profile, &summary.outputs);
     const std::unique_ptr<CpuSampleNames> cpu =
-        WriteCpuFolded(profile, dir, d.stem, &summary.outputs, &large_trace_notes, err);
+        WriteCpuFolded(profile, dir, d.stem, &summary.outputs, &large_trace_notes, err,
+                       seg != nullptr ? &seg->cpu_folded : nullptr,
+                       seg != nullptr ? seg->cpu_samples : 0);
     large_trace_notes += python.notes;
     // The native stacks (--backtrace) named once for the .pftrace and report.html (the JSON
     // trace's plan names its own).

@@ -169,6 +169,12 @@ std::string CpuSampleBackendName(uint32_t backend) {
 
 std::string FoldedCpuStacks(const Profile& p, const CpuSampleNames& names) {
   std::map<std::string, uint64_t> folded;
+  AddFoldedCpuStacks(p, names, &folded);
+  return FormatFoldedCpuStacks(folded);
+}
+
+void AddFoldedCpuStacks(const Profile& p, const CpuSampleNames& names,
+                        std::map<std::string, uint64_t>* folded) {
   for (const CpuSample& s : p.cpu_samples) {
     if (s.stack >= names.frames_outermost_first.size()) continue;
     std::string key = "thread " + std::to_string(s.tid);
@@ -177,8 +183,11 @@ std::string FoldedCpuStacks(const Profile& p, const CpuSampleNames& names) {
       std::replace(frame.begin(), frame.end(), ';', ':');  // ';' separates frames
       key += ";" + frame;
     }
-    ++folded[key];
+    ++(*folded)[key];
   }
+}
+
+std::string FormatFoldedCpuStacks(const std::map<std::string, uint64_t>& folded) {
   std::string out;
   for (const auto& [stack, n] : folded) out += stack + " " + std::to_string(n) + "\n";
   return out;

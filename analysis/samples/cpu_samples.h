@@ -80,5 +80,10 @@ std::string CpuSampleBackendName(uint32_t backend);
 // Folded stacks (Brendan Gregg's flamegraph.pl and speedscope input): one line per distinct
 // stack, "thread <tid>;outer;...;inner <samples>", sorted.
 std::string FoldedCpuStacks(const Profile& p, const CpuSampleNames& names);
+// The same in two steps, for a run read segment by segment: each segment's samples added into
+// `folded` (stack line -> samples), then the lines.
+void AddFoldedCpuStacks(const Profile& p, const CpuSampleNames& names,
+                        std::map<std::string, uint64_t>* folded);
+std::string FormatFoldedCpuStacks(const std::map<std::string, uint64_t>& folded);
 
 }  // namespace gprof

@@ -8,14 +8,21 @@ namespace gprof::launcher {
 std::unique_ptr<CpuSampleNames> WriteCpuFolded(const Profile& profile, const std::string& dir,
                                                const std::string& stem,
                                                std::vector<std::string>* outputs,
-                                               std::string* notes, std::FILE* err) {
-  if (profile.cpu_samples.empty()) return nullptr;
-  auto names = std::make_unique<CpuSampleNames>(NameCpuSamples(profile));
+                                               std::string* notes, std::FILE* err,
+                                               const std::string* run_folded,
+                                               uint64_t run_samples) {
+  const uint64_t samples = run_folded != nullptr ? run_samples : profile.cpu_samples.size();
+  if (samples == 0) return nullptr;
+  auto names = profile.cpu_samples.empty()
+                   ? nullptr
+                   : std::make_unique<CpuSampleNames>(NameCpuSamples(profile));
   const std::string path = dir + "/" + stem + ".cpu.folded";
-  if (WriteOutputFile(path, FoldedCpuStacks(profile, *names), /*create_dirs=*/false).empty()) {
+  const std::string text =
+      run_folded != nullptr ? *run_folded : FoldedCpuStacks(profile, *names);
+  if (WriteOutputFile(path, text, /*create_dirs=*/false).empty()) {
     outputs->push_back(path);
     const CpuSampleCounters& c = profile.cpu_sample_counters;
-    *notes += "gprof-run: " + path + ": " + std::to_string(profile.cpu_samples.size()) +
+    *notes += "gprof-run: " + path + ": " + std::to_string(samples) +
               " CPU samples at " + std::to_string(c.hz) + " Hz (" +
               CpuSampleBackendName(c.backend) + ")" +
               (c.dropped > 0 ? ", " + std::to_string(c.dropped) + " dropped" : "") + "\n";

@@ -4,11 +4,13 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <utility>
 
 #include "analysis/findings/findings_parts.h"
+#include "analysis/samples/cpu_samples.h"
 #include "analysis/tables/key_averages.h"
 #include "analysis/tables/segment_rows.h"
 #include "analysis/timeline/trace_plan.h"
@@ -107,7 +109,13 @@ void FindingsInParts(const std::string& path, const Survey& s, uint64_t part_rec
                     std::to_string(k) + " of " + std::to_string(r->segments) + ")");
     SortRangesAndMarks(&r->window);
     FindingsContext context;
-    std::vector<Finding> found = FindFindings(r->window, &context);
+    FindingsInputs inputs;  // --cpu-sampling: gpu_idle names the functions sampled in its gaps
+    std::unique_ptr<CpuSampleNames> cpu;
+    if (!r->window.cpu_samples.empty()) {
+      cpu = std::make_unique<CpuSampleNames>(NameCpuSamples(r->window));
+      inputs.cpu_samples = cpu.get();
+    }
+    std::vector<Finding> found = FindFindings(r->window, &context, inputs);
     parts.AddPart(std::move(found), context.origin_ns - s.origin_ns);
     if (parts.parts() == 1) r->findings_context = std::move(context);
     DropRecords(&r->window);
@@ -163,6 +171,7 @@ SegmentedRender RenderDumpInSegments(const std::string& path, const TableOptions
 
   DumpSegmentReader reader;
   Open(&reader, path);
+  std::map<std::string, uint64_t> folded;
   uint32_t done = 0;
   while (Next(&reader)) {
     progress->Stage(shown + "segment " + std::to_string(++done) + " of " +
@@ -170,11 +179,18 @@ SegmentedRender RenderDumpInSegments(const std::string& path, const TableOptions
     Profile* p = reader.mutable_profile();
     survey.checks.PlaceInFlight(done - 1, p);  // each launch's work with it
     rows.Add(*p, &r.window);  // the window holds the run's whole tables
+    // --cpu-sampling: this segment's samples named (its stacks symbolized), folded for the run.
+    std::unique_ptr<CpuSampleNames> cpu;
+    if (!p->cpu_samples.empty()) {
+      cpu = std::make_unique<CpuSampleNames>(NameCpuSamples(*p));
+      AddFoldedCpuStacks(*p, *cpu, &folded);
+      r.cpu_samples += p->cpu_samples.size();
+    }
     if (!json.empty()) {
       const TracePlan plan(*p);
-      for (auto& j : json) j->Add(plan);
+      for (auto& j : json) j->Add(plan, cpu.get());
     }
-    if (pftrace != nullptr) pftrace->Add(*p);
+    if (pftrace != nullptr) pftrace->Add(*p, cpu.get());
   }
   if (done != r.segments) throw std::runtime_error(path + " changed while it was being rendered");
   for (size_t k = 0; k < json.size(); ++k) {
@@ -184,6 +200,7 @@ SegmentedRender RenderDumpInSegments(const std::string& path, const TableOptions
     pftrace->Close();
     r.pftrace = true;
   }
+  r.cpu_folded = FormatFoldedCpuStacks(folded);
   r.rows = SortTableRows(rows.Rows(), table, survey.gpu, ka.group_by_input_shape);
   FindingsInParts(path, survey, part_records, progress, shown, &r);
   return r;
@@ -221,7 +238,7 @@ std::string SegmentedRenderNote(const SegmentedRender& r, const std::string& dum
             " parts), report.html's timeline and the SQLite export its first " +
             std::to_string(r.window_segments) + " segments";
   }
-  return text + "; the traces have no Python slices or CPU samples\n";
+  return text + "; the traces have no Python slices\n";
 }
 
 }  // namespace gprof::launcher

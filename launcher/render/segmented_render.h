@@ -15,8 +15,8 @@
 // The table, the traces and the findings cover the whole run (the findings as the worst part
 // shows them: the caller says so in findings.txt, findings.json and on stderr). What a whole
 // render has and this does not: findings over the run as one window, memory peaks in the trace
-// header, Python slices and CPU samples in the traces, the table grouped by Python source
-// location (segmented_trace.h has the trace's own differences).
+// header, Python slices in the traces, the table grouped by Python source location, the samples
+// Python samples in the findings (segmented_trace.h has the trace's own differences).
 #pragma once
 
 #include <cstdint>
@@ -46,6 +46,9 @@ struct SegmentedRender {
   std::vector<Finding> findings;     // the run's, part by part (findings_parts.h)
   FindingsContext findings_context;  // the first part's (report.html's steps and timeline)
   uint32_t finding_parts = 0;
+  // --cpu-sampling: the run's folded stacks (FoldedCpuStacks) and samples, for <stem>.cpu.folded.
+  std::string cpu_folded;
+  uint64_t cpu_samples = 0;
   TableRows rows;      // the whole run's, sorted as the table shows them
   std::vector<std::string> json_files;  // of the first JSON format asked for (json, else json.gz)
   std::vector<std::string> other_json_files;  // of json.gz when both were asked for

@@ -146,8 +146,8 @@ TraceStats WritePerfettoTrace(const Profile& profile, const std::string& path,
   return w.Write();
 }
 
-void SegmentedPerfettoTrace::Add(const Profile& segment) {
-  perfetto::PerfettoWriter w(segment, &out_, nullptr, nullptr);
+void SegmentedPerfettoTrace::Add(const Profile& segment, const CpuSampleNames* cpu) {
+  perfetto::PerfettoWriter w(segment, &out_, nullptr, nullptr, cpu);
   packets_ += w.Write(/*close=*/false).events;
 }
 

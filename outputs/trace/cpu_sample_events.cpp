@@ -7,10 +7,10 @@
 
 namespace gprof {
 
-void WriteCpuSampleEvents(const CpuSampleNames& names, const TracePlan& plan,
+void WriteCpuSampleEvents(const CpuSampleNames& names, const TracePlan& plan, uint64_t origin_ns,
                           TraceEventWriter* events, JsonWriter* out) {
   const Profile& p = plan.profile();
-  const uint64_t base = plan.base_ns();
+  const uint64_t base = origin_ns;
   for (const CpuSample& s : p.cpu_samples) {
     if (s.time_ns < base || s.stack >= names.function.size()) continue;
     const std::vector<std::string>& frames = names.frames_outermost_first[s.stack];

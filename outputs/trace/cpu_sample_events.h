@@ -16,8 +16,9 @@ class JsonWriter;
 class TraceEventWriter;
 class TracePlan;
 
-// Writes every sample at or after the trace's base time (earlier ones would get a negative ts).
-void WriteCpuSampleEvents(const CpuSampleNames& names, const TracePlan& plan,
+// Writes every sample of the plan's profile at or after `origin_ns`, the trace's time origin
+// (earlier ones would get a negative ts): the plan's base_ns, or a segmented trace's origin.
+void WriteCpuSampleEvents(const CpuSampleNames& names, const TracePlan& plan, uint64_t origin_ns,
                           TraceEventWriter* events, JsonWriter* out);
 
 }  // namespace gprof

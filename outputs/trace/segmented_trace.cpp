@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "outputs/trace/cpu_sample_events.h"
 #include "outputs/trace/gzip_file.h"
 #include "outputs/trace/trace_header.h"
 #include "outputs/trace/trace_json_events.h"
@@ -54,7 +55,7 @@ void SegmentedTraceJson::End() {
   gz_.reset();
 }
 
-void SegmentedTraceJson::Add(const TracePlan& plan) {
+void SegmentedTraceJson::Add(const TracePlan& plan, const CpuSampleNames* cpu) {
   const TracePlacement placement{origin_, 0, 0};
   auto writer = std::make_unique<TraceEventWriter>(plan, out_.get(), placement, entries_);
   for (const TraceProcess& proc : plan.Processes()) {
@@ -89,6 +90,7 @@ void SegmentedTraceJson::Add(const TracePlan& plan) {
     writer->Write(e);
     ++part_events_;
   }
+  if (cpu != nullptr) WriteCpuSampleEvents(*cpu, plan, origin_, writer.get(), out_.get());
   entries_ = writer->count();
 }
 

@@ -5,9 +5,8 @@
 // gets its metadata where it first appears.
 //
 // What differs from a trace written whole: lanes are packed per segment (an overlapping range
-// that crosses a segment's edge may share a lane with work of the other segment); a launch whose
-// GPU record sits in the next segment has no flow arrow; no memory peaks in the header, no
-// Python slices, no CPU samples (the launcher notes it). With a cap (--max-trace-mb) the
+// that crosses a segment's edge may share a lane with work of the other segment); no memory peaks
+// in the header, no Python slices (the launcher notes it). With a cap (--max-trace-mb) the
 // document is cut into parts when the next event could pass it (a part holds at least one
 // event; an event with a name longer than the reserve may pass it), each a complete trace with
 // the header and the metadata of every track so far; a launch and its kernel may fall into two
@@ -28,6 +27,7 @@
 namespace gprof {
 
 class GzipFile;
+struct CpuSampleNames;
 
 class SegmentedTraceJson {
  public:
@@ -38,7 +38,10 @@ class SegmentedTraceJson {
   // Starts the document (before the first Add): `run` for the header, `origin_ns` the time
   // origin (at most every segment's TraceOriginNs).
   void Begin(const Profile& run, uint64_t origin_ns);
-  void Add(const TracePlan& segment);
+  // `cpu`: the segment's --cpu-sampling samples named (cpu_sample_events.h), or nullptr; they
+  // follow the segment's events in the part its events end in (and count towards its cap only
+  // after it: a part may pass the cap by one segment's samples).
+  void Add(const TracePlan& segment, const CpuSampleNames* cpu = nullptr);
   // Ends the document; the files written, in time order.
   std::vector<std::string> Close();
 

@@ -50,7 +50,7 @@ class TraceWriter {
     for (const PlannedEvent& e : plan_.events()) events_.Write(e);
     // After the plan's events: Perfetto's importer sorts (REFERENCE.md §4).
     if (python_ != nullptr) WritePythonSlices(*python_, plan_, python_tid_, &events_, &out_);
-    if (cpu_ != nullptr) WriteCpuSampleEvents(*cpu_, plan_, &events_, &out_);
+    if (cpu_ != nullptr) WriteCpuSampleEvents(*cpu_, plan_, plan_.base_ns(), &events_, &out_);
     out_.Raw("\n  ],\n  \"traceName\": ");
     out_.String(trace_name_);
     out_.Raw("\n}\n");

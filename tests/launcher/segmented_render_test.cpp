@@ -64,9 +64,10 @@ class SegmentedRenderTest : public ::testing::Test {
     parts_ = MakeTempDir(name + "_segments");
   }
   // The same long run rendered whole (the default for a small dump) and in segments.
-  std::pair<ProcessResult, ProcessResult> RenderBothWays(uint32_t segments, uint32_t launches) {
-    WriteLongRun(whole_, segments, launches);
-    WriteLongRun(parts_, segments, launches);
+  std::pair<ProcessResult, ProcessResult> RenderBothWays(uint32_t segments, uint32_t launches,
+                                                         bool cpu_samples = false) {
+    WriteLongRun(whole_, segments, launches, cpu_samples);
+    WriteLongRun(parts_, segments, launches, cpu_samples);
     return {RunProcess({LauncherPath(), "report", whole_}),
             RunProcess({LauncherPath(), "report", parts_, "--segment-render-mb", "0"})};
   }
@@ -136,6 +137,25 @@ TEST_F(SegmentedRenderTest, TraceHasEveryEventOfTheWholeTraceAndPassesTheCheck) 
   const ProcessResult check = RunProcess({LauncherPath(), "check", parts_ + "/trace.json"});
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
   EXPECT_GT(fs::file_size(parts_ + "/trace.pftrace"), 0u);
+}
+
+// --cpu-sampling's samples in a segmented render: every segment's in the traces and in the
+// folded stacks, as a whole render has them (5 segments x 2 samples = 10, in one stack of thread
+// 7), and in the findings' inputs.
+TEST_F(SegmentedRenderTest, CpuSamplesOfEverySegmentAreInTheTracesAndFoldedStacks) {
+  const auto [a, b] = RenderBothWays(5, 3, /*cpu_samples=*/true);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const std::string folded = ReadFile(parts_ + "/long.4242.cpu.folded");
+  EXPECT_EQ(folded, ReadFile(whole_ + "/long.4242.cpu.folded"));
+  EXPECT_THAT(folded, ::testing::StartsWith("thread 7;"));
+  EXPECT_THAT(folded, ::testing::EndsWith(" 10\n"));
+  EXPECT_THAT(b.err, HasSubstr("long.4242.cpu.folded: 10 CPU samples at 1000 Hz"));
+  EXPECT_EQ(Count(ReadFile(parts_ + "/trace.json"), "\"cat\":\"cpu_sample\""), 10u);
+  EXPECT_EQ(Count(ReadFile(whole_ + "/trace.json"), "\"cat\":\"cpu_sample\""), 10u);
+  EXPECT_EQ(ReadFile(parts_ + "/findings.json"), ReadFile(whole_ + "/findings.json"));
+  const ProcessResult check = RunProcess({LauncherPath(), "check", parts_ + "/trace.json"});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
 }
 
 // With --max-trace-mb the segmented trace is cut into parts of at most the cap, each a trace

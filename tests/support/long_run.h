@@ -26,8 +26,11 @@ inline constexpr uint64_t kLongRunSegmentNs = 10'000 * kLongRunUs;  // each segm
 //   in the next segment (in flight when the collector cut), but in the last segment;
 //   an outer range "epoch" [kLongRunT0 + 1 us, end of the last segment - 1 us], stored in the last
 //   segment (it closed there): it holds every step;
-//   in segment 1, a kernel "k_lost" [5, 10] whose launch was never recorded (correlation 999999).
-inline std::string WriteLongRun(const std::string& dir, uint32_t segments, uint32_t launches) {
+//   in segment 1, a kernel "k_lost" [5, 10] whose launch was never recorded (correlation 999999);
+//   with `cpu_samples`, two --cpu-sampling samples of thread 7 per segment, at 100 and 200, of
+//   1 ms of CPU each, in one two-frame stack (segment 0 adds it; no module names its PCs).
+inline std::string WriteLongRun(const std::string& dir, uint32_t segments, uint32_t launches,
+                                bool cpu_samples = false) {
   const std::string path = dir + "/long.4242.gpdump";
   SegmentedDumpWriter w;
   EXPECT_EQ(w.Open(path), "");
@@ -60,6 +63,15 @@ inline std::string WriteLongRun(const std::string& dir, uint32_t segments, uint3
       const Kernel k{at + 2 * kLongRunUs, at + 4 * kLongRunUs, id, k_a, 0, 7};
       (i + 1 == launches && !last ? in_flight : run.kernels).push_back(k);
     }
+    if (cpu_samples) {
+      if (s == 0) {
+        run.stacks.push_back({0, 2});
+        run.stack_pcs = {0x1000, 0x2000};
+        run.cpu_sample_counters.hz = 1000;
+      }
+      run.cpu_samples = {{b + 100 * kLongRunUs, 7, 0, 1'000'000},
+                         {b + 200 * kLongRunUs, 7, 0, 1'000'000}};
+    }
     if (s == 1) {
       run.kernels.push_back({b + 5 * kLongRunUs, b + 10 * kLongRunUs, 999'999, run.strings.Intern("k_lost"), 0, 7});
     }
@@ -68,7 +80,7 @@ inline std::string WriteLongRun(const std::string& dir, uint32_t segments, uint3
     }
     run.info.end_ns = b + kLongRunSegmentNs;
     EXPECT_EQ(w.Append(run, last), "");
-    run.ranges.clear(), run.api_calls.clear(), run.kernels.clear();
+    run.ranges.clear(), run.api_calls.clear(), run.kernels.clear(), run.cpu_samples.clear();
   }
   EXPECT_EQ(w.Publish(), "");
   return path;
