@@ -192,7 +192,11 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
       progress.Stage(shown_dump + "table");
       // --with-stack / --group-by-stack: rows per Python source location, from the samples.
       std::unique_ptr<RangeStacks> stacks;
-      if (table_options.group_by_stack > 0 && seg == nullptr) {
+      if (table_options.group_by_stack > 0 && seg != nullptr) {
+        large_trace_notes += "gprof-run: note: " + shown_dump +
+                             "rendered segment by segment: its table is not grouped by source "
+                             "location (--with-stack needs a whole render: --segment-render-mb)\n";
+      } else if (table_options.group_by_stack > 0) {
         if (python.samples != nullptr) {
           stacks = std::make_unique<RangeStacks>(
               StacksOfRanges(profile, *python.samples, table_options.group_by_stack));
