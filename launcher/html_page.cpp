@@ -4,12 +4,14 @@
 #include <algorithm>
 #include <exception>
 #include <filesystem>
+#include <memory>
 #include <stdexcept>
 #include <system_error>
 
 #include "analysis/samples/cpu_samples.h"
 #include "analysis/samples/native_symbols.h"
 #include "launcher/progress.h"
+#include "launcher/render/segmented_render.h"
 #include "launcher/python/python_stacks.h"
 #include "launcher/python/torch_memory_file.h"
 #include "model/dump.h"
@@ -78,7 +80,7 @@ bool WriteHtmlPage(const Profile& profile, const TableRows& rows,
 }
 
 RenderSummary RenderHtmlPages(const std::string& dir, const TableOptions& table_options,
-                              std::FILE* err) {
+                              std::FILE* err, uint64_t segmented_render_bytes) {
   RenderSummary summary;
   std::vector<DumpName> dumps = DumpsIn(dir);
   std::sort(dumps.begin(), dumps.end(),
@@ -97,7 +99,21 @@ RenderSummary RenderHtmlPages(const std::string& dir, const TableOptions& table_
     progress.Stage(d.stem + kDumpExtension + ": reading");
     Profile profile;
     std::string error;
-    if (!ReadDump(path, &profile, &error)) {
+    TraceOptions segments;  // a long run's dump: segment by segment, no trace written
+    segments.json = segments.json_gz = segments.pftrace = false;
+    segments.segmented_render_bytes = segmented_render_bytes;
+    std::unique_ptr<SegmentedRender> seg;
+    if (RenderInSegments(path, segments)) {
+      try {
+        seg = std::make_unique<SegmentedRender>(RenderDumpInSegments(
+            path, table_options, segments, "", "", &progress, d.stem + kDumpExtension + ": "));
+        profile = std::move(seg->window);
+      } catch (const std::exception& e) {
+        progress.Print("gprof-run: error: " + std::string(e.what()) + "; no page\n");
+        ++summary.failed;
+        continue;
+      }
+    } else if (!ReadDump(path, &profile, &error)) {
       progress.Print("gprof-run: error: " + error + "; no page\n");
       ++summary.failed;
       continue;
@@ -107,9 +123,10 @@ RenderSummary RenderHtmlPages(const std::string& dir, const TableOptions& table_
     }
     try {
       progress.Stage(d.stem + kDumpExtension + ": table rows and findings");
-      const TableRows rows = SortedTableRows(profile, table_options);
-      FindingsContext context;
-      const std::vector<Finding> findings = FindFindings(profile, &context);
+      const TableRows rows = seg != nullptr ? seg->rows : SortedTableRows(profile, table_options);
+      FindingsContext context = seg != nullptr ? seg->findings_context : FindingsContext{};
+      const std::vector<Finding> findings =
+          seg != nullptr ? seg->findings : FindFindings(profile, &context);
       progress.Stage(d.stem + kDumpExtension + ": report.html");
       const std::string page = dir + "/" + HtmlPageName(d.stem, is_main);
       // The stacks as a full report shows them; nothing else is written (no stacks.folded).
@@ -124,8 +141,9 @@ RenderSummary RenderHtmlPages(const std::string& dir, const TableOptions& table_
       const CpuSampleNames cpu =
           profile.cpu_samples.empty() ? CpuSampleNames{} : NameCpuSamples(profile);
       stacks.cpu = profile.cpu_samples.empty() ? nullptr : &cpu;
-      if (WriteHtmlPage(profile, rows, findings, context,
-                        LinksToExistingFiles(dir, d.stem, is_main), page, err, stacks)) {
+      HtmlReportLinks links = LinksToExistingFiles(dir, d.stem, is_main);
+      if (seg != nullptr) links.findings_scope = SegmentedFindingsScope(*seg);
+      if (WriteHtmlPage(profile, rows, findings, context, links, page, err, stacks)) {
         summary.outputs.push_back(page);
         ++summary.rendered;
         pages += (pages.empty() ? "" : ", ") + page;

@@ -46,6 +46,10 @@ bool WriteHtmlPage(const Profile& profile, const TableRows& rows,
 
 // `gprof-run report DIR --html`: the pages of every dump in `dir`, nothing else. The closing
 // line names them.
-RenderSummary RenderHtmlPages(const std::string& dir, const TableOptions& table, std::FILE* err);
+// A dump larger than `segmented_render_bytes` is read segment by segment
+// (render/segmented_render.h: rows of the whole run, findings part by part, the first part's
+// timeline).
+RenderSummary RenderHtmlPages(const std::string& dir, const TableOptions& table, std::FILE* err,
+                              uint64_t segmented_render_bytes);
 
 }  // namespace gprof::launcher

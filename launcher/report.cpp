@@ -117,7 +117,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
                               const HtmlOptions& html, bool export_sqlite,
                               const std::string& only_stem) {
   RecoverPartialDumps(dir, err);
-  if (html.only) return RenderHtmlPages(dir, table_options, err);
+  if (html.only) return RenderHtmlPages(dir, table_options, err, traces.segmented_render_bytes);
   RenderSummary summary;
   Progress progress(err, Progress::IsTerminal(err));
   std::vector<DumpName> dumps = DumpsIn(dir);

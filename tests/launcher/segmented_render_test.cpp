@@ -158,6 +158,21 @@ TEST_F(SegmentedRenderTest, CpuSamplesOfEverySegmentAreInTheTracesAndFoldedStack
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
 }
 
+// `gprof-run report DIR --html` reads a long dump segment by segment too: the run is one findings
+// part here, so its page is the whole read's, byte for byte.
+TEST_F(SegmentedRenderTest, HtmlOnlyPageOfASegmentedReadIsTheWholeReadsPage) {
+  WriteLongRun(whole_, 5, 3);
+  WriteLongRun(parts_, 5, 3);
+  const ProcessResult a = RunProcess({LauncherPath(), "report", whole_, "--html"});
+  const ProcessResult b =
+      RunProcess({LauncherPath(), "report", parts_, "--html", "--segment-render-mb", "0"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const std::string page = ReadFile(parts_ + "/report.html");
+  EXPECT_THAT(page, HasSubstr("epoch"));
+  EXPECT_EQ(page, ReadFile(whole_ + "/report.html"));
+}
+
 // With --max-trace-mb the segmented trace is cut into parts of at most the cap, each a trace
 // that passes the check, together holding every kernel once. 4 segments x 3000 launches: about
 // 3 MB of JSON, so 1 MiB parts make three or more.
