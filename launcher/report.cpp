@@ -157,10 +157,17 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
     std::string error;
     // A long run's dump: table and traces segment by segment, the rest from its first segments.
     std::unique_ptr<SegmentedRender> seg;
+    PythonStacks run_python;  // a segmented render's traces: the run's Python slices
     if (RenderInSegments(path, traces)) {
+      const auto python_slices = [&](const Profile& run) {
+        run_python = LoadPythonStacks(dir, d, is_main, run, nullptr, /*write_files=*/false);
+        return run_python.slices.get();
+      };
       try {
-        seg = std::make_unique<SegmentedRender>(RenderDumpInSegments(
-            path, table_options, traces, trace_path, pftrace_path, &progress, shown_dump));
+        seg = std::make_unique<SegmentedRender>(
+            RenderDumpInSegments(path, table_options, traces, trace_path, pftrace_path, &progress,
+                                 shown_dump, kFindingsPartRecords, python_slices));
+        run_python = PythonStacks{};
       } catch (const std::exception& e) {
         progress.Print("gprof-run: error: " + std::string(e.what()) + "; not rendered\n");
         ++summary.failed;

@@ -151,11 +151,13 @@ bool RenderInSegments(const std::string& path, const TraceOptions& traces) {
 SegmentedRender RenderDumpInSegments(const std::string& path, const TableOptions& table,
                                      const TraceOptions& traces, const std::string& json_path,
                                      const std::string& pftrace_path, Progress* progress,
-                                     const std::string& shown, uint64_t part_records) {
+                                     const std::string& shown, uint64_t part_records,
+                                     const PythonSliceLoader& python) {
   SegmentedRender r;
   progress->Stage(shown + "reading (segment by segment)");
   const Survey survey = SurveySegments(path, &r);
 
+  const PythonSliceSet* slices = python ? python(r.window) : nullptr;
   KeyAveragesOptions ka;
   ka.group_by_input_shape = TableByShape(table, survey.shapes);
   SegmentedKeyAverages rows(ka, survey.long_ranges);
@@ -164,7 +166,7 @@ SegmentedRender RenderDumpInSegments(const std::string& path, const TableOptions
                                   std::pair{traces.json_gz, json_path + ".gz"}}) {
     if (!wanted) continue;
     json.push_back(std::make_unique<SegmentedTraceJson>(p, traces.max_json_bytes));
-    json.back()->Begin(r.window, survey.origin_ns);
+    json.back()->Begin(r.window, survey.origin_ns, slices);
   }
   std::unique_ptr<SegmentedPerfettoTrace> pftrace;
   if (traces.pftrace) pftrace = std::make_unique<SegmentedPerfettoTrace>(pftrace_path);
@@ -190,7 +192,7 @@ SegmentedRender RenderDumpInSegments(const std::string& path, const TableOptions
       const TracePlan plan(*p);
       for (auto& j : json) j->Add(plan, cpu.get());
     }
-    if (pftrace != nullptr) pftrace->Add(*p, cpu.get());
+    if (pftrace != nullptr) pftrace->Add(*p, cpu.get(), done == 1 ? slices : nullptr);
   }
   if (done != r.segments) throw std::runtime_error(path + " changed while it was being rendered");
   for (size_t k = 0; k < json.size(); ++k) {
@@ -238,7 +240,7 @@ std::string SegmentedRenderNote(const SegmentedRender& r, const std::string& dum
             " parts), report.html's timeline and the SQLite export its first " +
             std::to_string(r.window_segments) + " segments";
   }
-  return text + "; the traces have no Python slices\n";
+  return text + "\n";
 }
 
 }  // namespace gprof::launcher

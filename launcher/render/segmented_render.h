@@ -15,11 +15,13 @@
 // The table, the traces and the findings cover the whole run (the findings as the worst part
 // shows them: the caller says so in findings.txt, findings.json and on stderr). What a whole
 // render has and this does not: findings over the run as one window, memory peaks in the trace
-// header, Python slices in the traces, the table grouped by Python source location, the samples
+// header, the Python lines of blocking calls in the traces, the table grouped by Python source
+// location, the samples
 // Python samples in the findings (segmented_trace.h has the trace's own differences).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,10 @@
 #include "launcher/report.h"
 #include "model/profile.h"
 #include "outputs/table/table.h"
+
+namespace gprof {
+struct PythonSliceSet;
+}  // namespace gprof
 
 namespace gprof::launcher {
 
@@ -62,12 +68,16 @@ bool RenderInSegments(const std::string& path, const TraceOptions& traces);
 // Renders the dump at `path`: reads it twice, writes the traces asked for in `traces` to
 // `json_path` (and its .gz) and `pftrace_path`, and returns the rest for the caller to write.
 // Throws std::runtime_error with the reader's message on a bad dump.
-// `part_records`: a findings part's size (tests make it small).
+// `part_records`: a findings part's size (tests make it small). `python`: called once after the
+// survey with the run's profile (its info and tables, no records), returns the run's sampled
+// Python stacks for the traces (nullptr: none); what it returns must outlive the call.
+using PythonSliceLoader = std::function<const PythonSliceSet*(const Profile& run)>;
 SegmentedRender RenderDumpInSegments(const std::string& path, const TableOptions& table,
                                      const TraceOptions& traces, const std::string& json_path,
                                      const std::string& pftrace_path, Progress* progress,
                                      const std::string& shown,
-                                     uint64_t part_records = kFindingsPartRecords);
+                                     uint64_t part_records = kFindingsPartRecords,
+                                     const PythonSliceLoader& python = {});
 
 // Adds a segmented render's totals to the report's (AddToTotals for a whole profile).
 void AddSegmentedTotals(Totals* into, const Totals& from);

@@ -146,8 +146,10 @@ TraceStats WritePerfettoTrace(const Profile& profile, const std::string& path,
   return w.Write();
 }
 
-void SegmentedPerfettoTrace::Add(const Profile& segment, const CpuSampleNames* cpu) {
-  perfetto::PerfettoWriter w(segment, &out_, nullptr, nullptr, cpu);
+void SegmentedPerfettoTrace::Add(const Profile& segment, const CpuSampleNames* cpu,
+                                 const PythonSliceSet* python) {
+  perfetto::PerfettoWriter w(segment, &out_, python, nullptr, cpu);
+  w.SetPythonFirstTid(kSegmentedPythonFirstTid);
   packets_ += w.Write(/*close=*/false).events;
 }
 

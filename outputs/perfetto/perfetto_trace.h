@@ -38,13 +38,15 @@ TraceStats FormatPerfettoTrace(const Profile& profile, JsonSink sink);
 // segment's plan written as WritePerfettoTrace writes a profile, one after another into one file
 // (a Perfetto trace is a sequence of packets; every segment starts by clearing the incremental
 // state and interns its names again; a track has the same uuid in every segment, and its
-// descriptor comes again with it). Only one segment's plan is in memory. No Python slices (the
-// launcher notes it). Throws std::runtime_error on I/O errors.
+// descriptor comes again with it). Only one segment's plan is in memory. Throws
+// std::runtime_error on I/O errors.
 class SegmentedPerfettoTrace {
  public:
   explicit SegmentedPerfettoTrace(const std::string& path) : out_(path) {}
-  // `cpu`: the segment's --cpu-sampling samples named, or nullptr.
-  void Add(const Profile& segment, const CpuSampleNames* cpu = nullptr);
+  // `cpu`: the segment's --cpu-sampling samples named, or nullptr. `python`: the run's sampled
+  // Python stacks, given with the first segment only (on tids from kSegmentedPythonFirstTid).
+  void Add(const Profile& segment, const CpuSampleNames* cpu = nullptr,
+           const PythonSliceSet* python = nullptr);
   TraceStats Close();
 
  private:

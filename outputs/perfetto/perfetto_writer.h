@@ -125,7 +125,7 @@ class PerfettoWriter {
     WriteFirstPacket();
     std::vector<TraceTrack> python_tracks;
     if (python_ != nullptr) {
-      python_tid_ = PythonFirstTid(plan_);
+      python_tid_ = python_first_tid_ != 0 ? python_first_tid_ : PythonFirstTid(plan_);
       python_tracks = PythonTraceTracks(*python_, plan_, python_tid_);
       OrderPythonSlices();
     }
@@ -258,6 +258,13 @@ class PerfettoWriter {
   std::vector<uint32_t> python_order_;
   size_t next_python_ = 0;
   uint32_t python_tid_ = 0;
+ public:
+  // The Python tracks' first tid instead of the plan's first free one (a trace written in
+  // segments: tids no segment's lanes reach).
+  void SetPythonFirstTid(uint32_t tid) { python_first_tid_ = tid; }
+
+ private:
+  uint32_t python_first_tid_ = 0;
   // Native stacks: the symbolized frames (the caller's or own_stacks_), the call -> stack index,
   // and each stack's encoded annotation (empty until first used; no stacks: no entries).
   const SymbolizedStacks* stacks_;

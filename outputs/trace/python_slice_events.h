@@ -20,6 +20,9 @@ struct TraceTrack;
 // thread_name / thread_sort_index entries, then every slice, on the plan's host pid.
 // `first_tid`: the first synthetic tid free in the plan (PythonFirstTid).
 uint32_t PythonFirstTid(const TracePlan& plan);
+// The Python tracks' first tid in a trace written segment by segment (segmented_trace.h), where
+// each segment's plan has lanes of its own: far above the synthetic lanes (0x80000000 up).
+inline constexpr uint32_t kSegmentedPythonFirstTid = 0xC0000000u;
 // The tracks of `set`, one per PythonSliceSet::tracks entry in its order, on the plan's host pid
 // with tids first_tid, first_tid + 1, ...: name "<thread>: Python stacks, sampled at HZ Hz" and
 // the sort index of the sampled thread (so that a stable sort puts each beside its thread).

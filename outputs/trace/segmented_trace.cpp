@@ -6,6 +6,7 @@
 
 #include "outputs/trace/cpu_sample_events.h"
 #include "outputs/trace/gzip_file.h"
+#include "outputs/trace/python_slice_events.h"
 #include "outputs/trace/trace_header.h"
 #include "outputs/trace/trace_json_events.h"
 #include "outputs/trace/trace_split.h"
@@ -25,9 +26,11 @@ SegmentedTraceJson::SegmentedTraceJson(std::string path, uint64_t max_bytes)
 
 SegmentedTraceJson::~SegmentedTraceJson() = default;
 
-void SegmentedTraceJson::Begin(const Profile& run, uint64_t origin_ns) {
+void SegmentedTraceJson::Begin(const Profile& run, uint64_t origin_ns,
+                               const PythonSliceSet* python) {
   run_ = &run;
   origin_ = origin_ns;
+  python_ = max_bytes_ == 0 ? python : nullptr;
   Open();
 }
 
@@ -67,6 +70,15 @@ void SegmentedTraceJson::Add(const TracePlan& plan, const CpuSampleNames* cpu) {
     if (!track_keys_.insert({track.pid, track.tid}).second) continue;
     tracks_.push_back(track);
     writer->WriteTrack(track);
+  }
+  if (python_ != nullptr) {  // the run's Python slices, with the first segment
+    const uint32_t tid = kSegmentedPythonFirstTid;
+    for (const TraceTrack& track : PythonTraceTracks(*python_, plan, tid)) {
+      tracks_.push_back(track);
+      writer->WriteTrack(track);
+    }
+    WritePythonSlices(*python_, plan, tid, placement, writer.get(), out_.get());
+    python_ = nullptr;
   }
   // Room kept for the next event and the document's end: an event is a few hundred bytes.
   const uint64_t reserve = std::min<uint64_t>(64 << 10, max_bytes_ / 8);

@@ -6,7 +6,7 @@
 //
 // What differs from a trace written whole: lanes are packed per segment (an overlapping range
 // that crosses a segment's edge may share a lane with work of the other segment); no memory peaks
-// in the header, no Python slices (the launcher notes it). With a cap (--max-trace-mb) the
+// in the header; blocking calls carry no python_line args. With a cap (--max-trace-mb) the
 // document is cut into parts when the next event could pass it (a part holds at least one
 // event; an event with a name longer than the reserve may pass it), each a complete trace with
 // the header and the metadata of every track so far; a launch and its kernel may fall into two
@@ -28,6 +28,7 @@ namespace gprof {
 
 class GzipFile;
 struct CpuSampleNames;
+struct PythonSliceSet;
 
 class SegmentedTraceJson {
  public:
@@ -37,7 +38,10 @@ class SegmentedTraceJson {
   ~SegmentedTraceJson();
   // Starts the document (before the first Add): `run` for the header, `origin_ns` the time
   // origin (at most every segment's TraceOriginNs).
-  void Begin(const Profile& run, uint64_t origin_ns);
+  // `python`: the run's sampled Python stacks (python_slices.h), written with the first segment
+  // on tracks from kSegmentedPythonFirstTid; left out of a trace cut into parts (as a whole
+  // trace's parts leave them out). May be nullptr; must outlive the writer.
+  void Begin(const Profile& run, uint64_t origin_ns, const PythonSliceSet* python = nullptr);
   // `cpu`: the segment's --cpu-sampling samples named (cpu_sample_events.h), or nullptr; they
   // follow the segment's events in the part its events end in (and count towards its cap only
   // after it: a part may pass the cap by one segment's samples).
@@ -53,6 +57,7 @@ class SegmentedTraceJson {
   uint64_t max_bytes_;
   const Profile* run_ = nullptr;
   uint64_t origin_ = 0;
+  const PythonSliceSet* python_ = nullptr;  // until written with the first segment
   std::unique_ptr<GzipFile> gz_;
   std::unique_ptr<JsonWriter> out_;
   uint64_t entries_ = 0;          // in the open part's traceEvents

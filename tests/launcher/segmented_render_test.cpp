@@ -173,6 +173,29 @@ TEST_F(SegmentedRenderTest, HtmlOnlyPageOfASegmentedReadIsTheWholeReadsPage) {
   EXPECT_EQ(page, ReadFile(whole_ + "/report.html"));
 }
 
+// --python-sampling's stacks in a segmented render's traces: the python_function slices of the
+// whole run (<module> and train over all 5 segments), as the whole render has them, in a trace
+// that passes the check.
+TEST_F(SegmentedRenderTest, PythonSlicesOfTheWholeRunAreInTheSegmentedTrace) {
+  WriteLongRun(whole_, 5, 3);
+  WriteLongRun(parts_, 5, 3);
+  WriteLongRunPythonSamples(whole_, 5);
+  WriteLongRunPythonSamples(parts_, 5);
+  const ProcessResult a = RunProcess({LauncherPath(), "report", whole_});
+  const ProcessResult b = RunProcess({LauncherPath(), "report", parts_, "--segment-render-mb", "0"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const std::string trace = ReadFile(parts_ + "/trace.json");
+  const size_t slices = Count(trace, "\"cat\":\"python_function\"");
+  EXPECT_GE(slices, 2u);
+  EXPECT_EQ(slices, Count(ReadFile(whole_ + "/trace.json"), "\"cat\":\"python_function\""));
+  EXPECT_EQ(Count(trace, "\"name\":\"train\""), Count(ReadFile(whole_ + "/trace.json"),
+                                                      "\"name\":\"train\""));
+  const ProcessResult check = RunProcess({LauncherPath(), "check", parts_ + "/trace.json"});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  EXPECT_GT(fs::file_size(parts_ + "/trace.pftrace"), 0u);
+}
+
 // With --max-trace-mb the segmented trace is cut into parts of at most the cap, each a trace
 // that passes the check, together holding every kernel once. 4 segments x 3000 launches: about
 // 3 MB of JSON, so 1 MiB parts make three or more.

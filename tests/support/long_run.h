@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -84,6 +85,21 @@ inline std::string WriteLongRun(const std::string& dir, uint32_t segments, uint3
   }
   EXPECT_EQ(w.Publish(), "");
   return path;
+}
+
+// The .pysamples file of that run (analysis/samples/python_samples.h, as --python-sampling's
+// sampler writes it): thread 7 sampled once a millisecond over the whole run, always in
+// <module> -> train of long.py.
+inline void WriteLongRunPythonSamples(const std::string& dir, uint32_t segments) {
+  const uint64_t ms = 1'000'000, samples = segments * kLongRunSegmentNs / ms;
+  std::ofstream out(dir + "/long.4242.pysamples");
+  out << "gprof-pysamples\t1\npid\t4242\nprogram\tlong\nhz\t1000\nperiod_ns\t1000000\n"
+      << "start_ns\t" << kLongRunT0 << "\nend_ns\t" << kLongRunT0 + samples * ms << "\n"
+      << "ticks\t" << samples << "\nmissed\t0\ndropped\t0\nthreads\t1\nframes\t2\nstacks\t1\n"
+      << "samples\t" << samples << "\nT\t0\t7\t1401\tMainThread\n"
+      << "F\t0\t1\t20\t/w/long.py\t<module>\nF\t1\t3\t4\t/w/long.py\ttrain\nK\t0\t0 1\n";
+  for (uint64_t k = 0; k < samples; ++k) out << "S\t" << k * ms << "\t0\t0\n";
+  out << "end\n";
 }
 
 }  // namespace gprof::testing
