@@ -67,13 +67,11 @@ std::string WriteFindings(const Profile& profile, const FindingsInputs& inputs,
       *found = FindFindings(profile, context, inputs);
     }
     const std::vector<Finding>& findings = *found;
-    for (const auto& [path, text] : {std::pair{stem + ".json",
-                                               FormatFindingsJson(
-                                                   findings, context != nullptr
-                                                                 ? &context->step_breakdown
-                                                                 : nullptr,
-                                                   scope)},
-                                     std::pair{stem + ".txt", FormatFindingsText(findings, scope)}}) {
+    const std::vector<StepBreakdown>* steps =
+        context != nullptr ? &context->step_breakdown : nullptr;
+    for (const auto& [path, text] :
+         {std::pair{stem + ".json", FormatFindingsJson(findings, steps, scope)},
+          std::pair{stem + ".txt", FormatFindingsText(findings, scope)}}) {
       if (!WriteText(path, text)) throw std::runtime_error("cannot write " + path);
       outputs->push_back(path);
     }

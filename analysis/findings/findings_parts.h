@@ -5,8 +5,8 @@
 // gpu_idle of GPU 1 and kernel_spread of one kernel are subjects of their own) the finding of
 // the part where it would save the most is kept (then the most severe, then the earliest part),
 // with two more numbers of evidence when there were several parts: "parts_seen", the parts that
-// found it, and "parts", how many parts were analysed. Its window, shares and places are that part's; places are moved onto the
-// run's trace time. Pure; launcher process only.
+// found it, and "parts", how many parts were analysed. Its window, shares and places are that
+// part's; places are moved onto the run's trace time. Pure; launcher process only.
 #pragma once
 
 #include <cstdint>

@@ -105,8 +105,9 @@ void FindingsInParts(const std::string& path, const Survey& s, uint64_t part_rec
   uint64_t records = 0;
   uint32_t k = 0, in_part = 0;
   const auto analyse = [&] {
-    progress->Stage(shown + "findings of part " + std::to_string(parts.parts() + 1) + " (to segment " +
-                    std::to_string(k) + " of " + std::to_string(r->segments) + ")");
+    progress->Stage(shown + "findings of part " + std::to_string(parts.parts() + 1) +
+                    " (to segment " + std::to_string(k) + " of " +
+                    std::to_string(r->segments) + ")");
     SortRangesAndMarks(&r->window);
     FindingsContext context;
     FindingsInputs inputs;  // --cpu-sampling: gpu_idle names the functions sampled in its gaps
