@@ -159,7 +159,7 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
     if (RenderInSegments(path, traces)) {
       const auto python_slices = [&](const Profile& run) {
         run_python = LoadPythonStacks(dir, d, is_main, run, nullptr, /*write_files=*/false);
-        return run_python.slices.get();
+        return RunPython{run_python.slices.get(), run_python.samples.get()};
       };
       try {
         seg = std::make_unique<SegmentedRender>(
@@ -184,7 +184,9 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
     }
     if (profile.info.rank >= 0) ranked_pids.insert(d.pid);
     large_trace_notes += AttachTorchMemoryOf(dir, d, &profile);
-    const PythonStacks python = LoadPythonStacks(dir, d, is_main, profile, &summary.outputs);
+    const PythonStacks python =
+        LoadPythonStacks(dir, d, is_main, profile, &summary.outputs, /*write_files=*/true,
+                         seg != nullptr ? &seg->python_syncs : nullptr);
     const std::unique_ptr<CpuSampleNames> cpu =
         WriteCpuFolded(profile, dir, d.stem, &summary.outputs, &large_trace_notes, err,
                        seg != nullptr ? &seg->cpu_folded : nullptr,

@@ -20,6 +20,39 @@ std::string FrameText(const PythonFrame& f) {
 
 }  // namespace
 
+namespace {
+
+// Most blocked time first, then most calls, then by text.
+void SortLines(std::vector<PythonSyncLine>* lines) {
+  std::sort(lines->begin(), lines->end(), [](const PythonSyncLine& a, const PythonSyncLine& b) {
+    if (a.blocked_ns != b.blocked_ns) return a.blocked_ns > b.blocked_ns;
+    if (a.calls != b.calls) return a.calls > b.calls;
+    return a.where < b.where;
+  });
+}
+
+}  // namespace
+
+void AddPythonSyncs(const PythonSyncs& from, PythonSyncs* into) {
+  into->calls += from.calls;
+  into->blocked_ns += from.blocked_ns;
+  into->not_sampled += from.not_sampled;
+  std::unordered_map<std::string, size_t> at;
+  for (size_t i = 0; i < into->lines.size(); ++i) at.emplace(into->lines[i].where, i);
+  for (const PythonSyncLine& line : from.lines) {
+    const auto [it, fresh] = at.emplace(line.where, into->lines.size());
+    if (fresh) {
+      into->lines.push_back(line);
+    } else {
+      into->lines[it->second].calls += line.calls;
+      into->lines[it->second].blocked_ns += line.blocked_ns;
+    }
+  }
+  SortLines(&into->lines);
+  into->call_lines.clear();
+  into->call_stacks.clear();
+}
+
 PythonSyncs SyncsByPythonLine(const Profile& p, const PythonSamples& s, uint64_t from_ns,
                               uint64_t to_ns) {
   PythonSyncs out;
@@ -83,11 +116,7 @@ PythonSyncs SyncsByPythonLine(const Profile& p, const PythonSamples& s, uint64_t
     out.call_stacks.emplace_back(index, best->stack);
   }
   for (auto& [where, row] : rows) out.lines.push_back(std::move(row));
-  std::sort(out.lines.begin(), out.lines.end(), [](const PythonSyncLine& a, const PythonSyncLine& b) {
-    if (a.blocked_ns != b.blocked_ns) return a.blocked_ns > b.blocked_ns;
-    if (a.calls != b.calls) return a.calls > b.calls;
-    return a.where < b.where;
-  });
+  SortLines(&out.lines);
   std::unordered_map<std::string, uint32_t> line_index;
   for (uint32_t i = 0; i < out.lines.size(); ++i) line_index[out.lines[i].where] = i;
   out.call_lines.reserve(attributed.size());

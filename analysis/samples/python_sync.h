@@ -42,6 +42,11 @@ struct PythonSyncs {
 PythonSyncs SyncsByPythonLine(const Profile& p, const PythonSamples& s, uint64_t from_ns,
                               uint64_t to_ns);
 
+// Adds `from`'s counts into `into` line by line (a run read in parts: each part's
+// SyncsByPythonLine); the calls' indices (call_lines, call_stacks) are of one profile and are not
+// kept.
+void AddPythonSyncs(const PythonSyncs& from, PythonSyncs* into);
+
 // The text file: a header, then one row per line (calls, blocked ms, share, where).
 std::string FormatPythonSyncs(const PythonSyncs& syncs);
 

@@ -113,5 +113,29 @@ TEST(PythonSyncs, TorchsOwnFramesAreSkippedForTheProgramsLine) {
             "synchronize (/v/lib/python3.12/site-packages/torch/cuda/__init__.py:1083)");
 }
 
+// Two parts' blocking calls added up by line (a run rendered segment by segment analyses its
+// findings part by part): A 2 calls / 3 ms + 1 call / 4 ms = 3 calls / 7 ms, first; B 1 call /
+// 5 ms; C 1 call / 1 ms. Totals: 5 + 2 calls, 12 + 5 ms; the per-call indices are not kept.
+TEST(PythonSyncs, PartsAddUpByLineAndSortByBlockedTime) {
+  PythonSyncs first, second, run;
+  first.lines = {{"B (p.py:2)", 1, 5'000'000}, {"A (p.py:1)", 2, 3'000'000}};
+  first.calls = 5, first.blocked_ns = 12'000'000, first.not_sampled = 2;
+  first.call_lines = {{0, 0}};
+  second.lines = {{"A (p.py:1)", 1, 4'000'000}, {"C (p.py:3)", 1, 1'000'000}};
+  second.calls = 2, second.blocked_ns = 5'000'000, second.not_sampled = 0;
+  AddPythonSyncs(first, &run);
+  AddPythonSyncs(second, &run);
+  ASSERT_EQ(run.lines.size(), 3u);
+  EXPECT_EQ(run.lines[0].where, "A (p.py:1)");
+  EXPECT_EQ(run.lines[0].calls, 3u);
+  EXPECT_EQ(run.lines[0].blocked_ns, 7'000'000u);
+  EXPECT_EQ(run.lines[1].where, "B (p.py:2)");
+  EXPECT_EQ(run.lines[2].where, "C (p.py:3)");
+  EXPECT_EQ(run.calls, 7u);
+  EXPECT_EQ(run.blocked_ns, 17'000'000u);
+  EXPECT_EQ(run.not_sampled, 2u);
+  EXPECT_TRUE(run.call_lines.empty());
+}
+
 }  // namespace
 }  // namespace gprof

@@ -62,7 +62,7 @@ bool ReadPythonSamplesOf(const std::string& path, uint32_t pid, PythonSamples* o
 
 PythonStacks LoadPythonStacks(const std::string& dir, const DumpName& name, bool is_main,
                               const Profile& profile, std::vector<std::string>* outputs,
-                              bool write_files) {
+                              bool write_files, const PythonSyncs* run_syncs) {
   PythonStacks out;
   const std::string path = PythonSamplesPath(dir, name);
   std::error_code ec;
@@ -85,7 +85,7 @@ PythonStacks LoadPythonStacks(const std::string& dir, const DumpName& name, bool
     // A window dump covers its window only; the whole run, the collection's span.
     const uint64_t from = profile.info.start_ns, to = profile.info.end_ns;
     out.slices = std::make_unique<PythonSliceSet>(PythonSlicesFrom(*samples, from, to));
-    out.syncs = SyncsByPythonLine(profile, *samples, from, to);
+    out.syncs = run_syncs != nullptr ? *run_syncs : SyncsByPythonLine(profile, *samples, from, to);
     // Each attributed blocking call's line, for the trace's args.python_line.
     for (const auto& [call, line] : out.syncs.call_lines) {
       out.slices->api_python_lines.emplace(call, out.syncs.lines[line].where);

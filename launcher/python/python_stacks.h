@@ -33,10 +33,12 @@ std::string PythonSamplesPath(const std::string& dir, const DumpName& name);
 
 // Never throws: an unreadable or corrupt file is a note (a warning), never a failed dump.
 // `write_files` false: read only, writing neither stacks.folded nor python_syncs.txt (`report
-// --html` rewrites the pages alone).
+// --html` rewrites the pages alone). `run_syncs`: the blocking calls by Python line of the whole
+// run when `profile` holds only a part of it (a segmented render,
+// launcher/render/segmented_render.h), used instead of the profile's own.
 PythonStacks LoadPythonStacks(const std::string& dir, const DumpName& name, bool is_main,
                               const Profile& profile, std::vector<std::string>* outputs,
-                              bool write_files = true);
+                              bool write_files = true, const PythonSyncs* run_syncs = nullptr);
 
 // The samples of `path` for a dump of pid `pid`: false, with `error` saying why (unreadable,
 // corrupt, another pid's), else `out`. For the merged view (merged_view.cpp).

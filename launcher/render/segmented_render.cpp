@@ -98,7 +98,8 @@ void ReadPart(DumpSegmentReader* reader, const Survey& s, uint32_t first, uint32
 // whole under the run's tables with each launch's work, analysed alone (PartFindings). The first
 // part is read again at the end (not held meanwhile): report.html and the SQLite export show it.
 void FindingsInParts(const std::string& path, const Survey& s, uint64_t part_records,
-                     Progress* progress, const std::string& shown, SegmentedRender* r) {
+                     const PythonSamples* python, Progress* progress, const std::string& shown,
+                     SegmentedRender* r) {
   DumpSegmentReader reader;
   Open(&reader, path);
   PartFindings parts;
@@ -111,6 +112,12 @@ void FindingsInParts(const std::string& path, const Survey& s, uint64_t part_rec
     SortRangesAndMarks(&r->window);
     FindingsContext context;
     FindingsInputs inputs;  // --cpu-sampling: gpu_idle names the functions sampled in its gaps
+    inputs.python_samples = python;  // --python-sampling: sync names the Python line
+    if (python != nullptr) {
+      const ProfileInfo& run = r->window.info;
+      AddPythonSyncs(SyncsByPythonLine(r->window, *python, run.start_ns, run.end_ns),
+                     &r->python_syncs);
+    }
     std::unique_ptr<CpuSampleNames> cpu;
     if (!r->window.cpu_samples.empty()) {
       cpu = std::make_unique<CpuSampleNames>(NameCpuSamples(r->window));
@@ -158,7 +165,8 @@ SegmentedRender RenderDumpInSegments(const std::string& path, const TableOptions
   progress->Stage(shown + "reading (segment by segment)");
   const Survey survey = SurveySegments(path, &r);
 
-  const PythonSliceSet* slices = python ? python(r.window) : nullptr;
+  const RunPython run_python = python ? python(r.window) : RunPython{};
+  const PythonSliceSet* slices = run_python.slices;
   KeyAveragesOptions ka;
   ka.group_by_input_shape = TableByShape(table, survey.shapes);
   SegmentedKeyAverages rows(ka, survey.long_ranges);
@@ -205,7 +213,7 @@ SegmentedRender RenderDumpInSegments(const std::string& path, const TableOptions
   }
   r.cpu_folded = FormatFoldedCpuStacks(folded);
   r.rows = SortTableRows(rows.Rows(), table, survey.gpu, ka.group_by_input_shape);
-  FindingsInParts(path, survey, part_records, progress, shown, &r);
+  FindingsInParts(path, survey, part_records, run_python.samples, progress, shown, &r);
   return r;
 }
 

@@ -15,9 +15,9 @@
 // The table, the traces and the findings cover the whole run (the findings as the worst part
 // shows them: the caller says so in findings.txt, findings.json and on stderr). What a whole
 // render has and this does not: findings over the run as one window, memory peaks in the trace
-// header, the Python lines of blocking calls in the traces, the table grouped by Python source
-// location, the samples
-// Python samples in the findings (segmented_trace.h has the trace's own differences).
+// header, the Python lines of blocking calls in the traces' args, the table grouped by Python
+// source location. samples
+// (segmented_trace.h has the trace's own differences).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "analysis/findings/findings.h"
+#include "analysis/samples/python_sync.h"
 #include "launcher/progress.h"
 #include "launcher/render/closing_line.h"
 #include "launcher/report.h"
@@ -34,6 +35,7 @@
 
 namespace gprof {
 struct PythonSliceSet;
+struct PythonSamples;
 }  // namespace gprof
 
 namespace gprof::launcher {
@@ -55,6 +57,9 @@ struct SegmentedRender {
   // --cpu-sampling: the run's folded stacks (FoldedCpuStacks) and samples, for <stem>.cpu.folded.
   std::string cpu_folded;
   uint64_t cpu_samples = 0;
+  // --python-sampling: the run's blocking CUDA calls by Python line, added up part by part (for
+  // python_syncs.txt and report.html; no per-call indices).
+  PythonSyncs python_syncs;
   TableRows rows;      // the whole run's, sorted as the table shows them
   std::vector<std::string> json_files;  // of the first JSON format asked for (json, else json.gz)
   std::vector<std::string> other_json_files;  // of json.gz when both were asked for
@@ -70,8 +75,14 @@ bool RenderInSegments(const std::string& path, const TraceOptions& traces);
 // Throws std::runtime_error with the reader's message on a bad dump.
 // `part_records`: a findings part's size (tests make it small). `python`: called once after the
 // survey with the run's profile (its info and tables, no records), returns the run's sampled
-// Python stacks for the traces (nullptr: none); what it returns must outlive the call.
-using PythonSliceLoader = std::function<const PythonSliceSet*(const Profile& run)>;
+// Python stacks (--python-sampling: the slices for the traces, the samples for the findings and
+// the blocking calls by Python line), each nullptr when there are none; what it returns must
+// outlive the call.
+struct RunPython {
+  const PythonSliceSet* slices = nullptr;
+  const PythonSamples* samples = nullptr;
+};
+using PythonSliceLoader = std::function<RunPython(const Profile& run)>;
 SegmentedRender RenderDumpInSegments(const std::string& path, const TableOptions& table,
                                      const TraceOptions& traces, const std::string& json_path,
                                      const std::string& pftrace_path, Progress* progress,

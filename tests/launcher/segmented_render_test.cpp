@@ -173,12 +173,13 @@ TEST_F(SegmentedRenderTest, HtmlOnlyPageOfASegmentedReadIsTheWholeReadsPage) {
   EXPECT_EQ(page, ReadFile(whole_ + "/report.html"));
 }
 
-// --python-sampling's stacks in a segmented render's traces: the python_function slices of the
-// whole run (<module> and train over all 5 segments), as the whole render has them, in a trace
-// that passes the check.
-TEST_F(SegmentedRenderTest, PythonSlicesOfTheWholeRunAreInTheSegmentedTrace) {
-  WriteLongRun(whole_, 5, 3);
-  WriteLongRun(parts_, 5, 3);
+// --python-sampling's stacks in a segmented render: the python_function slices of the whole run
+// (<module> and train over all 5 segments) in a trace that passes the check, and the blocking
+// calls by Python line (a cudaDeviceSynchronize per segment, each given train's line from the
+// sample 400 us after it), as the whole render has them.
+TEST_F(SegmentedRenderTest, PythonSlicesAndSyncLinesOfTheWholeRunAreInASegmentedRender) {
+  WriteLongRun(whole_, 5, 3, /*cpu_samples=*/false, /*syncs=*/true);
+  WriteLongRun(parts_, 5, 3, /*cpu_samples=*/false, /*syncs=*/true);
   WriteLongRunPythonSamples(whole_, 5);
   WriteLongRunPythonSamples(parts_, 5);
   const ProcessResult a = RunProcess({LauncherPath(), "report", whole_});
@@ -194,6 +195,11 @@ TEST_F(SegmentedRenderTest, PythonSlicesOfTheWholeRunAreInTheSegmentedTrace) {
   const ProcessResult check = RunProcess({LauncherPath(), "check", parts_ + "/trace.json"});
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
   EXPECT_GT(fs::file_size(parts_ + "/trace.pftrace"), 0u);
+  const std::string syncs = ReadFile(parts_ + "/python_syncs.txt");
+  EXPECT_THAT(syncs, HasSubstr("train (/w/long.py:4)"));
+  EXPECT_EQ(syncs, ReadFile(whole_ + "/python_syncs.txt"));
+  EXPECT_THAT(b.err, HasSubstr("most blocking CUDA time from Python: train (/w/long.py:4): 5 of 5 "
+                               "calls"));
 }
 
 // With --max-trace-mb the segmented trace is cut into parts of at most the cap, each a trace

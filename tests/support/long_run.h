@@ -29,9 +29,10 @@ inline constexpr uint64_t kLongRunSegmentNs = 10'000 * kLongRunUs;  // each segm
 //   segment (it closed there): it holds every step;
 //   in segment 1, a kernel "k_lost" [5, 10] whose launch was never recorded (correlation 999999);
 //   with `cpu_samples`, two --cpu-sampling samples of thread 7 per segment, at 100 and 200, of
-//   1 ms of CPU each, in one two-frame stack (segment 0 adds it; no module names its PCs).
+//   1 ms of CPU each, in one two-frame stack (segment 0 adds it; no module names its PCs);
+//   with `syncs`, a cudaDeviceSynchronize [500, 600] per segment.
 inline std::string WriteLongRun(const std::string& dir, uint32_t segments, uint32_t launches,
-                                bool cpu_samples = false) {
+                                bool cpu_samples = false, bool syncs = false) {
   const std::string path = dir + "/long.4242.gpdump";
   SegmentedDumpWriter w;
   EXPECT_EQ(w.Open(path), "");
@@ -44,6 +45,8 @@ inline std::string WriteLongRun(const std::string& dir, uint32_t segments, uint3
   run.threads.push_back({7, run.strings.Intern("main")});
   run.devices.push_back(SampleHopperDevice(&run, "Test GPU", 80ull << 30));
   run.api_names.push_back({211, ApiDomain::kRuntime, 0, run.strings.Intern("cudaLaunchKernel")});
+  run.api_names.push_back(
+      {165, ApiDomain::kRuntime, 0, run.strings.Intern("cudaDeviceSynchronize")});
   LaunchConfig lc{};
   lc.grid[0] = lc.grid[1] = lc.grid[2] = 1;
   lc.block[0] = 32, lc.block[1] = lc.block[2] = 1;
@@ -63,6 +66,11 @@ inline std::string WriteLongRun(const std::string& dir, uint32_t segments, uint3
       run.api_calls.push_back({at, at + kLongRunUs, ++id, 7, 211, ApiDomain::kRuntime, kApiCallLaunch, 0});
       const Kernel k{at + 2 * kLongRunUs, at + 4 * kLongRunUs, id, k_a, 0, 7};
       (i + 1 == launches && !last ? in_flight : run.kernels).push_back(k);
+    }
+    if (syncs) {
+      const uint64_t at = b + 500 * kLongRunUs;
+      run.api_calls.push_back({at, at + 100 * kLongRunUs, 900'000 + s, 7, 165, ApiDomain::kRuntime,
+                               0, 0});
     }
     if (cpu_samples) {
       if (s == 0) {
