@@ -226,17 +226,20 @@ constexpr uint64_t kLaunchLoopOtherWork = 6;
 // Real CUPTI's accounting is checked by GpuCollection.CappedPoolReportsWhatItDropped.
 //
 // The pool must run dry for this to test anything, whatever the machine's load: a full buffer
-// goes back to the tool only once all its records are complete (cupti_activity.h), so the
-// kernels last 20 us against a 4 us launch. The GPU falls behind, a full 64 KiB buffer (~300
-// kernels) completes some 6 ms after it filled, and the program needs a third buffer after
-// ~1.2 ms: with two in the pool, requests are refused. (With short kernels the parser kept up on
-// an idle machine and nothing was refused.) 20000 launches: 0.4 s of GPU time.
+// goes back to the tool only once all its records are complete (cupti_activity.h), and the
+// stand-in's GPU runs in wall-clock time. A 64 KiB buffer holds ~300 kernel records, so the
+// program needs a third buffer after ~600 launches, while the first comes back only when its
+// 300th kernel has ended: with kernels of d and launches of t, requests are refused whenever
+// 600 t < 300 d, i.e. t < d / 2. Launches take a few us here, ~40 us under TSan on an idle
+// machine; 20 us kernels were not enough under TSan beside another test (CI saw nothing
+// refused), so the kernels last 1 ms: refused unless a launch takes over 500 us. 2000 launches:
+// 2 s of GPU time.
 TEST_F(Collection, CappedPoolCountsEveryLostRecordPlusAtMostOneOverheadRecordPerRefusal) {
-  constexpr uint64_t kLaunches = 20000;
+  constexpr uint64_t kLaunches = 2000;
   ProfiledRun run = RunProfiled(
       {ExamplePath("launch_loop"), std::to_string(kLaunches)}, StandIn(),
       WithStandInCupti({{"GPROF_ACTIVITY_POOL", "2"}, {"GPROF_ACTIVITY_BUFFER_KIB", "64"},
-                        {"CUDASIM_KERNEL_NS", "tiny=20000"}}),
+                        {"CUDASIM_KERNEL_NS", "tiny=1000000"}}),
       "capped");
   ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
   ASSERT_TRUE(run.has_dump) << run.dump_error;
