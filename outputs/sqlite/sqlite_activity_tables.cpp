@@ -35,26 +35,22 @@ uint64_t SessionStartNs(const Profile& p) {
   return start == std::numeric_limits<uint64_t>::max() ? 0 : start;
 }
 
-Writer::Writer(const Profile& p, Database* db)
-    : p_(p), db_(*db), strings_(p.strings), origin_(SessionStartNs(p)),
-      global_pid_(GlobalPid(p.info.pid)) {
-  for (const LaunchConfig& lc : p.launch_configs) {
-    context_of_device_.Add(lc.device_id, lc.context_id);
-    device_of_context_.Add(lc.context_id, lc.device_id);
-  }
-  for (const Memcpy& m : p.memcpys) {
-    context_of_device_.Add(m.device_id, m.context_id);
-    device_of_context_.Add(m.context_id, m.device_id);
-  }
+Writer::Writer(const Profile& run, Database* db, uint64_t origin)
+    : p_(run), db_(*db), strings_(run.strings), origin_(origin),
+      global_pid_(GlobalPid(run.info.pid)) {
+  for (const LaunchConfig& lc : run.launch_configs) NoteContext(lc.device_id, lc.context_id);
 }
 
-uint64_t Writer::WriteAll() {
-  WriteKernels();
-  WriteRuntime();
-  WriteMemcpys();
-  WriteMemsets();
-  WriteSyncs();
-  WriteNvtx();
+void Writer::WriteRecords(const Profile& r) {
+  WriteKernels(r);
+  WriteRuntime(r);
+  WriteMemcpys(r);
+  WriteMemsets(r);
+  WriteSyncs(r);
+  WriteNvtx(r);
+}
+
+uint64_t Writer::Finish() {
   WriteProcess();
   WriteEnums();
   strings_.WriteTable(&db_, &rows_);  // last: the rows above add names to it
@@ -73,7 +69,7 @@ const Writer::KernelNames& Writer::NamesOf(StringId mangled) {
   return n;
 }
 
-void Writer::WriteKernels() {
+void Writer::WriteKernels(const Profile& r) {
   // Columns not named are NULL; localMemoryPerThread, localMemoryTotal and gridId are NOT NULL
   // in nsys's schema and unknown to us: 0. tensorSizeMinusOneElements: '' (no tensor map).
   Insert ins(&db_,
@@ -86,7 +82,7 @@ void Writer::WriteKernels() {
              "'')",
              &rows_);
   const LaunchConfig unknown{};
-  for (const Kernel& k : p_.kernels) {
+  for (const Kernel& k : r.kernels) {
     const LaunchConfig& lc =
         k.launch_config < p_.launch_configs.size() ? p_.launch_configs[k.launch_config] : unknown;
     const KernelNames& names = NamesOf(k.name);
@@ -112,12 +108,12 @@ uint32_t Writer::ApiNameId(const ApiCall& c) {
   return it->second;
 }
 
-void Writer::WriteRuntime() {
+void Writer::WriteRuntime(const Profile& r) {
   Insert ins(&db_,
              "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, "
              "correlationId, nameId, returnValue) VALUES (?, ?, ?, ?, ?, ?, ?)",
              &rows_);
-  for (const ApiCall& c : p_.api_calls) {
+  for (const ApiCall& c : r.api_calls) {
     ins.Int(T(c.start_ns)).Int(T(c.end_ns));
     ins.Int(c.domain == ApiDomain::kDriver ? kEventClassCudaDriver : kEventClassCudaRuntime);
     ins.Int(GlobalTid(p_.info.pid, c.tid)).Int(c.correlation_id).Int(ApiNameId(c));
@@ -125,13 +121,13 @@ void Writer::WriteRuntime() {
   }
 }
 
-void Writer::WriteMemcpys() {
+void Writer::WriteMemcpys(const Profile& r) {
   Insert ins(&db_,
              "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, "
              "streamId, correlationId, globalPid, bytes, copyKind, srcKind, dstKind, "
              "srcDeviceId, dstDeviceId) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
              &rows_);
-  for (const Memcpy& m : p_.memcpys) {
+  for (const Memcpy& m : r.memcpys) {
     const bool peer = m.kind == CopyKind::kPtoP;
     ins.Int(T(m.start_ns)).Int(T(m.end_ns)).Int(m.device_id).Int(m.context_id);
     ins.Int(m.stream_id).Int(m.correlation_id).Int(global_pid_);
@@ -141,14 +137,14 @@ void Writer::WriteMemcpys() {
   }
 }
 
-void Writer::WriteMemsets() {
+void Writer::WriteMemsets(const Profile& r) {
   // A memset record carries no context: the device's, when the profile saw only one on it.
   Insert ins(&db_,
              "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, "
              "streamId, correlationId, globalPid, value, bytes, memKind) "
              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
              &rows_);
-  for (const Memset& m : p_.memsets) {
+  for (const Memset& m : r.memsets) {
     ins.Int(T(m.start_ns)).Int(T(m.end_ns)).Int(m.device_id);
     ins.Int(context_of_device_.Get(m.device_id, 0));
     ins.Int(m.stream_id).Int(m.correlation_id).Int(global_pid_).Int(m.value);
@@ -156,7 +152,7 @@ void Writer::WriteMemsets() {
   }
 }
 
-void Writer::WriteSyncs() {
+void Writer::WriteSyncs(const Profile& r) {
   // A sync record carries no device: its context's. streamId stays CUPTI's (0xffffffff when
   // the sync is not on a stream); eventId is NOT NULL in nsys's schema and unknown to us: 0.
   Insert ins(&db_,
@@ -164,7 +160,7 @@ void Writer::WriteSyncs() {
              "contextId, streamId, correlationId, globalPid, syncType, eventId) "
              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)",
              &rows_);
-  for (const Sync& s : p_.syncs) {
+  for (const Sync& s : r.syncs) {
     ins.Int(T(s.start_ns)).Int(T(s.end_ns)).Int(device_of_context_.Get(s.context_id, 0));
     ins.Int(s.context_id).Int(s.stream_id).Int(s.correlation_id).Int(global_pid_);
     ins.Int(SyncKindCode(s.kind)).Row();

@@ -109,7 +109,7 @@ std::string IsoTime(uint64_t ns, bool utc) {
 
 }  // namespace
 
-void Writer::WriteNvtx() {
+void Writer::WriteNvtx(const Profile& r) {
   // Messages go into `text` (nsys's textId is for registered strings, which we do not tell
   // apart); domainId is the profile's domain index, 0 being NVTX's default domain as in nsys.
   Insert ins(&db_,
@@ -119,19 +119,20 @@ void Writer::WriteNvtx() {
   const int64_t process_tid = GlobalTid(p_.info.pid, p_.info.pid);
   // A named domain: one NvtxDomainCreate row (its name in text, at the session start, on the
   // main thread), as nsys writes one per domain; queries join ranges to it by domainId.
-  for (size_t d = 1; d < p_.domains.size(); ++d) {
+  for (size_t d = 1; !domains_written_ && d < p_.domains.size(); ++d) {
     const std::string_view name = strings_.Text(p_.domains[d]);
     if (name.empty()) continue;
     ins.Int(0).Null().Int(kNvtxDomainCreate).Null().Text(name).Int(process_tid);
     ins.Int(static_cast<int64_t>(d)).Row();
   }
-  for (const HostRange& r : p_.ranges) {
-    ins.Int(T(r.start_ns)).Int(T(r.end_ns));
-    ins.Int((r.flags & kRangeStartEnd) ? kNvtxStartEndRange : kNvtxPushPopRange);
-    ins.IntOr(r.category != 0, r.category).Text(strings_.Text(r.name));
-    ins.Int(GlobalTid(p_.info.pid, r.tid)).Int(r.domain).Row();
+  domains_written_ = true;
+  for (const HostRange& h : r.ranges) {
+    ins.Int(T(h.start_ns)).Int(T(h.end_ns));
+    ins.Int((h.flags & kRangeStartEnd) ? kNvtxStartEndRange : kNvtxPushPopRange);
+    ins.IntOr(h.category != 0, h.category).Text(strings_.Text(h.name));
+    ins.Int(GlobalTid(p_.info.pid, h.tid)).Int(h.domain).Row();
   }
-  for (const HostMark& m : p_.marks) {
+  for (const HostMark& m : r.marks) {
     ins.Int(T(m.ts_ns)).Null().Int(kNvtxMark).IntOr(m.category != 0, m.category);
     ins.Text(strings_.Text(m.name)).Int(GlobalTid(p_.info.pid, m.tid)).Int(m.domain).Row();
   }
@@ -220,31 +221,73 @@ std::string KernelShortName(std::string_view demangled) {
   return std::string(s.substr(begin));
 }
 
-SqliteExportStats WriteSqliteExport(const Profile& profile, const std::string& path) {
+void SqliteExportSurvey::Add(const Profile& segment) {
+  start_ns_ = std::min(start_ns_, SessionStartNs(segment));
+  for (const Memcpy& m : segment.memcpys) {
+    const std::pair<uint32_t, uint32_t> pair{m.device_id, m.context_id};
+    if (std::find(device_contexts_.begin(), device_contexts_.end(), pair) ==
+        device_contexts_.end()) {
+      device_contexts_.push_back(pair);
+    }
+  }
+}
+
+struct SqliteExportStream::State {
+  OutputFile file;
+  std::string path;
+  std::unique_ptr<Database> db;
+  std::unique_ptr<Writer> writer;
+};
+
+SqliteExportStream::SqliteExportStream(const Profile& run, const SqliteExportSurvey& survey,
+                                       const std::string& path)
+    : state_(std::make_unique<State>()) {
   // A temporary file renamed into place (model/output_file.h); SQLite opens it by its path and
   // writes only that file (journal_mode=OFF: no journal beside it). Uncommitted, it is removed.
-  OutputFile file;
-  if (std::string e = file.Open(path, /*create_dirs=*/false); !e.empty()) {
+  State& s = *state_;
+  s.path = path;
+  if (std::string e = s.file.Open(path, /*create_dirs=*/false); !e.empty()) {
     throw std::runtime_error(e);
   }
-  SqliteExportStats stats;
-  {
-    Database db(file.temp_path(), path);
-    // One writer, a file nobody reads before the rename: no journal (no file beside ours, and a
-    // failed export is deleted whole), no fsync per commit, sorts and indexes in memory.
-    db.Exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE; "
-            "PRAGMA temp_store=MEMORY; PRAGMA cache_size=-65536;");
-    db.Exec("BEGIN");
-    for (std::string_view create : kSchema) db.Exec(std::string(create).c_str());
-    Writer writer(profile, &db);
-    stats.rows = writer.WriteAll();
-    db.Exec("COMMIT");
-    db.Close();
+  s.db = std::make_unique<Database>(s.file.temp_path(), path);
+  // One writer, a file nobody reads before the rename: no journal (no file beside ours, and a
+  // failed export is deleted whole), no fsync per commit, sorts and indexes in memory.
+  s.db->Exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE; "
+             "PRAGMA temp_store=MEMORY; PRAGMA cache_size=-65536;");
+  s.db->Exec("BEGIN");
+  for (std::string_view create : kSchema) s.db->Exec(std::string(create).c_str());
+  // A run without records starts at its collection start (0 when unknown), as SessionStartNs.
+  const uint64_t origin = survey.start_ns_ != UINT64_MAX ? survey.start_ns_ : SessionStartNs(run);
+  s.writer = std::make_unique<Writer>(run, s.db.get(), origin);
+  for (const auto& [device, context] : survey.device_contexts_) {
+    s.writer->NoteContext(device, context);
   }
-  if (std::string e = file.Commit(); !e.empty()) throw std::runtime_error(e);
+}
+
+SqliteExportStream::~SqliteExportStream() = default;
+
+void SqliteExportStream::Add(const Profile& segment) { state_->writer->WriteRecords(segment); }
+
+SqliteExportStats SqliteExportStream::Close() {
+  State& s = *state_;
+  SqliteExportStats stats;
+  stats.rows = s.writer->Finish();
+  s.writer.reset();
+  s.db->Exec("COMMIT");
+  s.db->Close();
+  s.db.reset();
+  if (std::string e = s.file.Commit(); !e.empty()) throw std::runtime_error(e);
   std::error_code ec;
-  stats.bytes = std::filesystem::file_size(path, ec);
+  stats.bytes = std::filesystem::file_size(s.path, ec);
   return stats;
+}
+
+SqliteExportStats WriteSqliteExport(const Profile& profile, const std::string& path) {
+  SqliteExportSurvey survey;
+  survey.Add(profile);
+  SqliteExportStream stream(profile, survey, path);
+  stream.Add(profile);
+  return stream.Close();
 }
 
 }  // namespace gprof

@@ -16,8 +16,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "model/profile.h"
@@ -39,6 +41,41 @@ bool SqliteExportAvailable();
 // Deterministic: the same profile (and TZ, for localTime) gives the same bytes. Throws
 // std::runtime_error, naming the file, when it cannot be written; `path` is then left as it was.
 SqliteExportStats WriteSqliteExport(const Profile& profile, const std::string& path);
+
+// A long run's export, segment by segment, in memory bounded by a segment and the run's tables
+// (launcher/render/segmented_export.h reads the dump): the same rows as WriteSqliteExport of the
+// whole profile. Every segment goes to a survey first (the session start is the run's earliest
+// record, and memsets and syncs take their context or device from any record of the run), then
+// to the stream; each record is written once, in whichever segment holds it.
+class SqliteExportSurvey {
+ public:
+  void Add(const Profile& segment);
+
+ private:
+  friend class SqliteExportStream;
+  uint64_t start_ns_ = UINT64_MAX;
+  std::vector<std::pair<uint32_t, uint32_t>> device_contexts_;  // distinct (device, context)
+};
+
+class SqliteExportStream {
+ public:
+  // `run`: the run's tables, info and counters (its records are not read); every segment's
+  // string ids and table indices must point into them. Opens `path` as WriteSqliteExport does;
+  // throws std::runtime_error naming the file.
+  SqliteExportStream(const Profile& run, const SqliteExportSurvey& survey,
+                     const std::string& path);
+  ~SqliteExportStream();  // not closed: the file is removed, `path` left as it was
+  SqliteExportStream(const SqliteExportStream&) = delete;
+  SqliteExportStream& operator=(const SqliteExportStream&) = delete;
+  // The records of `segment` (its tables are not read: the run's are).
+  void Add(const Profile& segment);
+  // Writes the run's tables, commits and renames the file into place.
+  SqliteExportStats Close();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // The CREATE TABLE statements the export runs, in order: nsys's text for each table.
 const std::vector<std::string_view>& SqliteExportSchema();

@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -419,6 +420,88 @@ TEST_F(SqliteExportTest, SessionStartsAtTheEarliestRecord) {
   EXPECT_EQ(db.Query("SELECT MIN(start) FROM CUPTI_ACTIVITY_KIND_RUNTIME")[0][0], I(0));
   EXPECT_EQ(db.Query("SELECT start FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start LIMIT 1")[0][0],
             I(1800));
+}
+
+// Every row of every table the export writes, sorted (row order is not part of the format).
+std::map<std::string, std::vector<std::string>> AllRows(const std::string& path) {
+  const Db db(path);
+  std::map<std::string, std::vector<std::string>> tables;
+  for (const Row& t : db.Query("SELECT name FROM sqlite_master WHERE type = 'table'")) {
+    std::vector<std::string>& rows = tables[t[0].s];
+    for (const Row& r : db.Query("SELECT * FROM " + t[0].s)) {
+      std::ostringstream line;
+      for (const Cell& c : r) line << c << "|";
+      rows.push_back(line.str());
+    }
+    std::sort(rows.begin(), rows.end());
+  }
+  return tables;
+}
+
+// A long run exported segment by segment (SqliteExportStream) has its whole export's rows. The
+// cases that need the whole run before the first row: the run's earliest record (an API call at
+// kT0 - 500, the session start) is in the second segment, and a memset of device 2 in the first
+// takes its context (9) from a copy on device 2 in the second.
+Profile WithAnotherDeviceAndAnEarlierCall() {
+  Profile whole = HandBuiltProfile();
+  Memset on2 = whole.memsets[0];
+  on2.device_id = 2;
+  on2.correlation_id = 30;
+  whole.memsets.push_back(on2);
+  Memcpy copy2 = whole.memcpys[0];
+  copy2.device_id = 2;
+  copy2.context_id = 9;
+  copy2.correlation_id = 31;
+  whole.memcpys.push_back(copy2);
+  whole.api_calls.push_back({kT0 - 500, kT0 + 10, 20, kPid, 211, ApiDomain::kRuntime, 0, 0});
+  return whole;
+}
+
+TEST_F(SqliteExportTest, ARunExportedInSegmentsHasItsWholeExportsRows) {
+  WriteSqliteExport(WithAnotherDeviceAndAnEarlierCall(), path_);
+
+  // Segment 1: the kernels, the memsets, the ranges; segment 2: the rest.
+  Profile run = WithAnotherDeviceAndAnEarlierCall();
+  Profile first = WithAnotherDeviceAndAnEarlierCall();
+  Profile second = WithAnotherDeviceAndAnEarlierCall();
+  run.ranges.clear(), run.marks.clear(), run.api_calls.clear(), run.kernels.clear();
+  run.memcpys.clear(), run.memsets.clear(), run.syncs.clear();
+  first.marks.clear(), first.api_calls.clear(), first.memcpys.clear(), first.syncs.clear();
+  second.ranges.clear(), second.kernels.clear(), second.memsets.clear();
+  const std::string segmented = (dir_ / "segmented.sqlite").string();
+  SqliteExportSurvey survey;
+  survey.Add(first);
+  survey.Add(second);
+  SqliteExportStream stream(run, survey, segmented);
+  stream.Add(first);
+  stream.Add(second);
+  const SqliteExportStats stats = stream.Close();
+
+  const auto expected = AllRows(path_);
+  EXPECT_EQ(AllRows(segmented), expected);
+  EXPECT_GT(expected.at("CUPTI_ACTIVITY_KIND_KERNEL").size(), 0u);
+  uint64_t rows = 0;
+  for (const auto& [table, r] : expected) rows += r.size();
+  EXPECT_EQ(stats.rows, rows);
+  const Db db(segmented);
+  EXPECT_EQ(db.Query("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME")[0][0],
+            I(static_cast<int64_t>(kT0 - 500)));
+  EXPECT_EQ(db.Query("SELECT start FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start LIMIT 1")[0][0],
+            I(1800));  // kT0 + 1300, from kT0 - 500
+  EXPECT_EQ(db.Query("SELECT contextId FROM CUPTI_ACTIVITY_KIND_MEMSET WHERE correlationId = 30"),
+            (std::vector<Row>{{I(9)}}));
+}
+
+// A stream never closed (an exception between its segments) leaves nothing at its path.
+TEST_F(SqliteExportTest, AnUnclosedStreamLeavesNoFile) {
+  const Profile p = HandBuiltProfile();
+  {
+    SqliteExportSurvey survey;
+    survey.Add(p);
+    SqliteExportStream stream(p, survey, path_);
+    stream.Add(p);
+  }
+  EXPECT_TRUE(fs::is_empty(dir_));
 }
 
 // The program's names are arbitrary bytes; the export's text is valid UTF-8 (each bad byte

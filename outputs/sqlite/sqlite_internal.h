@@ -241,11 +241,21 @@ class UniqueMap {
 // [time]: the session's start (sqlite_activity_tables.cpp).
 uint64_t SessionStartNs(const Profile& p);
 
-// Every table's rows of one profile, into one open database.
+// Every table's rows, into one open database: the records of one or more profiles (a whole
+// profile, or a long run's segments) under one run's tables.
 class Writer {
  public:
-  Writer(const Profile& p, Database* db);
-  uint64_t WriteAll();
+  // `run`: the tables, info and counters; `origin`: the session start ([time]).
+  Writer(const Profile& run, Database* db, uint64_t origin);
+  // A device's context seen in a record (memcpys carry both), for memsets and syncs.
+  void NoteContext(uint32_t device, uint32_t context) {
+    context_of_device_.Add(device, context);
+    device_of_context_.Add(context, device);
+  }
+  // The records of `r` (its string ids and table indices: the run's).
+  void WriteRecords(const Profile& r);
+  // The process, session, metadata and enum tables, then StringIds; the rows written in all.
+  uint64_t Finish();
 
  private:
   int64_t T(uint64_t ns) const { return static_cast<int64_t>(ns) - static_cast<int64_t>(origin_); }
@@ -256,25 +266,26 @@ class Writer {
   };
   const KernelNames& NamesOf(StringId mangled);
   // sqlite_activity_tables.cpp
-  void WriteKernels();
+  void WriteKernels(const Profile& r);
   uint32_t ApiNameId(const ApiCall& c);
-  void WriteRuntime();
-  void WriteMemcpys();
-  void WriteMemsets();
-  void WriteSyncs();
+  void WriteRuntime(const Profile& r);
+  void WriteMemcpys(const Profile& r);
+  void WriteMemsets(const Profile& r);
+  void WriteSyncs(const Profile& r);
   // sqlite_export.cpp
-  void WriteNvtx();
+  void WriteNvtx(const Profile& r);  // the run's domains too, before the first records' rows
   void WriteProcess();
   template <size_t N>
   void WriteEnum(const char* table, const EnumRow (&rows)[N]);
   void WriteEnums();
 
-  const Profile& p_;
+  const Profile& p_;  // the run: tables, info, counters
   Database& db_;
   Strings strings_;
   const uint64_t origin_;
   const int64_t global_pid_;
   uint64_t rows_ = 0;
+  bool domains_written_ = false;
   std::vector<KernelNames> kernel_names_;
   NameCache api_names_{p_};
   std::unordered_map<uint32_t, uint32_t> api_name_ids_;
