@@ -11,6 +11,8 @@
 
 #include "launcher/commands.h"
 #include "launcher/cli/flag_suggest.h"
+#include "launcher/render/segmented_export.h"
+#include "launcher/render/segmented_render.h"
 #include "launcher/report.h"
 #include "launcher/subcommand_args.h"
 #include "model/dump.h"
@@ -20,11 +22,12 @@ namespace gprof::launcher {
 namespace {
 
 constexpr const char* kExportUsage =
-    "Usage: gprof-run export [--type sqlite] PATH [-o FILE] [--quiet]\n"
+    "Usage: gprof-run export [--type sqlite] PATH [-o FILE] [--segment-render-mb N] [--quiet]\n"
     "Writes every dump of the output directory PATH as PATH/<dump>.sqlite (one .gpdump file:\n"
     "<dump>.sqlite next to it; -o FILE names the output when there is one dump): an SQLite\n"
     "database with Nsight Systems' table and column names (nsys export --type sqlite), for the\n"
-    "data gprof-run records (docs/EXPORT.md). sqlite is the only --type.\n"
+    "data gprof-run records (docs/EXPORT.md). sqlite is the only --type. A dump over\n"
+    "--segment-render-mb MiB (default 128) is read segment by segment, in bounded memory.\n"
     "Exit: 0 all written, 1 no dump, or a dump could not be read or written, 2 usage error.\n";
 
 int Usage(const std::string& message) {
@@ -49,6 +52,7 @@ std::string CheckExportType(const std::string& type) {
 int ExportCommand(const std::vector<std::string>& args) {
   std::string type = "sqlite", path, output;
   bool quiet = false;
+  TraceOptions segments;  // --segment-render-mb
   SubcommandArgs a(args);
   while (a.Next()) {
     const std::string& arg = a.arg();
@@ -62,6 +66,9 @@ int ExportCommand(const std::vector<std::string>& args) {
     } else if (arg == "--output" || arg == "-o") {
       if (!a.TakeValue()) return Usage(arg + " needs a value");
       output = value;
+    } else if (arg == "--segment-render-mb") {
+      if (!a.TakeValue()) return Usage(arg + " needs a value");
+      if (std::string e = ParseSegmentRenderMb(value, &segments); !e.empty()) return Usage(e);
     } else if ((arg == "--quiet" || arg == "-q") && !a.has_inline_value()) {
       quiet = true;
     } else if (!arg.empty() && arg[0] == '-') {
@@ -116,15 +123,18 @@ int ExportCommand(const std::vector<std::string>& args) {
 
   int failed = 0;
   for (const auto& [dump, out] : jobs) {
+    // A long run's dump segment by segment; the reader's errors name the dump.
+    const bool segmented = RenderInSegments(dump, segments);
     Profile profile;
     std::string error;
-    if (!ReadDump(dump, &profile, &error)) {
+    if (!segmented && !ReadDump(dump, &profile, &error)) {
       std::fprintf(stderr, "gprof-run: error: %s; not exported\n", error.c_str());
       ++failed;
       continue;
     }
     try {
-      const SqliteExportStats s = WriteSqliteExport(profile, out);
+      const SqliteExportStats s =
+          segmented ? ExportDumpInSegments(dump, out) : WriteSqliteExport(profile, out);
       if (!quiet) {
         std::fprintf(stderr, "gprof-run: wrote %s (%llu rows, %llu bytes)\n", out.c_str(),
                      static_cast<unsigned long long>(s.rows),

@@ -30,6 +30,7 @@
 #include "launcher/python/torch_memory_file.h"
 #include "launcher/recover_dumps.h"
 #include "launcher/row_limit.h"
+#include "launcher/render/segmented_export.h"
 #include "launcher/render/segmented_render.h"
 #include "launcher/render/tensorboard_link.h"
 #include "model/dump.h"
@@ -83,12 +84,18 @@ std::string WriteFindings(const Profile& profile, const FindingsInputs& inputs,
   }
 }
 
-// Writes the SQLite export of `profile`; "" and a warning on `err` when it cannot be written (the
-// table and trace are kept).
-std::string WriteSqlite(const Profile& profile, const std::string& path,
-                        std::vector<std::string>* outputs, std::FILE* err) {
+// Writes the SQLite export of `profile`, or of the dump `segmented` segment by segment when it
+// is a long run's (rendered in segments); "" and a warning on `err` when it cannot be written
+// (the table and trace are kept).
+std::string WriteSqlite(const Profile& profile, const std::string& segmented,
+                        const std::string& path, std::vector<std::string>* outputs,
+                        std::FILE* err) {
   try {
-    WriteSqliteExport(profile, path);
+    if (segmented.empty()) {
+      WriteSqliteExport(profile, path);
+    } else {
+      ExportDumpInSegments(segmented, path);
+    }
     outputs->push_back(path);
     return path;
   } catch (const std::exception& e) {
@@ -310,7 +317,8 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
         }
       }
       const std::string sqlite =
-          export_sqlite ? WriteSqlite(profile, SqliteExportPath(dir, d), &summary.outputs, err)
+          export_sqlite ? WriteSqlite(profile, seg != nullptr ? path : "",
+                                      SqliteExportPath(dir, d), &summary.outputs, err)
                         : "";
       ++summary.rendered;
       // Count each process once: its whole run when it has one, else its windows.

@@ -14,6 +14,7 @@
 #include "analysis/tables/key_averages.h"
 #include "analysis/tables/segment_rows.h"
 #include "analysis/timeline/trace_plan.h"
+#include "launcher/render/segment_passes.h"
 #include "model/dump_segment_reader.h"
 #include "model/gpu_checks.h"
 #include "outputs/perfetto/perfetto_trace.h"
@@ -21,18 +22,6 @@
 
 namespace gprof::launcher {
 namespace {
-
-// Opens `path` for a pass; throws with the reader's message.
-void Open(DumpSegmentReader* reader, const std::string& path) {
-  std::string error;
-  if (!reader->Open(path, &error)) throw std::runtime_error(error);
-}
-bool Next(DumpSegmentReader* reader) {
-  std::string error;
-  if (reader->Next(&error)) return true;
-  if (!error.empty()) throw std::runtime_error(error);
-  return false;
-}
 
 // The latest end of a profile's records.
 uint64_t LastEndNs(const Profile& p) {
@@ -56,10 +45,10 @@ struct Survey {
 Survey SurveySegments(const std::string& path, SegmentedRender* r) {
   Survey s;
   DumpSegmentReader reader;
-  Open(&reader, path);
+  OpenSegments(&reader, path);
   LongRangeFinder long_ranges;
   SegmentedGpuChecks& checks = s.checks;
-  while (Next(&reader)) {
+  while (NextSegment(&reader)) {
     Profile* p = reader.mutable_profile();
     long_ranges.Add(*p);
     checks.Add(*p);
@@ -87,7 +76,7 @@ Survey SurveySegments(const std::string& path, SegmentedRender* r) {
 // `into` (which holds no records).
 void ReadPart(DumpSegmentReader* reader, const Survey& s, uint32_t first, uint32_t segments,
               Profile* into) {
-  for (uint32_t k = first; k < first + segments && Next(reader); ++k) {
+  for (uint32_t k = first; k < first + segments && NextSegment(reader); ++k) {
     s.checks.PlaceInFlight(k, reader->mutable_profile());
     AppendRecords(reader->profile(), into);
   }
@@ -96,12 +85,12 @@ void ReadPart(DumpSegmentReader* reader, const Survey& s, uint32_t first, uint32
 
 // Pass 3: the findings, part by part: consecutive segments up to `part_records` records, read
 // whole under the run's tables with each launch's work, analysed alone (PartFindings). The first
-// part is read again at the end (not held meanwhile): report.html and the SQLite export show it.
+// part is read again at the end (not held meanwhile): report.html shows it.
 void FindingsInParts(const std::string& path, const Survey& s, uint64_t part_records,
                      const PythonSamples* python, Progress* progress, const std::string& shown,
                      SegmentedRender* r) {
   DumpSegmentReader reader;
-  Open(&reader, path);
+  OpenSegments(&reader, path);
   PartFindings parts;
   uint64_t records = 0;
   uint32_t k = 0, in_part = 0;
@@ -129,7 +118,7 @@ void FindingsInParts(const std::string& path, const Survey& s, uint64_t part_rec
     DropRecords(&r->window);
     records = 0, in_part = 0;
   };
-  while (Next(&reader)) {
+  while (NextSegment(&reader)) {
     s.checks.PlaceInFlight(k, reader.mutable_profile());
     AppendRecords(reader.profile(), &r->window);
     records += RecordCount(reader.profile());
@@ -142,7 +131,7 @@ void FindingsInParts(const std::string& path, const Survey& s, uint64_t part_rec
   }
   if (in_part > 0) analyse();
   DumpSegmentReader again;
-  Open(&again, path);
+  OpenSegments(&again, path);
   ReadPart(&again, s, 0, r->window_segments, &r->window);
   r->findings = parts.Take();
   r->finding_parts = parts.parts();
@@ -181,10 +170,10 @@ SegmentedRender RenderDumpInSegments(const std::string& path, const TableOptions
   if (traces.pftrace) pftrace = std::make_unique<SegmentedPerfettoTrace>(pftrace_path);
 
   DumpSegmentReader reader;
-  Open(&reader, path);
+  OpenSegments(&reader, path);
   std::map<std::string, uint64_t> folded;
   uint32_t done = 0;
-  while (Next(&reader)) {
+  while (NextSegment(&reader)) {
     progress->Stage(shown + "segment " + std::to_string(++done) + " of " +
                     std::to_string(r.segments));
     Profile* p = reader.mutable_profile();
@@ -235,7 +224,7 @@ std::string SegmentedFindingsScope(const SegmentedRender& r) {
   return "the run in " + std::to_string(r.finding_parts) + " parts of about a million launches " +
          "each, each analysed alone (the run is long and was rendered segment by segment); a "
          "finding seen in several parts is shown from the part where it saves the most, with "
-         "parts_seen of parts; report.html's timeline and the SQLite export are of the first "
+         "parts_seen of parts; report.html's timeline is of the first "
          "part (" + std::to_string(r.window_segments) + " of " + std::to_string(r.segments) +
          " segments)";
 }
@@ -246,7 +235,7 @@ std::string SegmentedRenderNote(const SegmentedRender& r, const std::string& dum
                      "traces and findings cover the whole run";
   if (r.finding_parts > 1) {
     text += " (the findings part by part, " + std::to_string(r.finding_parts) +
-            " parts), report.html's timeline and the SQLite export its first " +
+            " parts), report.html's timeline its first " +
             std::to_string(r.window_segments) + " segments";
   }
   return text + "\n";

@@ -11,13 +11,13 @@
 //      (SegmentedPerfettoTrace); then it is dropped;
 //   3. the findings, part by part: consecutive segments up to kFindingsPartRecords records read
 //      whole and analysed alone (analysis/findings/findings_parts.h); the first part stays for
-//      report.html's timeline and the SQLite export.
+//      report.html's timeline. (The SQLite export reads the dump on its own:
+//      segmented_export.h.)
 // The table, the traces and the findings cover the whole run (the findings as the worst part
 // shows them: the caller says so in findings.txt, findings.json and on stderr). What a whole
 // render has and this does not: findings over the run as one window, memory peaks in the trace
 // header, the Python lines of blocking calls in the traces' args, the table grouped by Python
-// source location. samples
-// (segmented_trace.h has the trace's own differences).
+// source location (segmented_trace.h has the trace's own differences).
 #pragma once
 
 #include <cstdint>
@@ -46,7 +46,7 @@ inline constexpr uint64_t kFindingsPartRecords = 2'000'000;
 
 struct SegmentedRender {
   // The first findings part's records under the run's tables, info and counters: report.html
-  // and the SQLite export show it, the table's notes and the traces' header read its counters.
+  // shows it, the table's notes and the traces' header read its counters.
   Profile window;
   uint32_t segments = 0;
   uint32_t window_segments = 0;  // in the first part

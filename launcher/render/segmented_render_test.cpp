@@ -51,10 +51,10 @@ TEST(SegmentedRender, SmallFindingsPartsAreTheSegmentsAndTheFindingsSaySo) {
   EXPECT_THAT(SegmentedFindingsScope(r),
               HasSubstr("the run in 5 parts of about a million launches each, each analysed "
                         "alone"));
-  EXPECT_THAT(SegmentedFindingsScope(r), HasSubstr("are of the first part (1 of 5 segments)"));
+  EXPECT_THAT(SegmentedFindingsScope(r), HasSubstr("is of the first part (1 of 5 segments)"));
   EXPECT_THAT(SegmentedRenderNote(r, "long.4242.gpdump"),
-              HasSubstr("(the findings part by part, 5 parts), report.html's timeline and the "
-                        "SQLite export its first 1 segments"));
+              HasSubstr("(the findings part by part, 5 parts), report.html's timeline its "
+                        "first 1 segments"));
   // Every finding of a part says how many parts saw it, of how many.
   for (const Finding& f : r.findings) {
     ASSERT_NE(f.Get("parts"), nullptr) << f.id;

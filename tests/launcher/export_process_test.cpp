@@ -2,6 +2,7 @@
 // model/WriteDump and by the probe: where the files go, the exit codes, and that the run's file
 // is the one `export` writes. The rows themselves: outputs/sqlite/sqlite_export_test.cpp; on a real
 // program's run: sqlite_standin_test.cpp.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include "model/dump.h"
 #include "tests/launcher/sample_profile.h"
 #include "tests/launcher/sqlite_query.h"
+#include "tests/support/long_run.h"
 #include "tests/support/process.h"
 
 namespace gprof::testing {
@@ -145,6 +147,67 @@ TEST_F(ExportCommandTest, RunWithExportSqliteWritesWhatExportWritesAndSaysWhere)
   const ProcessResult e = Export({out, "-o", dir_ + "/again.sqlite"});
   ASSERT_EQ(e.exit_code, 0) << e.err;
   EXPECT_EQ(Bytes(dir_ + "/again.sqlite"), Bytes(sqlite));
+}
+
+// A dump rendered segment by segment after the run (--segment-render-mb 0: every dump) is
+// exported segment by segment too (launcher/render/segmented_export.h): the probe's one-segment
+// dump gives the bytes of the whole read's export.
+TEST_F(ExportCommandTest, RunWithExportSqliteOfADumpRenderedInSegmentsWritesTheWholeReadsBytes) {
+  const ProcessResult r = Run({"-q", "-o", "out", "--segment-render-mb", "0", "--export",
+                               "sqlite", kProbe, "dump"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string out = fs::canonical(dir_ + "/out").string();
+  const std::vector<std::string> files = Sqlite(out);
+  ASSERT_EQ(files.size(), 1u) << r.err;
+  EXPECT_EQ(SqlQuery(out + "/" + files[0], "SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"),
+            (std::vector<SqlRow>{{"1"}}));
+  const ProcessResult e = Export({out, "-o", dir_ + "/whole.sqlite"});  // a small dump: whole
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_EQ(Bytes(dir_ + "/whole.sqlite"), Bytes(out + "/" + files[0]));
+}
+
+// Every table's rows, sorted (row order is not part of the format).
+std::vector<SqlRow> AllRows(const std::string& path) {
+  std::vector<SqlRow> all;
+  for (const SqlRow& t : SqlQuery(path, "SELECT name FROM sqlite_master WHERE type = 'table'")) {
+    for (SqlRow row : SqlQuery(path, "SELECT * FROM " + t[0])) {
+      row.insert(row.begin(), t[0]);
+      all.push_back(std::move(row));
+    }
+  }
+  std::sort(all.begin(), all.end());
+  return all;
+}
+
+// A long run's dump (tests/support/long_run.h: 5 segments of 3 launches, the last launch's
+// kernel of each segment stored in the next, an "epoch" range over the run stored in the last,
+// a kernel "k_lost" with no launch in segment 1) exported segment by segment has the rows of its
+// whole export, and what a user would query, counted by hand: 16 kernels (15 k_a, k_lost), 15
+// launches each joined to its kernel, 6 ranges (5 steps, epoch, 50 ms - 2 us), the session from
+// the run's start, and k_lost counted as a GPU record without its call.
+TEST_F(ExportCommandTest, ALongRunExportedSegmentBySegmentHasItsWholeExportsRows) {
+  const std::string dump = WriteLongRun(dir_, 5, 3);
+  ProcessResult r = Export({dump, "-o", dir_ + "/whole.sqlite"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = Export({dump, "-o", dir_ + "/segments.sqlite", "--segment-render-mb", "0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string db = dir_ + "/segments.sqlite";
+  EXPECT_EQ(AllRows(db), AllRows(dir_ + "/whole.sqlite"));
+  EXPECT_EQ(SqlQuery(db, "SELECT s.value, COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL AS k "
+                         "JOIN StringIds AS s ON s.id = k.demangledName GROUP BY s.value "
+                         "ORDER BY s.value"),
+            (std::vector<SqlRow>{{"k_a", "15"}, {"k_lost", "1"}}));
+  EXPECT_EQ(SqlQuery(db, "SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r "
+                         "JOIN CUPTI_ACTIVITY_KIND_KERNEL AS k USING (correlationId)"),
+            (std::vector<SqlRow>{{"15"}}));
+  EXPECT_EQ(SqlQuery(db, "SELECT text, COUNT(*), MAX(end - start) FROM NVTX_EVENTS "
+                         "GROUP BY text ORDER BY text"),
+            (std::vector<SqlRow>{{"epoch", "1", "49998000"}, {"step", "5", "9980000"}}));
+  EXPECT_EQ(SqlQuery(db, "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME"),
+            (std::vector<SqlRow>{{std::to_string(kLongRunT0)}}));
+  EXPECT_EQ(SqlQuery(db, "SELECT value FROM META_DATA_EXPORT "
+                         "WHERE name = 'GPROF_RUN_COUNTER_gpu_records_uncorrelated'"),
+            (std::vector<SqlRow>{{"1"}}));
 }
 
 TEST_F(ExportCommandTest, RunWithAnUnknownExportTypeExitsTwoBeforeTheProgramStarts) {
