@@ -60,6 +60,26 @@ bool ReadPythonSamplesOf(const std::string& path, uint32_t pid, PythonSamples* o
   return true;
 }
 
+void AddApiPythonLines(const PythonSyncs& syncs, const PythonSamples& samples,
+                       PythonSliceSet* into) {
+  for (const auto& [call, line] : syncs.call_lines) {
+    into->api_python_lines.emplace(call, syncs.lines[line].where);
+  }
+  // The stack of the sample behind each call, formatted once per distinct stack.
+  std::unordered_map<uint32_t, std::string> stack_json;
+  for (const auto& [call, stack] : syncs.call_stacks) {
+    auto [it, fresh] = stack_json.try_emplace(stack);
+    if (fresh) {
+      nlohmann::json frames = nlohmann::json::array();
+      for (const PythonFrame* f : ProgramFrames(samples, samples.stacks[stack])) {
+        frames.push_back(f->function + " (" + f->file + ":" + std::to_string(f->line) + ")");
+      }
+      it->second = frames.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
+    into->api_python_stacks.emplace(call, it->second);
+  }
+}
+
 PythonStacks LoadPythonStacks(const std::string& dir, const DumpName& name, bool is_main,
                               const Profile& profile, std::vector<std::string>* outputs,
                               bool write_files, const PythonSyncs* run_syncs) {
@@ -86,23 +106,7 @@ PythonStacks LoadPythonStacks(const std::string& dir, const DumpName& name, bool
     const uint64_t from = profile.info.start_ns, to = profile.info.end_ns;
     out.slices = std::make_unique<PythonSliceSet>(PythonSlicesFrom(*samples, from, to));
     out.syncs = run_syncs != nullptr ? *run_syncs : SyncsByPythonLine(profile, *samples, from, to);
-    // Each attributed blocking call's line, for the trace's args.python_line.
-    for (const auto& [call, line] : out.syncs.call_lines) {
-      out.slices->api_python_lines.emplace(call, out.syncs.lines[line].where);
-    }
-    // And the stack of the sample behind each, once per distinct stack.
-    std::unordered_map<uint32_t, std::string> stack_json;
-    for (const auto& [call, stack] : out.syncs.call_stacks) {
-      auto [it, fresh] = stack_json.try_emplace(stack);
-      if (fresh) {
-        nlohmann::json frames = nlohmann::json::array();
-        for (const PythonFrame* f : ProgramFrames(*samples, samples->stacks[stack])) {
-          frames.push_back(f->function + " (" + f->file + ":" + std::to_string(f->line) + ")");
-        }
-        it->second = frames.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-      }
-      out.slices->api_python_stacks.emplace(call, it->second);
-    }
+    AddApiPythonLines(out.syncs, *samples, out.slices.get());  // the trace's args.python_line
     if (!write_files) {
       out.samples = std::move(samples);
       return out;

@@ -40,6 +40,12 @@ PythonStacks LoadPythonStacks(const std::string& dir, const DumpName& name, bool
                               const Profile& profile, std::vector<std::string>* outputs,
                               bool write_files = true, const PythonSyncs* run_syncs = nullptr);
 
+// Each blocking call `syncs` attributed: its Python line and its sample's stack (the program's
+// frames as a JSON array, innermost first) into `into`'s api_python_lines and api_python_stacks,
+// by the calls' Profile::api_calls indices (the JSON trace's args.python_line / python_stack).
+void AddApiPythonLines(const PythonSyncs& syncs, const PythonSamples& samples,
+                       PythonSliceSet* into);
+
 // The samples of `path` for a dump of pid `pid`: false, with `error` saying why (unreadable,
 // corrupt, another pid's), else `out`. For the merged view (merged_view.cpp).
 bool ReadPythonSamplesOf(const std::string& path, uint32_t pid, PythonSamples* out,

@@ -14,6 +14,7 @@
 #include "analysis/tables/key_averages.h"
 #include "analysis/tables/segment_rows.h"
 #include "analysis/timeline/trace_plan.h"
+#include "launcher/python/python_stacks.h"
 #include "launcher/render/segment_passes.h"
 #include "model/dump_segment_reader.h"
 #include "model/gpu_checks.h"
@@ -187,8 +188,17 @@ SegmentedRender RenderDumpInSegments(const std::string& path, const TableOptions
       r.cpu_samples += p->cpu_samples.size();
     }
     if (!json.empty()) {
+      // --python-sampling: this segment's blocking calls with their Python lines, as a whole
+      // render gives them (each call is attributed from the samples around it alone).
+      std::unique_ptr<PythonSliceSet> lines;
+      if (run_python.samples != nullptr) {
+        lines = std::make_unique<PythonSliceSet>();
+        const ProfileInfo& run = r.window.info;
+        AddApiPythonLines(SyncsByPythonLine(*p, *run_python.samples, run.start_ns, run.end_ns),
+                          *run_python.samples, lines.get());
+      }
       const TracePlan plan(*p);
-      for (auto& j : json) j->Add(plan, cpu.get());
+      for (auto& j : json) j->Add(plan, cpu.get(), lines.get());
     }
     if (pftrace != nullptr) pftrace->Add(*p, cpu.get(), done == 1 ? slices : nullptr);
   }

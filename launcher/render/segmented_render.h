@@ -16,8 +16,7 @@
 // The table, the traces and the findings cover the whole run (the findings as the worst part
 // shows them: the caller says so in findings.txt, findings.json and on stderr). What a whole
 // render has and this does not: findings over the run as one window, memory peaks in the trace
-// header, the Python lines of blocking calls in the traces' args, the table grouped by Python
-// source location (segmented_trace.h has the trace's own differences).
+// header, the table grouped by Python source location (segmented_trace.h has the trace's own differences).
 #pragma once
 
 #include <cstdint>

@@ -58,9 +58,14 @@ void SegmentedTraceJson::End() {
   gz_.reset();
 }
 
-void SegmentedTraceJson::Add(const TracePlan& plan, const CpuSampleNames* cpu) {
+void SegmentedTraceJson::Add(const TracePlan& plan, const CpuSampleNames* cpu,
+                             const PythonSliceSet* lines) {
   const TracePlacement placement{origin_, 0, 0};
   auto writer = std::make_unique<TraceEventWriter>(plan, out_.get(), placement, entries_);
+  const auto with_lines = [lines](TraceEventWriter* w) {
+    if (lines != nullptr) w->SetApiPythonLines(&lines->api_python_lines, &lines->api_python_stacks);
+  };
+  with_lines(writer.get());
   for (const TraceProcess& proc : plan.Processes()) {
     if (!process_pids_.insert(proc.pid).second) continue;
     processes_.push_back(proc);
@@ -95,6 +100,7 @@ void SegmentedTraceJson::Add(const TracePlan& plan, const CpuSampleNames* cpu) {
       }
       Open();
       writer = std::make_unique<TraceEventWriter>(plan, out_.get(), placement, 0);
+      with_lines(writer.get());
       writer->DropFlowsOfCallsIn(i);
       for (const TraceProcess& proc : processes_) writer->WriteProcess(proc);
       for (const TraceTrack& track : tracks_) writer->WriteTrack(track);

@@ -6,7 +6,7 @@
 //
 // What differs from a trace written whole: lanes are packed per segment (an overlapping range
 // that crosses a segment's edge may share a lane with work of the other segment); no memory peaks
-// in the header; blocking calls carry no python_line args. With a cap (--max-trace-mb) the
+// in the header. With a cap (--max-trace-mb) the
 // document is cut into parts when the next event could pass it (a part holds at least one
 // event; an event with a name longer than the reserve may pass it), each a complete trace with
 // the header and the metadata of every track so far; a launch and its kernel may fall into two
@@ -44,8 +44,11 @@ class SegmentedTraceJson {
   void Begin(const Profile& run, uint64_t origin_ns, const PythonSliceSet* python = nullptr);
   // `cpu`: the segment's --cpu-sampling samples named (cpu_sample_events.h), or nullptr; they
   // follow the segment's events in the part its events end in (and count towards its cap only
-  // after it: a part may pass the cap by one segment's samples).
-  void Add(const TracePlan& segment, const CpuSampleNames* cpu = nullptr);
+  // after it: a part may pass the cap by one segment's samples). `lines`: the Python lines of the
+  // segment's blocking calls (PythonSliceSet::api_python_lines and api_python_stacks, by the
+  // segment's api_calls indices: their events' args.python_line), or nullptr.
+  void Add(const TracePlan& segment, const CpuSampleNames* cpu = nullptr,
+           const PythonSliceSet* lines = nullptr);
   // Ends the document; the files written, in time order.
   std::vector<std::string> Close();
 

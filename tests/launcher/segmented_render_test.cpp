@@ -176,7 +176,8 @@ TEST_F(SegmentedRenderTest, HtmlOnlyPageOfASegmentedReadIsTheWholeReadsPage) {
 // --python-sampling's stacks in a segmented render: the python_function slices of the whole run
 // (<module> and train over all 5 segments) in a trace that passes the check, and the blocking
 // calls by Python line (a cudaDeviceSynchronize per segment, each given train's line from the
-// sample 400 us after it), as the whole render has them.
+// sample 400 us after it) in python_syncs.txt and in each call's args, as the whole render has
+// them.
 TEST_F(SegmentedRenderTest, PythonSlicesAndSyncLinesOfTheWholeRunAreInASegmentedRender) {
   WriteLongRun(whole_, 5, 3, /*cpu_samples=*/false, /*syncs=*/true);
   WriteLongRun(parts_, 5, 3, /*cpu_samples=*/false, /*syncs=*/true);
@@ -192,6 +193,11 @@ TEST_F(SegmentedRenderTest, PythonSlicesAndSyncLinesOfTheWholeRunAreInASegmented
   EXPECT_EQ(slices, Count(ReadFile(whole_ + "/trace.json"), "\"cat\":\"python_function\""));
   EXPECT_EQ(Count(trace, "\"name\":\"train\""), Count(ReadFile(whole_ + "/trace.json"),
                                                       "\"name\":\"train\""));
+  // Each segment's cudaDeviceSynchronize carries train's line and stack in its args.
+  const std::string line = "\"python_line\":\"train (/w/long.py:4)\"";
+  EXPECT_EQ(Count(trace, line), 5u);
+  EXPECT_EQ(Count(ReadFile(whole_ + "/trace.json"), line), 5u);
+  EXPECT_EQ(Count(trace, "\"python_stack\":[\"train (/w/long.py:4)\""), 5u);
   const ProcessResult check = RunProcess({LauncherPath(), "check", parts_ + "/trace.json"});
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
   EXPECT_GT(fs::file_size(parts_ + "/trace.pftrace"), 0u);
