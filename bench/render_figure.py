@@ -10,6 +10,8 @@ Measured from wait4: the launcher's peak RSS (ru_maxrss) and its CPU time (user 
 machine is shared, so wall time would mostly measure waiting for a core), per million launches.
 With --peer-build, the same dump is rendered by that build's gprof-run in the same run (the
 previous commit's launcher), alternating with ours.
+Figure 20d: `gprof-run export DIR` (the SQLite export, nsys's tables) of the same dump, measured
+the same way: past --segment-render-mb it is written segment by segment.
 """
 import os
 import shutil
@@ -37,6 +39,31 @@ def _render(gprof_run, out_dir):
     return usage.ru_maxrss / 1024.0, usage.ru_utime + usage.ru_stime, size
 
 
+def _export(gprof_run, out_dir):
+    """Exports out_dir's dump with gprof_run; returns (peak RSS MiB, CPU s, database bytes)."""
+    db = os.path.join(out_dir, "figure.sqlite")
+    with open(out_dir + ".export.log", "w+") as log:
+        p = subprocess.Popen([gprof_run, "export", out_dir, "-o", db, "--quiet"],
+                             stdout=subprocess.DEVNULL, stderr=log)
+        _, status, usage = os.wait4(p.pid, 0)
+        log.seek(0)
+        err = log.read()[-2000:]
+    if status != 0:
+        raise RuntimeError("gprof-run export %s exited with status %d: %s" % (out_dir, status, err))
+    size = os.path.getsize(db)
+    os.remove(db)
+    return usage.ru_maxrss / 1024.0, usage.ru_utime + usage.ru_stime, size
+
+
+def _row(figure, what, n, a, b, unit, target, verdict):
+    millions = int(n) / 1e6
+    measured = "%.0f MiB | %.2f s | %.0f B" % (a[0], a[1] / millions, a[2] / int(n))
+    if b is not None:
+        measured += " (peer %.0f MiB | %.2f s | %.0f B)" % (b[0], b[1] / millions, b[2] / int(n))
+    return [figure, what + ": peak RSS | CPU s per million launches | " + unit, measured, target,
+            verdict]
+
+
 def render_figure(build, short, tmp, peer_build=None):
     sizes = ["20000", "100000"] if short else ["1000000", "10000000", "20000000"]
     sim = os.path.join(build, "tests", "cudasim", "lib")
@@ -56,19 +83,16 @@ def render_figure(build, short, tmp, peer_build=None):
                            stderr=subprocess.DEVNULL)
         if r.returncode != 0:
             raise RuntimeError("launch_loop %s exited with status %d" % (n, r.returncode))
-        millions = int(n) / 1e6
         a = _render(ours, d)
         b = _render(peer, d) if peer else None
-        what = ("launcher rendering launch_loop %s (stand-in): peak RSS | CPU s per million "
-                "launches | trace.json B/launch" % n)
-        measured = "%.0f MiB | %.2f s | %.0f B" % (a[0], a[1] / millions, a[2] / int(n))
-        if b is not None:
-            measured += " (peer %.0f MiB | %.2f s | %.0f B)" % (b[0], b[1] / millions,
-                                                                b[2] / int(n))
         target = "<= 1024 MiB, flat" if n != sizes[0] else "-"
-        verdict = "INFO"
-        if not short and n != sizes[0]:
-            verdict = "PASS" if a[0] <= 1024 else "FAIL"
-        rows.append(["20", what, measured, target, verdict])
+        verdict = "INFO" if short or n == sizes[0] else ("PASS" if a[0] <= 1024 else "FAIL")
+        rows.append(_row("20", "launcher rendering launch_loop %s (stand-in)" % n, n, a, b,
+                         "trace.json B/launch", target, verdict))
+        a = _export(ours, d)
+        b = _export(peer, d) if peer else None
+        verdict = "INFO" if short or n == sizes[0] else ("PASS" if a[0] <= 1024 else "FAIL")
+        rows.append(_row("20d", "gprof-run export of launch_loop %s (stand-in)" % n, n, a, b,
+                         "SQLite B/launch", target, verdict))
         shutil.rmtree(d)
     return rows

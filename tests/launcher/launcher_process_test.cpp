@@ -60,6 +60,21 @@ class LauncherTest : public ::testing::Test {
 
 // ---- Validation before the program starts ---------------------------------------------------
 
+// The process tests' harness (tests/support/process.h): a process still running at its timeout
+// is killed, and the failure message says what its threads were doing (name, wait channel,
+// syscall, pending and blocked signals).
+TEST(ProcessHarness, AProcessHungAtTheTimeoutIsKilledAndItsThreadsAreDescribed) {
+  ProcessOptions o;
+  o.timeout = std::chrono::milliseconds(500);
+  const ProcessResult r = RunProcess({"/bin/sleep", "30"}, o);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_TRUE(r.signaled);
+  EXPECT_EQ(r.term_signal, SIGKILL);
+  EXPECT_THAT(r.err, HasSubstr("[process harness: timed out; the threads of pid "));
+  EXPECT_THAT(r.err, HasSubstr(" sleep wchan="));
+  EXPECT_THAT(r.err, HasSubstr("SigBlk:"));
+}
+
 TEST_F(LauncherTest, BadFlagValueExits2NamingKeyValueAndAllowedAndProgramNeverRuns) {
   const std::string marker = dir_ + "/ran";
   ProcessResult r = Launch({"--activity-pool=1", kProbe, "touch", marker});

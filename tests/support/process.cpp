@@ -28,6 +28,38 @@ std::string PythonPath() {
   return BinaryDir() + "/pyenv/bin/python3";
 }
 
+namespace {
+
+// The first line of /proc/PID/task/TID/`file` (or one of its lines starting with `key`).
+std::string ProcLine(const std::string& task, const char* file, const char* key = nullptr) {
+  std::ifstream in(task + "/" + file);
+  for (std::string line; std::getline(in, line);) {
+    if (key == nullptr || line.rfind(key, 0) == 0) return line;
+  }
+  return "";
+}
+
+// What each thread of a process that did not end in time was doing (name, kernel wait channel,
+// syscall number, pending and blocked signals), for the failure message of a hung test.
+std::string ThreadStates(pid_t pid) {
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  std::string text = "[process harness: timed out; the threads of pid " + std::to_string(pid) +
+                     " before SIGKILL:\n";
+  DIR* dir = ::opendir(tasks.c_str());
+  if (dir == nullptr) return text + " (gone)]\n";
+  while (const dirent* e = ::readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    const std::string task = tasks + "/" + e->d_name;
+    text += "  tid " + std::string(e->d_name) + " " + ProcLine(task, "comm") + " wchan=" +
+            ProcLine(task, "wchan") + " syscall=" + ProcLine(task, "syscall") + " " +
+            ProcLine(task, "status", "SigPnd") + " " + ProcLine(task, "status", "SigBlk") + "\n";
+  }
+  ::closedir(dir);
+  return text + "]\n";
+}
+
+}  // namespace
+
 std::string MakeTempDir(const std::string& tag) {
   static std::atomic<int> counter{0};
   const std::string root = BinaryDir() + "/test-output";
@@ -121,6 +153,7 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, const ProcessOpti
     }
     if (elapsed >= options.timeout) {
       r.timed_out = true;
+      r.err += ThreadStates(pid);
       ::kill(-pid, SIGKILL);
       break;
     }

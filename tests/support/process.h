@@ -1,5 +1,6 @@
 // Runs a real process for process-level tests: argv, extra environment, a timeout; captures exit
-// status, stdout and stderr. Test-only.
+// status, stdout and stderr (a process killed at the timeout gets its threads' states, from
+// /proc, appended to its stderr, for the failure message). Test-only.
 #pragma once
 
 #include <chrono>
