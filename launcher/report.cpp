@@ -205,21 +205,16 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
     try {
       progress.Stage(shown_dump + "table");
       // --with-stack / --group-by-stack: rows per Python source location, from the samples.
+      // (A segmented render grouped its rows itself: seg->rows.by_stack.)
       std::unique_ptr<RangeStacks> stacks;
-      if (table_options.group_by_stack > 0 && seg != nullptr) {
+      if (table_options.group_by_stack > 0 && python.samples == nullptr) {
         large_trace_notes += "gprof-run: note: " + shown_dump +
-                             "rendered segment by segment: its table is not grouped by source "
-                             "location (--with-stack needs a whole render: --segment-render-mb)\n";
-      } else if (table_options.group_by_stack > 0) {
-        if (python.samples != nullptr) {
-          stacks = std::make_unique<RangeStacks>(
-              StacksOfRanges(profile, *python.samples, table_options.group_by_stack));
-        } else {
-          large_trace_notes += "gprof-run: note: " + shown_dump +
-                               "no Python stack samples (not a Python program, or run without "
-                               "--with-stack / --python-sampling): its table is not grouped by "
-                               "source location\n";
-        }
+                             "no Python stack samples (not a Python program, or run without "
+                             "--with-stack / --python-sampling): its table is not grouped by "
+                             "source location\n";
+      } else if (table_options.group_by_stack > 0 && seg == nullptr) {
+        stacks = std::make_unique<RangeStacks>(
+            StacksOfRanges(profile, *python.samples, table_options.group_by_stack));
       }
       const TableRows rows =
           seg != nullptr ? seg->rows : SortedTableRows(profile, table_options, stacks.get());
@@ -309,8 +304,11 @@ RenderSummary RenderDirectory(const std::string& dir, const TableOptions& table_
         // The page's op table has no source column: it gets the rows by name.
         const TableRows page_rows =
             stacks != nullptr ? SortedTableRows(profile, table_options) : TableRows{};
-        if (WriteHtmlPage(profile, stacks != nullptr ? page_rows : rows, found, context, links,
-                          page_path, err, page_stacks)) {
+        const TableRows& by_name = stacks != nullptr                      ? page_rows
+                                   : seg != nullptr && seg->rows.by_stack ? seg->rows_by_name
+                                                                          : rows;
+        if (WriteHtmlPage(profile, by_name, found, context, links, page_path, err,
+                          page_stacks)) {
           summary.outputs.push_back(page_path);
         } else {
           page_path.clear();

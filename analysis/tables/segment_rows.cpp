@@ -70,6 +70,32 @@ SegmentedKeyAverages::SegmentedKeyAverages(const KeyAveragesOptions& options,
 
 SegmentedKeyAverages::~SegmentedKeyAverages() { delete previous_; }
 
+void SegmentedKeyAverages::GroupByStack(const PythonSamples* samples, uint32_t depth) {
+  samples_ = samples;
+  depth_ = depth;
+  stack_counts_ = RangeStacks{};
+  stack_counts_.depth = std::max<uint32_t>(depth, 1);
+  if (samples != nullptr) {
+    stack_counts_.hz = samples->hz;
+    stack_counts_.period_ns = samples->period_ns;
+  }
+}
+
+RangeStacks SegmentedKeyAverages::StackCounts() const { return stack_counts_; }
+
+std::vector<EventStats> SegmentedKeyAverages::RowsOf(const Profile& universe, int sign) {
+  if (samples_ == nullptr) return KeyAverages(universe, options_);
+  const RangeStacks stacks = StacksOfRanges(universe, *samples_, depth_);
+  // Counts of ranges, so the difference of two universes counts the segment's own (mod 2^64).
+  const uint64_t u = sign < 0 ? ~uint64_t{0} : 1;
+  stack_counts_.grouped += stacks.grouped * u, stack_counts_.inside += stacks.inside * u;
+  stack_counts_.near_start += stacks.near_start * u;
+  stack_counts_.not_sampled += stacks.not_sampled * u;
+  KeyAveragesOptions options = options_;
+  options.stacks = &stacks;
+  return KeyAverages(universe, options);
+}
+
 void SegmentedKeyAverages::Add(const Profile& segment, Profile* tables) {
   Records own, kept;
   own.CopyFrom(segment);
@@ -80,10 +106,10 @@ void SegmentedKeyAverages::Add(const Profile& segment, Profile* tables) {
     if (l.segment >= index_ + 2) tables->ranges.push_back(l.range);
   }
   SortRangesAndMarks(tables);
-  AddKeyAveragesRows(KeyAverages(*tables, options_), -1, &rows_);
+  AddKeyAveragesRows(RowsOf(*tables, -1), -1, &rows_);
   own.AppendTo(tables);
   SortRangesAndMarks(tables);
-  AddKeyAveragesRows(KeyAverages(*tables, options_), +1, &rows_);
+  AddKeyAveragesRows(RowsOf(*tables, +1), +1, &rows_);
   // The universe dropped, `tables` given its records back, this segment kept for the next one.
   Records universe;
   universe.MoveFrom(tables);

@@ -25,7 +25,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "analysis/samples/python_samples.h"
 #include "analysis/tables/key_averages.h"
+#include "analysis/tables/op_stacks.h"
 #include "model/profile.h"
 
 namespace gprof {
@@ -50,9 +52,18 @@ class LongRangeFinder {
 
 class SegmentedKeyAverages {
  public:
-  // `options.instances` is not supported (a difference has no instances).
+  // `options.instances` is not supported (a difference has no instances), nor `options.stacks`
+  // (a profile's): GroupByStack groups by source location.
   SegmentedKeyAverages(const KeyAveragesOptions& options, std::vector<LongRange> long_ranges);
   ~SegmentedKeyAverages();
+  // Before the first Add: rows per (name, Python source location) from `samples` (op_stacks.h,
+  // StacksOfRanges with `depth`; a range's key depends only on the range and the samples, so
+  // each universe gives its ranges the keys a whole run's table gives them). `samples` must
+  // outlive this.
+  void GroupByStack(const PythonSamples* samples, uint32_t depth);
+  // With GroupByStack: the run's counts for RangeStacksNote (depth, rate, ranges grouped, found
+  // inside, near the start, not sampled; no keys).
+  RangeStacks StackCounts() const;
   // Adds the next segment's records (in order from the first). `tables` holds the run's tables
   // whole (every segment's strings: a long range's name may come in a later segment than the
   // universe it joins); its own records are set aside for the call and put back.
@@ -62,7 +73,14 @@ class SegmentedKeyAverages {
 
  private:
   struct Records;
+  // KeyAverages of a universe (grouped by stack with GroupByStack), its stack counts added
+  // into stack_counts_ with `sign`.
+  std::vector<EventStats> RowsOf(const Profile& universe, int sign);
+
   KeyAveragesOptions options_;
+  const PythonSamples* samples_ = nullptr;
+  uint32_t depth_ = 0;
+  RangeStacks stack_counts_;
   std::vector<LongRange> long_;
   uint32_t index_ = 0;
   Records* previous_;  // segment index-1's records

@@ -16,7 +16,7 @@
 // The table, the traces and the findings cover the whole run (the findings as the worst part
 // shows them: the caller says so in findings.txt, findings.json and on stderr). What a whole
 // render has and this does not: findings over the run as one window, memory peaks in the trace
-// header, the table grouped by Python source location (segmented_trace.h has the trace's own differences).
+// header (segmented_trace.h has the trace's own differences).
 #pragma once
 
 #include <cstdint>
@@ -60,6 +60,9 @@ struct SegmentedRender {
   // python_syncs.txt and report.html; no per-call indices).
   PythonSyncs python_syncs;
   TableRows rows;      // the whole run's, sorted as the table shows them
+  // With --with-stack (table.group_by_stack) and the run's Python samples, `rows` are grouped by
+  // source location, and these are the rows by name (report.html's op table); else empty.
+  TableRows rows_by_name;
   std::vector<std::string> json_files;  // of the first JSON format asked for (json, else json.gz)
   std::vector<std::string> other_json_files;  // of json.gz when both were asked for
   bool pftrace = false;

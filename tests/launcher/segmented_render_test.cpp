@@ -208,6 +208,32 @@ TEST_F(SegmentedRenderTest, PythonSlicesAndSyncLinesOfTheWholeRunAreInASegmented
                                "calls"));
 }
 
+// --with-stack in a segmented render: the table grouped by Python source location as the whole
+// render groups it. Every range (5 steps and epoch, on thread 7) has a sample inside it, all of
+// one stack (<module> at long.py:20 calling train at long.py:4), so each row's Source Location
+// is that stack, innermost first, and the note counts 6 ranges, none unsampled. report.html's op
+// table stays by name (the page of the whole render, byte for byte).
+TEST_F(SegmentedRenderTest, TableGroupedBySourceLocationIsTheWholeRendersTable) {
+  WriteLongRun(whole_, 5, 3);
+  WriteLongRun(parts_, 5, 3);
+  WriteLongRunPythonSamples(whole_, 5);
+  WriteLongRunPythonSamples(parts_, 5);
+  const ProcessResult a = RunProcess({LauncherPath(), "report", whole_, "--with-stack"});
+  const ProcessResult b = RunProcess(
+      {LauncherPath(), "report", parts_, "--with-stack", "--segment-render-mb", "0"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_THAT(b.err, Not(HasSubstr("not grouped by source location")));
+  const std::string table = ReadFile(parts_ + "/table.txt");
+  EXPECT_EQ(table, ReadFile(whole_ + "/table.txt"));
+  EXPECT_THAT(table, HasSubstr("Grouped by Python source location (--group-by-stack 5)"));
+  EXPECT_THAT(table, HasSubstr("0 of 6 ranges were not sampled"));
+  EXPECT_THAT(table, HasSubstr("/w/long.py(4): train"));
+  EXPECT_EQ(Row(table, "step")["# of Calls"], "5");
+  EXPECT_EQ(Row(table, "epoch")["# of Calls"], "1");
+  EXPECT_EQ(ReadFile(parts_ + "/report.html"), ReadFile(whole_ + "/report.html"));
+}
+
 // With --max-trace-mb the segmented trace is cut into parts of at most the cap, each a trace
 // that passes the check, together holding every kernel once. 4 segments x 3000 launches: about
 // 3 MB of JSON, so 1 MiB parts make three or more.
