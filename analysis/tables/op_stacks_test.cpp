@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analysis/tables/key_averages.h"
+#include "analysis/tables/segment_rows.h"
 #include "outputs/table/table.h"
 
 namespace gprof {
@@ -275,6 +276,73 @@ TEST(OpStacks, TheTableHasTorchsSourceLocationColumnAndSaysItIsSampled) {
   const std::string plain = RenderTable(p, options);
   EXPECT_EQ(plain.find("Source Location"), std::string::npos);
   EXPECT_EQ(plain.rfind("---", 0), 0u);
+}
+
+
+// A run read segment by segment (segment_rows.h, GroupByStack) groups its rows as the whole
+// profile does. 4 segments of 10 ms on thread kTid: in segment s (times from s * 10 ms),
+// "attention" [1, 3] ms with a kA sample at 2 ms and "mlp" [5, 7] ms with a kB sample at 6 ms;
+// "outer" [0, 39] ms, stored in the last segment, spans all four (a long range): its middle,
+// 19.5 ms, is nearest the kA sample at 22 ms. With depth 2: attention x 4 and outer under
+// (attention, main), mlp x 4 under (mlp, main); 9 ranges grouped, all with a sample inside.
+TEST(OpStacks, ARunReadInSegmentsIsGroupedAsTheWholeProfile) {
+  PythonSamples s = Samples();
+  Profile whole, tables;
+  std::vector<Profile> segments(4);
+  const auto add = [&](uint32_t segment, const char* name, uint64_t start, uint64_t end) {
+    Range(&whole, name, start, end);
+    Range(&segments[segment], name, start, end);
+  };
+  for (uint32_t k = 0; k < 4; ++k) {
+    const uint64_t b = k * 10 * kMs;
+    add(k, "attention", b + 1 * kMs, b + 3 * kMs);
+    add(k, "mlp", b + 5 * kMs, b + 7 * kMs);
+    Sample(&s, b + 2 * kMs, kA);
+    Sample(&s, b + 6 * kMs, kB);
+  }
+  add(3, "outer", 0, 39 * kMs);
+  // The segments' names are ids into the run's tables: the same order of interning.
+  for (const char* name : {"attention", "mlp", "outer"}) tables.strings.Intern(name);
+  for (Profile& seg : segments) {
+    for (HostRange& r : seg.ranges) r.name = tables.strings.Intern(seg.strings.Get(r.name));
+  }
+  SortRangesAndMarks(&whole);
+
+  LongRangeFinder finder;
+  for (const Profile& seg : segments) finder.Add(seg);
+  SegmentedKeyAverages segmented(KeyAveragesOptions{}, finder.Take());
+  segmented.GroupByStack(&s, 2);
+  for (const Profile& seg : segments) segmented.Add(seg, &tables);
+  const std::vector<EventStats> rows = segmented.Rows();
+
+  const RangeStacks stacks = StacksOfRanges(whole, s, 2);
+  KeyAveragesOptions options;
+  options.stacks = &stacks;
+  const std::vector<EventStats> expected = KeyAverages(whole, options);
+  ASSERT_EQ(rows.size(), expected.size());
+  for (const EventStats& e : expected) {
+    const EventStats* r = Row(rows, e.name, e.stack.empty() ? "" : e.stack[0]);
+    ASSERT_NE(r, nullptr) << e.name;
+    EXPECT_EQ(r->stack, e.stack) << e.name;
+    EXPECT_EQ(r->count, e.count) << e.name;
+    EXPECT_EQ(r->cpu_total_ns, e.cpu_total_ns) << e.name;
+    EXPECT_EQ(r->self_cpu_ns, e.self_cpu_ns) << e.name;
+  }
+  const std::vector<std::string> attention = {kAttention, kMain}, mlp = {kMlp, kMain};
+  ASSERT_NE(Row(rows, "attention", kAttention), nullptr);
+  EXPECT_EQ(Row(rows, "attention", kAttention)->count, 4u);
+  EXPECT_EQ(Row(rows, "attention", kAttention)->stack, attention);
+  ASSERT_NE(Row(rows, "mlp", kMlp), nullptr);
+  EXPECT_EQ(Row(rows, "mlp", kMlp)->count, 4u);
+  EXPECT_EQ(Row(rows, "mlp", kMlp)->stack, mlp);
+  ASSERT_NE(Row(rows, "outer", kAttention), nullptr);
+  EXPECT_EQ(Row(rows, "outer", kAttention)->count, 1u);
+  EXPECT_EQ(Row(rows, "outer", kAttention)->self_cpu_ns, 39 * kMs - 8 * 2 * kMs);
+  const RangeStacks counts = segmented.StackCounts();
+  EXPECT_EQ(counts.grouped, 9u);
+  EXPECT_EQ(counts.inside, 9u);
+  EXPECT_EQ(counts.not_sampled, 0u);
+  EXPECT_EQ(counts.hz, 1000u);
 }
 
 }  // namespace
