@@ -288,7 +288,9 @@ TEST(Multiprocess, SrunTasksOnTwoHostsAreNamedByRankAndHostAndMerge) {
     Profile p;
     std::string error;
     for (const std::string& f : files) {
-      if (f.ends_with(kDumpExtension)) ASSERT_TRUE(ReadDump(rank_dir + "/" + f, &p, &error));
+      if (f.ends_with(kDumpExtension)) {
+        ASSERT_TRUE(ReadDump(rank_dir + "/" + f, &p, &error)) << error;
+      }
     }
     EXPECT_EQ(p.info.rank, rank) << rank_dir;
     EXPECT_EQ(p.info.world_size, 4) << rank_dir;
