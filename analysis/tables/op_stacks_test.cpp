@@ -345,5 +345,28 @@ TEST(OpStacks, ARunReadInSegmentsIsGroupedAsTheWholeProfile) {
   EXPECT_EQ(counts.hz, 1000u);
 }
 
+
+// The by-name rows of a grouped table (report.html's op table in a segmented render) are its
+// rows merged over their stacks: aten::mm under two stacks (2 calls, 10 us self; 1 call, 5 us)
+// is one row of 3 calls and 15 us; aten::add, never grouped, stays as it is; ordered by name.
+TEST(OpStacks, RowsWithoutStacksMergeEachNamesStacks) {
+  EventStats mm_a, mm_b, add;
+  mm_a.name = mm_b.name = "aten::mm", add.name = "aten::add";
+  mm_a.kind = mm_b.kind = add.kind = RowKind::kRange;
+  mm_a.stack = {kAttention, kMain}, mm_b.stack = {kMlp, kMain};
+  mm_a.count = 2, mm_a.self_cpu_ns = mm_a.cpu_total_ns = 10 * kUs;
+  mm_b.count = 1, mm_b.self_cpu_ns = mm_b.cpu_total_ns = 5 * kUs;
+  add.count = 4, add.self_cpu_ns = add.cpu_total_ns = 8 * kUs;
+  const std::vector<EventStats> merged = RowsWithoutStacks({mm_a, add, mm_b});
+  ASSERT_EQ(merged.size(), 2u);
+  EXPECT_EQ(merged[0].name, "aten::add");
+  EXPECT_EQ(merged[0].count, 4u);
+  EXPECT_EQ(merged[1].name, "aten::mm");
+  EXPECT_TRUE(merged[1].stack.empty());
+  EXPECT_EQ(merged[1].count, 3u);
+  EXPECT_EQ(merged[1].self_cpu_ns, 15 * kUs);
+  EXPECT_EQ(merged[1].cpu_total_ns, 15 * kUs);
+}
+
 }  // namespace
 }  // namespace gprof

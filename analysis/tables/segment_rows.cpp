@@ -132,6 +132,16 @@ std::vector<EventStats> SegmentedKeyAverages::Rows() const {
   return rows;
 }
 
+std::vector<EventStats> RowsWithoutStacks(const std::vector<EventStats>& rows) {
+  std::vector<EventStats> plain = rows, merged;
+  for (EventStats& r : plain) r.stack.clear();
+  AddKeyAveragesRows(plain, +1, &merged);
+  std::stable_sort(merged.begin(), merged.end(), [](const EventStats& a, const EventStats& b) {
+    return std::tie(a.name, a.input_shapes) < std::tie(b.name, b.input_shapes);
+  });
+  return merged;
+}
+
 void AddKeyAveragesRows(const std::vector<EventStats>& from, int sign,
                         std::vector<EventStats>* into) {
   using Key = std::tuple<std::string, std::string, std::vector<std::string>, RowKind, bool>;

@@ -87,6 +87,11 @@ class SegmentedKeyAverages {
   std::vector<EventStats> rows_;
 };
 
+// Rows grouped by source location merged back by name (and shapes): grouping only splits a
+// row's instances among its stacks, so each sum is the sum of its stacks' rows. Ordered as
+// SegmentedKeyAverages::Rows orders them.
+std::vector<EventStats> RowsWithoutStacks(const std::vector<EventStats>& rows);
+
 // Adds `from`'s rows into `into` by key (name, shapes, stack, kind, device): counts and times
 // summed (modulo 2^64), instances appended. `sign` -1 subtracts.
 void AddKeyAveragesRows(const std::vector<EventStats>& from, int sign,

@@ -160,12 +160,9 @@ SegmentedRender RenderDumpInSegments(const std::string& path, const TableOptions
   KeyAveragesOptions ka;
   ka.group_by_input_shape = TableByShape(table, survey.shapes);
   SegmentedKeyAverages rows(ka, survey.long_ranges);
-  // --with-stack: rows by source location, and the rows by name beside them for report.html.
-  std::unique_ptr<SegmentedKeyAverages> by_name;
-  if (table.group_by_stack > 0 && run_python.samples != nullptr) {
-    rows.GroupByStack(run_python.samples, table.group_by_stack);
-    by_name = std::make_unique<SegmentedKeyAverages>(ka, survey.long_ranges);
-  }
+  // --with-stack: rows by source location (report.html's by name are merged from them).
+  const bool by_stack = table.group_by_stack > 0 && run_python.samples != nullptr;
+  if (by_stack) rows.GroupByStack(run_python.samples, table.group_by_stack);
   std::vector<std::unique_ptr<SegmentedTraceJson>> json;
   for (const auto& [wanted, p] : {std::pair{traces.json, json_path},
                                   std::pair{traces.json_gz, json_path + ".gz"}}) {
@@ -186,7 +183,6 @@ SegmentedRender RenderDumpInSegments(const std::string& path, const TableOptions
     Profile* p = reader.mutable_profile();
     survey.checks.PlaceInFlight(done - 1, p);  // each launch's work with it
     rows.Add(*p, &r.window);  // the window holds the run's whole tables
-    if (by_name != nullptr) by_name->Add(*p, &r.window);
     // --cpu-sampling: this segment's samples named (its stacks symbolized), folded for the run.
     std::unique_ptr<CpuSampleNames> cpu;
     if (!p->cpu_samples.empty()) {
@@ -219,10 +215,11 @@ SegmentedRender RenderDumpInSegments(const std::string& path, const TableOptions
   }
   r.cpu_folded = FormatFoldedCpuStacks(folded);
   r.rows = SortTableRows(rows.Rows(), table, survey.gpu, ka.group_by_input_shape);
-  if (by_name != nullptr) {
+  if (by_stack) {
     r.rows.by_stack = true;
     r.rows.stack_note = RangeStacksNote(rows.StackCounts());
-    r.rows_by_name = SortTableRows(by_name->Rows(), table, survey.gpu, ka.group_by_input_shape);
+    r.rows_by_name = SortTableRows(RowsWithoutStacks(r.rows.rows), table, survey.gpu,
+                                   ka.group_by_input_shape);
   }
   FindingsInParts(path, survey, part_records, run_python.samples, progress, shown, &r);
   return r;
